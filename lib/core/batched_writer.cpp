@@ -1,0 +1,68 @@
+#include "core/batched_writer.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+
+namespace tp {
+
+BatchedWriter BatchedWriter::open(std::string_view path, bool append) {
+  if (path.empty() || path == "-") return BatchedWriter(STDOUT_FILENO, false);
+  const std::string owned_path(path);
+  const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);
+  const int fd = ::open(owned_path.c_str(), flags, 0644);
+  if (fd < 0) throw_system_error(errno, "cannot open " + owned_path + " for writing");
+  return BatchedWriter(fd, true);
+}
+
+BatchedWriter::BatchedWriter(int fd, bool owned, std::size_t capacity)
+    : fd_(fd, owned), capacity_(capacity), last_flush_us_(monotonic_us()) {
+  buffer_.reserve(capacity + capacity / 4);
+}
+
+BatchedWriter::~BatchedWriter() {
+  try {
+    if (fd_.valid()) flush();
+  } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw; callers flush explicitly.
+  }
+}
+
+void BatchedWriter::flush() {
+  last_flush_us_ = monotonic_us();
+  if (buffer_.empty()) return;
+  if (discard_) {
+    bytes_written_ += buffer_.size();
+    buffer_.clear();
+    return;
+  }
+  std::string_view rest = buffer_;
+  while (!rest.empty()) {
+    const ssize_t n = ::write(fd_.get(), rest.data(), rest.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EPIPE) {
+        buffer_.clear();
+        throw BrokenPipe();
+      }
+      throw_system_error(errno, "cannot write output");
+    }
+    ++write_calls_;
+    bytes_written_ += static_cast<std::uint64_t>(n);
+    rest.remove_prefix(static_cast<std::size_t>(n));
+  }
+  buffer_.clear();
+}
+
+void BatchedWriter::flush_if_stale(std::uint64_t now_us) {
+  if (buffer_.empty()) {
+    last_flush_us_ = now_us;
+    return;
+  }
+  if (now_us - last_flush_us_ >= max_delay_us_) flush();
+}
+
+}  // namespace tp

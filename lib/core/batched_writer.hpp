@@ -1,0 +1,60 @@
+// Batched output: records are appended to a large buffer that is written with few
+// write(2) calls. The owner flushes when the buffer fills, when input pauses and at
+// exit; flush_if_stale() bounds how long bytes may wait while input trickles.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/file_descriptor.hpp"
+
+namespace tp {
+
+class BatchedWriter {
+ public:
+  static constexpr std::size_t default_capacity = 256 * 1024;
+  static constexpr std::uint64_t default_max_delay_us = 50'000;
+
+  // "-" or empty = stdout. append=false truncates an existing file.
+  static BatchedWriter open(std::string_view path, bool append);
+  explicit BatchedWriter(int fd, bool owned = false, std::size_t capacity = default_capacity);
+  BatchedWriter(BatchedWriter&&) noexcept = default;
+  BatchedWriter& operator=(BatchedWriter&&) noexcept = default;
+  BatchedWriter(const BatchedWriter&) = delete;
+  BatchedWriter& operator=(const BatchedWriter&) = delete;
+  ~BatchedWriter();
+
+  // The buffer to append to; call commit() after appending a whole record.
+  [[nodiscard]] std::string& buffer() noexcept { return buffer_; }
+  void write(std::string_view bytes) {
+    buffer_.append(bytes);
+    commit();
+  }
+  // Marks the end of a record: flushes once the buffer is past its capacity.
+  void commit() {
+    if (buffer_.size() >= capacity_) flush();
+  }
+  void flush();
+  // Flushes if the oldest pending byte is older than max_delay_us.
+  void flush_if_stale(std::uint64_t now_us);
+  [[nodiscard]] bool has_pending() const noexcept { return !buffer_.empty(); }
+  [[nodiscard]] std::uint64_t bytes_written() const noexcept { return bytes_written_; }
+  [[nodiscard]] std::uint64_t write_calls() const noexcept { return write_calls_; }
+  void set_max_delay_us(std::uint64_t us) noexcept { max_delay_us_ = us; }
+  // A writer that discards everything (for --format none and benchmarks).
+  void discard(bool on) noexcept { discard_ = on; }
+
+ private:
+  FileDescriptor fd_;
+  std::string buffer_;
+  std::size_t capacity_;
+  std::uint64_t max_delay_us_ = default_max_delay_us;
+  std::uint64_t last_flush_us_ = 0;
+  std::uint64_t bytes_written_ = 0;
+  std::uint64_t write_calls_ = 0;
+  bool discard_ = false;
+};
+
+}  // namespace tp

@@ -1,0 +1,74 @@
+#include "core/byte_source.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <ctime>
+
+#include "core/error.hpp"
+
+namespace tp {
+
+ByteSource::ByteSource(FileDescriptor fd, std::string name) : fd_(std::move(fd)), name_(std::move(name)) {
+  struct stat st {};
+  if (::fstat(fd_.get(), &st) == 0 && S_ISREG(st.st_mode)) {
+    regular_ = true;
+    size_ = static_cast<std::uint64_t>(st.st_size);
+  }
+}
+
+ByteSource ByteSource::open(std::string_view path) {
+  if (path == "-" || path.empty()) return from_fd(STDIN_FILENO, "<stdin>", false);
+  const std::string owned_path(path);
+  const int fd = ::open(owned_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_system_error(errno, "cannot open " + owned_path);
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw Error(ExitCode::bad_input, owned_path + ": is a directory");
+  }
+  return ByteSource(FileDescriptor(fd), owned_path);
+}
+
+ByteSource ByteSource::from_fd(int fd, std::string name, bool owned) {
+  return ByteSource(FileDescriptor(fd, owned), std::move(name));
+}
+
+ReadResult ByteSource::wait_for_growth(int timeout_ms) {
+  // Regular files are always "readable" to poll(2), so following one means sleeping.
+  const int wait_ms = timeout_ms < 0 ? 50 : (timeout_ms < 50 ? timeout_ms : 50);
+  const timespec pause{0, static_cast<long>(wait_ms) * 1'000'000L};
+  if (::nanosleep(&pause, nullptr) != 0 && errno == EINTR) return {ReadStatus::interrupted};
+  return {ReadStatus::timeout};
+}
+
+ReadResult ByteSource::read(std::span<std::uint8_t> buffer, int timeout_ms) {
+  if (!regular_ && timeout_ms >= 0) {
+    pollfd pfd{fd_.get(), POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, timeout_ms);
+    if (ready == 0) return {ReadStatus::timeout};
+    if (ready < 0) {
+      if (errno == EINTR) return {ReadStatus::interrupted};
+      throw_system_error(errno, "cannot poll " + name_);
+    }
+  }
+  for (;;) {
+    const ssize_t n = ::read(fd_.get(), buffer.data(), buffer.size());
+    if (n > 0) {
+      bytes_read_ += static_cast<std::uint64_t>(n);
+      return {ReadStatus::data, static_cast<std::size_t>(n)};
+    }
+    if (n == 0) {
+      if (follow_ && regular_) return wait_for_growth(timeout_ms);
+      return {ReadStatus::end_of_input};
+    }
+    if (errno == EINTR) return {ReadStatus::interrupted};
+    if (errno == EAGAIN) return {ReadStatus::timeout};
+    throw_system_error(errno, "cannot read " + name_);
+  }
+}
+
+}  // namespace tp

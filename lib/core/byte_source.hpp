@@ -1,0 +1,52 @@
+// Byte input from a file, stdin or any file descriptor, with a read timeout so the
+// caller can flush pending output when input pauses (DESIGN.md "Streaming").
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/file_descriptor.hpp"
+
+namespace tp {
+
+enum class ReadStatus { data, timeout, end_of_input, interrupted };
+
+struct ReadResult {
+  ReadStatus status;
+  std::size_t size = 0;
+};
+
+class ByteSource {
+ public:
+  // "-" means stdin. Throws tp::Error (not_found, permission_denied, ...) with the path.
+  static ByteSource open(std::string_view path);
+  static ByteSource from_fd(int fd, std::string name, bool owned);
+
+  // Reads what is available (at most buffer.size()). timeout_ms < 0 waits forever.
+  // With follow(true), end of a regular file waits for it to grow instead.
+  ReadResult read(std::span<std::uint8_t> buffer, int timeout_ms);
+
+  void follow(bool enabled) noexcept { follow_ = enabled; }
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  // Size of a regular file (for progress), if known.
+  [[nodiscard]] std::optional<std::uint64_t> size() const noexcept { return size_; }
+  [[nodiscard]] std::uint64_t bytes_read() const noexcept { return bytes_read_; }
+  [[nodiscard]] int fd() const noexcept { return fd_.get(); }
+
+ private:
+  ByteSource(FileDescriptor fd, std::string name);
+  ReadResult wait_for_growth(int timeout_ms);
+
+  FileDescriptor fd_;
+  std::string name_;
+  std::optional<std::uint64_t> size_;
+  bool regular_ = false;
+  bool follow_ = false;
+  std::uint64_t bytes_read_ = 0;
+};
+
+}  // namespace tp

@@ -1,0 +1,91 @@
+#include "core/log.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "json/json_writer.hpp"
+
+namespace tp {
+
+std::string_view error_code_name(ExitCode code) {
+  switch (code) {
+    case ExitCode::ok: return "OK";
+    case ExitCode::failure: return "FAILURE";
+    case ExitCode::usage: return "INVALID_PARAMETERS";
+    case ExitCode::not_found: return "NOT_FOUND";
+    case ExitCode::permission_denied: return "PERMISSION_DENIED";
+    case ExitCode::busy: return "BUSY";
+    case ExitCode::bad_input: return "BAD_INPUT";
+    case ExitCode::io_error: return "IO_ERROR";
+    case ExitCode::timeout: return "TARGET_NOT_RESPONDING";
+    case ExitCode::unsupported: return "UNSUPPORTED";
+    case ExitCode::internal: return "INTERNAL_ERROR";
+  }
+  return "FAILURE";
+}
+
+void throw_system_error(int err, std::string_view what) {
+  std::string message = fmt::format("{}: {}", what, std::strerror(err));
+  switch (err) {
+    case ENOENT:
+    case ENODEV:
+    case ENXIO: throw Error(ExitCode::not_found, message);
+    case EACCES:
+    case EPERM: throw Error(ExitCode::permission_denied, message);
+    case EBUSY: throw Error(ExitCode::busy, message);
+    case ETIMEDOUT: throw Error(ExitCode::timeout, message);
+    default: throw Error(ExitCode::io_error, message);
+  }
+}
+
+Logger::Logger(std::string_view tool, Verbosity verbosity, LogFormat format)
+    : tool_(tool), verbosity_(verbosity), format_(format) {
+  // Colour only on a terminal, and never when NO_COLOR is set (no-color.org).
+  colour_ = format == LogFormat::text && ::isatty(STDERR_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr;
+}
+
+void Logger::emit(std::string_view level, std::string_view code, std::string_view message) const {
+  std::string line;
+  if (format_ == LogFormat::json) {
+    JsonWriter json(line);
+    json.begin_object();
+    json.key("level").string(level);
+    if (!code.empty()) json.key("code").string(code);
+    json.key("tool").string(tool_);
+    json.key("message").string(message);
+    json.end_object();
+    line += '\n';
+  } else {
+    const bool is_error = level == "error";
+    const char* on = !colour_ ? "" : is_error ? "\x1b[1;31m" : level == "warning" ? "\x1b[1;33m" : "\x1b[2m";
+    const char* off = colour_ ? "\x1b[0m" : "";
+    line = level == "info" ? fmt::format("{}: {}\n", tool_, message)
+                           : fmt::format("{}: {}{}{}: {}\n", tool_, on, level, off, message);
+  }
+  // One write(2) per diagnostic so lines from concurrent tools do not interleave.
+  std::string_view rest = line;
+  while (!rest.empty()) {
+    const ssize_t n = ::write(STDERR_FILENO, rest.data(), rest.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    rest.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+void Logger::error(std::string_view code, std::string_view message) const { emit("error", code, message); }
+void Logger::warn(std::string_view message) const {
+  if (verbosity_ >= Verbosity::normal) emit("warning", {}, message);
+}
+void Logger::info(std::string_view message) const {
+  if (verbosity_ >= Verbosity::normal) emit("info", {}, message);
+}
+void Logger::verbose(std::string_view message) const {
+  if (verbosity_ >= Verbosity::verbose) emit("info", {}, message);
+}
+
+}  // namespace tp

@@ -1,0 +1,34 @@
+// Diagnostics on stderr in text (coloured on a terminal) or JSON lines.
+#pragma once
+
+#include <string_view>
+
+#include "core/error.hpp"
+
+namespace tp {
+
+enum class LogFormat { text, json };
+enum class Verbosity { quiet = 0, normal = 1, verbose = 2 };
+
+class Logger {
+ public:
+  Logger() = default;
+  Logger(std::string_view tool, Verbosity verbosity, LogFormat format);
+
+  void error(std::string_view code, std::string_view message) const;
+  void warn(std::string_view message) const;
+  void info(std::string_view message) const;     // shown unless --quiet
+  void verbose(std::string_view message) const;  // shown with -v
+  [[nodiscard]] Verbosity verbosity() const noexcept { return verbosity_; }
+  [[nodiscard]] LogFormat format() const noexcept { return format_; }
+  [[nodiscard]] std::string_view tool() const noexcept { return tool_; }
+
+ private:
+  void emit(std::string_view level, std::string_view code, std::string_view message) const;
+  std::string_view tool_ = "tracepipe";
+  Verbosity verbosity_ = Verbosity::normal;
+  LogFormat format_ = LogFormat::text;
+  bool colour_ = false;
+};
+
+}  // namespace tp

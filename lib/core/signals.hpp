@@ -1,0 +1,15 @@
+// SIGINT/SIGTERM request a clean stop; SIGPIPE is ignored so writes fail with EPIPE.
+#pragma once
+
+namespace tp {
+
+// Installs the handlers (without SA_RESTART, so a blocking read returns EINTR).
+void install_stop_signal_handlers();
+
+// The signal number that asked us to stop, or 0.
+[[nodiscard]] int stop_requested() noexcept;
+
+// For tests: forget a previous request.
+void reset_stop_request() noexcept;
+
+}  // namespace tp

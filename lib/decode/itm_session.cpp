@@ -1,0 +1,245 @@
+#include "decode/itm_session.hpp"
+
+#include <fmt/format.h>
+
+#include "itm/exception_names.hpp"
+#include "json/json_writer.hpp"
+
+namespace tp {
+
+using itm::Packet;
+using itm::PacketKind;
+
+ItmSession::ItmSession(PortMap port_map, SessionOptions options, BatchedWriter& writer)
+    : options_(options),
+      writer_(writer),
+      router_(std::move(port_map), options.allow_mask, PortDecoderLimits{options.max_line}),
+      formatter_(options.format, &router_.map()),
+      decoder_(itm::DecoderOptions{options.strict_sync, false}),
+      clock_(options.prescaler) {
+  if (options_.tpiu) tpiu_.emplace(options_.tpiu_stream);
+  staging_.reserve(64 * 1024);
+  pending_.reserve(options_.max_pending + 1);
+}
+
+void ItmSession::feed(std::span<const std::uint8_t> bytes, std::uint64_t host_us) {
+  host_us_ = host_us;
+  last_input_us_ = host_us;
+  stats_.bytes += bytes.size();
+  if (tpiu_) {
+    deformatted_.clear();
+    tpiu_->feed(bytes, deformatted_);
+    decode_itm(deformatted_);
+  } else {
+    decode_itm(bytes);
+  }
+  lines_may_be_partial_ = true;
+}
+
+void ItmSession::decode_itm(std::span<const std::uint8_t> bytes) {
+  stats_.itm_bytes += bytes.size();
+  decoder_.feed(bytes, [this](const Packet& packet) { on_packet(packet); });
+}
+
+void ItmSession::on_packet(const Packet& p) {
+  ++stats_.packets;
+  ++stats_.by_kind[static_cast<std::size_t>(p.kind)];
+  switch (p.kind) {
+    case PacketKind::instrumentation:
+      if (options_.frames) frames_.push_back(Frame{p.port, p.length, static_cast<std::uint32_t>(p.value)});
+      router_.write(p.port, static_cast<std::uint32_t>(p.value), p.length, *this);
+      break;
+    case PacketKind::local_timestamp:
+    case PacketKind::global_timestamp1:
+    case PacketKind::global_timestamp2:
+      ++stats_.timestamps;
+      clock_.apply(p);
+      if (options_.timestamps == TimestampMode::target) stamp_pending(target_time(), target_clock());
+      return;
+    case PacketKind::sync: ++stats_.syncs; return;
+    case PacketKind::stimulus_page: return;
+    case PacketKind::overflow: {
+      ++stats_.overflows;
+      router_.flush(FlushReason::overflow, *this);
+      Event event;
+      event.kind = EventKind::overflow;
+      on_event(event);
+      break;
+    }
+    case PacketKind::malformed: {
+      ++stats_.malformed_packets;
+      stats_.malformed_bytes += p.value;
+      if (!options_.report_malformed) break;
+      Event event;
+      event.kind = EventKind::malformed;
+      event.a = p.value;
+      event.text = itm::malformed_reason_name(static_cast<itm::MalformedReason>(p.info));
+      on_event(event);
+      break;
+    }
+    case PacketKind::extension: {
+      Event event;
+      event.kind = EventKind::extension;
+      event.a = p.info;
+      event.b = p.value;
+      on_event(event);
+      break;
+    }
+    default: on_hardware_packet(p); break;
+  }
+  if (pending_.size() >= options_.max_pending || frames_.size() >= options_.max_pending) release_pending();
+}
+
+void ItmSession::on_hardware_packet(const Packet& p) {
+  Event event;
+  event.source = EventSource::dwt;
+  switch (p.kind) {
+    case PacketKind::event_counter:
+      event.kind = EventKind::event_counter;
+      event.a = p.value;
+      break;
+    case PacketKind::exception:
+      event.kind = EventKind::exception;
+      event.a = p.port;
+      event.b = p.info;
+      event.text = itm::exception_name(p.port);
+      break;
+    case PacketKind::pc_sample:
+      event.kind = EventKind::pc_sample;
+      event.a = p.info != 0 ? 0 : p.value;
+      event.b = p.info;
+      break;
+    case PacketKind::data_trace_pc:
+    case PacketKind::data_trace_address:
+    case PacketKind::data_trace_value:
+      event.kind = EventKind::data_trace;
+      event.a = p.port;
+      event.b = p.value;
+      event.d = p.length;
+      event.c = static_cast<std::uint8_t>(
+          p.kind == PacketKind::data_trace_pc        ? DataTraceType::pc
+          : p.kind == PacketKind::data_trace_address ? DataTraceType::address
+          : p.info != 0                              ? DataTraceType::write
+                                                     : DataTraceType::read);
+      break;
+    default:
+      event.kind = EventKind::hardware;
+      event.a = p.address;
+      event.b = p.value;
+      event.d = p.length;
+      break;
+  }
+  on_event(event);
+}
+
+void ItmSession::on_event(const Event& event) {
+  ++stats_.records;
+  if (event.kind == EventKind::malformed && event.source == EventSource::itm && event.port != 0) ++stats_.port_errors;
+  if (options_.format == OutputFormat::none && !options_.frames) return;
+  formatter_.body(staging_, event);
+  pending_.push_back(Pending{staging_.size(), host_us_});
+  if (options_.timestamps == TimestampMode::host) release_pending();
+}
+
+std::uint64_t ItmSession::target_time() const noexcept {
+  const std::uint64_t cycles = clock_.now();
+  if (options_.cpu_hz == 0) return cycles;
+  // cycles * 1e9 / hz without overflowing 64 bits: whole seconds and the remainder apart.
+  const std::uint64_t hz = options_.cpu_hz;
+  return cycles / hz * 1'000'000'000U + cycles % hz * 1'000'000'000U / hz;
+}
+
+void ItmSession::stamp_pending(std::uint64_t timestamp, std::string_view clock) {
+  std::string& out = writer_.buffer();
+  std::size_t begin = 0;
+  for (const Pending& record : pending_) {
+    formatter_.line(out, timestamp, clock, std::string_view(staging_).substr(begin, record.body_end - begin));
+    begin = record.body_end;
+  }
+  if (!frames_.empty()) {
+    // Raw frames for the Callisto Itm message (DESIGN.md, second line shape).
+    out += "{\"timestamp\":";
+    append_uint(out, timestamp);
+    out += ",\"frames\":[";
+    for (std::size_t i = 0; i < frames_.size(); ++i) {
+      if (i != 0) out += ',';
+      out += "{\"port\":";
+      append_uint(out, frames_[i].port);
+      out += ",\"data\":[";
+      for (std::uint8_t k = 0; k < frames_[i].size; ++k) {
+        if (k != 0) out += ',';
+        append_uint(out, (frames_[i].value >> (8U * k)) & 0xFFU);
+      }
+      out += "],\"timestamp\":";
+      append_uint(out, timestamp);
+      out += '}';
+    }
+    out += "],\"clock\":\"";
+    out += clock;
+    out += "\"}\n";
+    frames_.clear();
+  }
+  pending_.clear();
+  staging_.clear();
+  writer_.commit();
+}
+
+void ItmSession::release_pending() {
+  if (pending_.empty() && frames_.empty()) return;
+  if (options_.timestamps == TimestampMode::none) {
+    stamp_pending(0, "none");
+  } else if (options_.timestamps == TimestampMode::target && clock_.seen()) {
+    stamp_pending(target_time(), target_clock());
+  } else {
+    // No target time: each record keeps the host time its bytes arrived at.
+    std::string& out = writer_.buffer();
+    std::size_t begin = 0;
+    for (const Pending& record : pending_) {
+      formatter_.line(out, record.host_us, "us", std::string_view(staging_).substr(begin, record.body_end - begin));
+      begin = record.body_end;
+    }
+    pending_.clear();
+    staging_.clear();
+    if (!frames_.empty()) stamp_pending(host_us_, "us");
+    writer_.commit();
+  }
+}
+
+void ItmSession::idle(std::uint64_t host_us) {
+  host_us_ = host_us;
+  if (lines_may_be_partial_ && host_us - last_input_us_ >= options_.line_timeout_us) {
+    router_.flush(FlushReason::idle, *this);
+    lines_may_be_partial_ = false;
+  }
+  release_pending();
+}
+
+void ItmSession::finish(std::uint64_t host_us) {
+  host_us_ = host_us;
+  decoder_.finish([this](const Packet& packet) { on_packet(packet); });
+  router_.flush(FlushReason::end, *this);
+  lines_may_be_partial_ = false;
+  release_pending();
+}
+
+DecodeStats ItmSession::stats() const {
+  DecodeStats stats = stats_;
+  stats.filtered_writes = router_.filtered_writes();
+  return stats;
+}
+
+std::string ItmSession::stats_summary() const {
+  const DecodeStats s = stats();
+  std::string out = fmt::format(
+      "{} bytes, {} packets, {} records; {} syncs, {} overflows, {} timestamps; "
+      "{} malformed packets ({} bytes), {} port decoder errors, {} writes to disabled ports",
+      s.bytes, s.packets, s.records, s.syncs, s.overflows, s.timestamps, s.malformed_packets, s.malformed_bytes,
+      s.port_errors, s.filtered_writes);
+  if (const auto* t = tpiu_stats()) {
+    out += fmt::format("; TPIU: {} frames, {} full syncs, {} stream bytes, {} other-stream bytes, {} trigger bytes",
+                       t->frames, t->full_syncs, t->selected_bytes, t->other_bytes, t->trigger_bytes);
+  }
+  return out;
+}
+
+}  // namespace tp

@@ -1,0 +1,111 @@
+// One decoding session: raw bytes (optionally TPIU-framed) -> ITM packets -> port
+// decoders -> records stamped with target time -> batched output.
+//
+// Timestamps: an ITM local timestamp follows the packets it dates (ARMv7-M D4.2.4),
+// so records wait (as JSON bodies, no re-encoding) until the next timestamp packet.
+// When input pauses, ends, or too many wait, they are released with the last target
+// time, or with the host receive time if the stream has carried no target time.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/batched_writer.hpp"
+#include "decode/record_writer.hpp"
+#include "itm/decoder.hpp"
+#include "itm/timestamp.hpp"
+#include "itm/tpiu.hpp"
+#include "ports/port_router.hpp"
+
+namespace tp {
+
+enum class TimestampMode : std::uint8_t { target, host, none };
+
+struct SessionOptions {
+  OutputFormat format = OutputFormat::ndjson;
+  TimestampMode timestamps = TimestampMode::target;
+  std::uint64_t cpu_hz = 0;       // non-zero: target time in nanoseconds instead of cycles
+  std::uint32_t prescaler = 1;    // ITM TCR.TSPrescale divider: 1, 4, 16 or 64
+  bool frames = false;            // also write raw frame lines (Callisto Itm messages)
+  bool tpiu = false;              // input is TPIU-formatted
+  std::uint8_t tpiu_stream = 1;   // the TPIU stream ID carrying ITM
+  bool strict_sync = false;       // after a malformed packet, wait for a sync
+  bool report_malformed = true;   // write Malformed records (they are always counted)
+  std::uint32_t allow_mask = 0xFFFFFFFFU;
+  std::size_t max_line = 4096;
+  std::size_t max_pending = 4096;           // records waiting for a timestamp
+  std::uint64_t line_timeout_us = 200'000;  // partial text lines are emitted after this pause
+};
+
+struct DecodeStats {
+  std::uint64_t bytes = 0;          // input bytes (before TPIU deformatting)
+  std::uint64_t itm_bytes = 0;      // bytes given to the ITM decoder
+  std::uint64_t packets = 0;
+  std::uint64_t syncs = 0;
+  std::uint64_t overflows = 0;
+  std::uint64_t timestamps = 0;
+  std::uint64_t malformed_packets = 0;
+  std::uint64_t malformed_bytes = 0;
+  std::uint64_t port_errors = 0;     // malformed records reported by port decoders
+  std::uint64_t records = 0;
+  std::uint64_t filtered_writes = 0;
+  std::array<std::uint64_t, 16> by_kind{};  // indexed by itm::PacketKind
+};
+
+class ItmSession final : private EventSink {
+ public:
+  ItmSession(PortMap port_map, SessionOptions options, BatchedWriter& writer);
+
+  void feed(std::span<const std::uint8_t> bytes, std::uint64_t host_us);
+  // Input paused: release waiting records; after line_timeout_us also partial lines.
+  void idle(std::uint64_t host_us);
+  void finish(std::uint64_t host_us);
+  // Whether idle() still has something to do.
+  [[nodiscard]] bool wants_idle() const noexcept { return !pending_.empty() || lines_may_be_partial_; }
+
+  [[nodiscard]] DecodeStats stats() const;
+  [[nodiscard]] const itm::TpiuStats* tpiu_stats() const noexcept { return tpiu_ ? &tpiu_->stats() : nullptr; }
+  [[nodiscard]] std::string stats_summary() const;
+
+ private:
+  struct Pending {
+    std::size_t body_end;
+    std::uint64_t host_us;
+  };
+  struct Frame {
+    std::uint16_t port;
+    std::uint8_t size;
+    std::uint32_t value;
+  };
+
+  void decode_itm(std::span<const std::uint8_t> bytes);
+  void on_packet(const itm::Packet& packet);
+  void on_hardware_packet(const itm::Packet& packet);
+  void on_event(const Event& event) override;
+  void stamp_pending(std::uint64_t timestamp, std::string_view clock);
+  void release_pending();
+  [[nodiscard]] std::uint64_t target_time() const noexcept;
+  [[nodiscard]] std::string_view target_clock() const noexcept { return options_.cpu_hz != 0 ? "ns" : "cycles"; }
+
+  SessionOptions options_;
+  BatchedWriter& writer_;
+  PortRouter router_;
+  RecordFormatter formatter_;
+  itm::ItmDecoder decoder_;
+  itm::TargetClock clock_;
+  std::optional<itm::TpiuDeformatter> tpiu_;
+  std::vector<std::uint8_t> deformatted_;
+  std::string staging_;
+  std::vector<Pending> pending_;
+  std::vector<Frame> frames_;
+  std::uint64_t host_us_ = 0;
+  std::uint64_t last_input_us_ = 0;
+  bool lines_may_be_partial_ = false;
+  DecodeStats stats_;
+};
+
+}  // namespace tp

@@ -1,0 +1,240 @@
+#include "decode/record_writer.hpp"
+
+#include <fmt/format.h>
+
+#include "json/json_writer.hpp"
+
+namespace tp {
+namespace {
+
+std::string_view exception_action_name(std::uint64_t action) {
+  switch (action) {
+    case 1: return "enter";
+    case 2: return "exit";
+    case 3: return "resume";
+    default: return "reserved";
+  }
+}
+
+constexpr std::string_view event_counter_bits[] = {"cpi", "exc", "sleep", "lsu", "fold", "cyc"};
+
+void key(std::string& out, std::string_view name) {
+  out += '"';
+  out += name;
+  out += "\":";
+}
+
+void uint_field(std::string& out, std::string_view name, std::uint64_t value) {
+  key(out, name);
+  append_uint(out, value);
+}
+
+// Printable text for the terminal format: control characters as \xNN.
+void append_printable(std::string& out, std::string_view text) {
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7F) {
+      fmt::format_to(std::back_inserter(out), "\\x{:02x}", u);
+    } else {
+      out += c;
+    }
+  }
+}
+
+}  // namespace
+
+void RecordFormatter::body(std::string& out, const Event& event) const {
+  if (format_ == OutputFormat::ndjson) {
+    ndjson_body(out, event);
+  } else if (format_ == OutputFormat::text) {
+    text_body(out, event);
+  }
+}
+
+void RecordFormatter::ndjson_body(std::string& out, const Event& e) const {
+  out += "\"port\":";
+  append_uint(out, e.port);
+  out += ",\"event\":{\"kind\":\"";
+  out += event_kind_name(e.kind);
+  out += '"';
+  switch (e.kind) {
+    case EventKind::text:
+      out += ",\"data\":{\"message\":";
+      append_json_string(out, e.text);
+      out += '}';
+      break;
+    case EventKind::marker:
+      out += ",\"data\":{";
+      uint_field(out, "id", e.a);
+      if (!e.text.empty()) {
+        out += ",\"name\":";
+        append_json_string(out, e.text);
+      }
+      out += '}';
+      break;
+    case EventKind::task_switch:
+      out += ",\"data\":{";
+      uint_field(out, "from_task", e.a);
+      out += ',';
+      uint_field(out, "to_task", e.b);
+      out += '}';
+      break;
+    case EventKind::isr_enter:
+      out += ",\"data\":{";
+      uint_field(out, "isr_id", e.a);
+      if (!e.text.empty()) {
+        out += ",\"name\":";
+        append_json_string(out, e.text);
+      }
+      out += '}';
+      break;
+    case EventKind::isr_exit:
+      out += ",\"data\":{";
+      uint_field(out, "isr_id", e.a);
+      out += '}';
+      break;
+    case EventKind::idle_enter:
+    case EventKind::idle_exit: break;
+    case EventKind::counter:
+      out += ",\"data\":{";
+      uint_field(out, "counter_id", e.a);
+      out += ',';
+      uint_field(out, "value", e.b);
+      out += '}';
+      break;
+    case EventKind::raw:
+      out += ",\"data\":{\"data\":";
+      append_byte_array(out, e.bytes);
+      out += '}';
+      break;
+    case EventKind::exception:
+      out += ",\"data\":{";
+      uint_field(out, "number", e.a);
+      out += ",\"name\":";
+      append_json_string(out, e.text);
+      out += ",\"action\":\"";
+      out += exception_action_name(e.b);
+      out += "\"}";
+      break;
+    case EventKind::pc_sample:
+      out += ",\"data\":{";
+      uint_field(out, "pc", e.a);
+      out += e.b != 0 ? ",\"sleep\":true}" : ",\"sleep\":false}";
+      break;
+    case EventKind::data_trace:
+      out += ",\"data\":{";
+      uint_field(out, "comparator", e.a);
+      out += ",\"type\":\"";
+      out += data_trace_type_name(static_cast<DataTraceType>(e.c));
+      out += "\",";
+      uint_field(out, "value", e.b);
+      out += ',';
+      uint_field(out, "size", e.d);
+      out += '}';
+      break;
+    case EventKind::event_counter:
+      out += ",\"data\":{";
+      for (unsigned bit = 0; bit < 6; ++bit) {
+        if (bit != 0) out += ',';
+        key(out, event_counter_bits[bit]);
+        out += ((e.a >> bit) & 1U) != 0 ? "true" : "false";
+      }
+      out += '}';
+      break;
+    case EventKind::overflow: out += ",\"data\":{}"; break;
+    case EventKind::hardware:
+      out += ",\"data\":{";
+      uint_field(out, "discriminator", e.a);
+      out += ',';
+      uint_field(out, "value", e.b);
+      out += ',';
+      uint_field(out, "size", e.d);
+      out += '}';
+      break;
+    case EventKind::extension:
+      out += ",\"data\":{";
+      uint_field(out, "sh", e.a);
+      out += ',';
+      uint_field(out, "value", e.b);
+      out += '}';
+      break;
+    case EventKind::malformed:
+      out += ",\"data\":{\"reason\":";
+      append_json_string(out, e.text);
+      out += ',';
+      uint_field(out, "bytes", e.a);
+      if (!e.bytes.empty()) {
+        out += ",\"data\":";
+        append_byte_array(out, e.bytes);
+      }
+      out += '}';
+      break;
+  }
+  out += e.source == EventSource::dwt ? "},\"source\":\"dwt\"" : "},\"source\":\"itm\"";
+}
+
+void RecordFormatter::text_body(std::string& out, const Event& e) const {
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "{:>3} {:<12} ", e.port, event_kind_name(e.kind));
+  switch (e.kind) {
+    case EventKind::text: {
+      const std::string& name = port_map_ != nullptr ? port_map_->at(e.port).name : std::string{};
+      if (!name.empty()) fmt::format_to(it, "[{}] ", name);
+      append_printable(out, e.text);
+      break;
+    }
+    case EventKind::marker:
+    case EventKind::isr_enter:
+      fmt::format_to(it, "{}", e.a);
+      if (!e.text.empty()) fmt::format_to(it, " {}", e.text);
+      break;
+    case EventKind::task_switch: fmt::format_to(it, "{} -> {}", e.a, e.b); break;
+    case EventKind::isr_exit: fmt::format_to(it, "{}", e.a); break;
+    case EventKind::idle_enter:
+    case EventKind::idle_exit:
+    case EventKind::overflow: break;
+    case EventKind::counter: fmt::format_to(it, "#{} = {}", e.a, e.b); break;
+    case EventKind::raw:
+      for (const std::uint8_t b : e.bytes) fmt::format_to(it, "{:02x} ", b);
+      break;
+    case EventKind::exception: fmt::format_to(it, "{} {} ({})", exception_action_name(e.b), e.text, e.a); break;
+    case EventKind::pc_sample:
+      if (e.b != 0) {
+        out += "sleep";
+      } else {
+        fmt::format_to(it, "0x{:08x}", e.a);
+      }
+      break;
+    case EventKind::data_trace:
+      fmt::format_to(it, "comparator {} {} 0x{:0{}x}", e.a, data_trace_type_name(static_cast<DataTraceType>(e.c)), e.b,
+                     2 * e.d);
+      break;
+    case EventKind::event_counter:
+      for (unsigned bit = 0; bit < 6; ++bit) {
+        if (((e.a >> bit) & 1U) != 0) fmt::format_to(it, "{} ", event_counter_bits[bit]);
+      }
+      break;
+    case EventKind::hardware: fmt::format_to(it, "discriminator {} value 0x{:x}", e.a, e.b); break;
+    case EventKind::extension: fmt::format_to(it, "sh {} value 0x{:x}", e.a, e.b); break;
+    case EventKind::malformed: fmt::format_to(it, "{} ({} bytes)", e.text, e.a); break;
+  }
+}
+
+void RecordFormatter::line(std::string& out, std::uint64_t timestamp, std::string_view clock,
+                           std::string_view body) const {
+  if (format_ == OutputFormat::ndjson) {
+    out += "{\"timestamp\":";
+    append_uint(out, timestamp);
+    out += ',';
+    out += body;
+    out += ",\"clock\":\"";
+    out += clock;
+    out += "\"}\n";
+  } else if (format_ == OutputFormat::text) {
+    fmt::format_to(std::back_inserter(out), "{:>14} ", timestamp);
+    out += body;
+    out += '\n';
+  }
+}
+
+}  // namespace tp

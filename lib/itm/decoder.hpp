@@ -1,0 +1,104 @@
+// Push-style ITM/DWT packet decoder: feed it any split of the byte stream, it calls the
+// sink with each whole packet. Independent of I/O; memory use is constant.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+
+#include "itm/packet.hpp"
+
+namespace tp::itm {
+
+struct DecoderOptions {
+  // After a malformed packet, skip everything until the next sync packet instead of
+  // decoding the next byte as a header.
+  bool strict_sync = false;
+  // Start unsynchronized (wait for a sync before decoding anything).
+  bool wait_for_sync = false;
+};
+
+class ItmDecoder {
+ public:
+  explicit ItmDecoder(DecoderOptions options = {}) noexcept;
+
+  template <class Sink>
+  void feed(std::span<const std::uint8_t> bytes, Sink&& sink);
+
+  // End of input: reports a packet cut short and pending stray bytes.
+  template <class Sink>
+  void finish(Sink&& sink) {
+    const int n = finish_pending();
+    for (int i = 0; i < n; ++i) sink(ready_[static_cast<std::size_t>(i)]);
+  }
+
+  // Forget partial state (e.g. after the byte source reconnects); keeps options.
+  void reset() noexcept;
+  [[nodiscard]] bool synchronized() const noexcept { return state_ != State::unsynced; }
+  [[nodiscard]] std::uint8_t page() const noexcept { return page_; }
+
+ private:
+  enum class State : std::uint8_t { header, fixed_payload, continuation, unsynced };
+
+  int step(std::uint8_t byte);
+  int finish_pending();
+  int on_header(std::uint8_t byte, std::uint32_t zeros_before);
+  int on_fixed_payload(std::uint8_t byte);
+  int on_continuation(std::uint8_t byte);
+  int on_unsynced(std::uint8_t byte, std::uint32_t zeros_before);
+  int complete_source(int count);
+  int complete_continuation(int count);
+  void add_garbage(std::uint8_t first_byte, std::uint32_t bytes, MalformedReason reason);
+  int flush_garbage(int count);
+  int malformed_packet_in_progress(int count, MalformedReason reason);
+  void after_malformed() noexcept;
+  Packet& out(int index) noexcept { return ready_[static_cast<std::size_t>(index)]; }
+
+  DecoderOptions options_;
+  State state_ = State::header;
+  Packet current_{};
+  std::uint8_t expected_ = 0;   // payload bytes of a fixed packet, or the maximum of a continuation
+  std::uint8_t page_ = 0;
+  std::uint32_t zero_run_ = 0;      // consecutive 0x00 bytes, across packet boundaries
+  std::uint32_t header_zeros_ = 0;  // zeros seen where a header was expected
+  Packet garbage_{};                // coalesced malformed bytes not yet reported
+  std::array<Packet, 3> ready_{};
+};
+
+// Payload length for source packets by the size bits SS (D4.2.8).
+inline constexpr std::array<std::uint8_t, 4> source_payload_length{0, 1, 2, 4};
+
+template <class Sink>
+void ItmDecoder::feed(std::span<const std::uint8_t> bytes, Sink&& sink) {
+  const std::uint8_t* p = bytes.data();
+  const std::uint8_t* const end = p + bytes.size();
+  while (p < end) {
+    // Fast path: a whole source packet (the common case) in the buffer, decoded without
+    // the byte-wise state machine. Same results as step(), byte for byte.
+    if (state_ == State::header && header_zeros_ == 0 && garbage_.value == 0 && end - p >= 5 &&
+        (p[0] & 3U) != 0) {
+      const std::uint8_t header = p[0];
+      const std::uint8_t length = source_payload_length[header & 3U];
+      std::uint64_t value = 0;
+      std::uint32_t trailing_zeros = 0;
+      for (std::uint8_t i = 0; i < length; ++i) {
+        const std::uint8_t b = p[1 + i];
+        value |= static_cast<std::uint64_t>(b) << (8U * i);
+        trailing_zeros = b == 0 ? trailing_zeros + 1 : 0;
+      }
+      zero_run_ = trailing_zeros;
+      current_ = Packet{};
+      current_.header = header;
+      current_.length = length;
+      current_.value = value;
+      p += 1 + length;
+      const int n = complete_source(0);
+      for (int i = 0; i < n; ++i) sink(ready_[static_cast<std::size_t>(i)]);
+      continue;
+    }
+    const int n = step(*p++);
+    for (int i = 0; i < n; ++i) sink(ready_[static_cast<std::size_t>(i)]);
+  }
+}
+
+}  // namespace tp::itm

@@ -1,0 +1,136 @@
+#include "itm/tpiu.hpp"
+
+namespace tp::itm {
+namespace {
+constexpr std::uint32_t full_sync = 0xFFFFFF7FU;  // FF FF FF 7F, in arrival order
+}
+
+void TpiuDeformatter::emit(std::uint8_t byte, std::vector<std::uint8_t>& out) {
+  if (current_id_ == stream_) {
+    out.push_back(byte);
+    ++stats_.selected_bytes;
+  } else if (current_id_ == trigger_id) {
+    ++stats_.trigger_bytes;
+  } else if (current_id_ != null_id) {
+    ++stats_.other_bytes;
+  }
+}
+
+void TpiuDeformatter::feed(std::span<const std::uint8_t> bytes, std::vector<std::uint8_t>& out) {
+  for (const std::uint8_t b : bytes) {
+    last_four_ = (last_four_ << 8U) | b;
+    if (last_four_ == full_sync) {
+      // The sync's first three bytes went into the frame buffer; anything before them
+      // was an incomplete frame.
+      stats_.discarded_bytes += frame_size_ >= 3 ? frame_size_ - 3 : 0;
+      ++stats_.full_syncs;
+      frame_size_ = 0;
+      continue;
+    }
+    frame_[frame_size_++] = b;
+    if ((frame_size_ & 1U) == 0 && frame_[frame_size_ - 2] == 0xFF && b == 0x7F) {
+      frame_size_ -= 2;  // half sync on a 16-bit boundary: padding
+      ++stats_.half_syncs;
+      continue;
+    }
+    if (frame_size_ == frame_.size()) {
+      decode_frame(out);
+      frame_size_ = 0;
+    }
+  }
+}
+
+void TpiuDeformatter::decode_frame(std::vector<std::uint8_t>& out) {
+  ++stats_.frames;
+  const std::uint8_t aux = frame_[15];
+  const auto data = [&](std::uint8_t byte) {
+    emit(byte, out);
+    if (delayed_id_) {
+      current_id_ = *delayed_id_;
+      delayed_id_.reset();
+    }
+  };
+  for (unsigned k = 0; k < 8; ++k) {
+    const std::uint8_t even = frame_[2 * k];
+    const bool aux_bit = ((aux >> k) & 1U) != 0;
+    if ((even & 1U) != 0) {
+      const auto id = static_cast<std::uint8_t>(even >> 1U);
+      if (aux_bit) {
+        delayed_id_ = id;  // the next data byte still belongs to the old stream
+      } else {
+        current_id_ = id;
+        delayed_id_.reset();
+      }
+    } else {
+      data(static_cast<std::uint8_t>(even | (aux_bit ? 1U : 0U)));
+    }
+    if (k < 7) data(frame_[2 * k + 1]);
+  }
+}
+
+void TpiuFramer::sync(std::vector<std::uint8_t>& out) {
+  flush(out);
+  out.insert(out.end(), {0xFF, 0xFF, 0xFF, 0x7F});
+}
+
+void TpiuFramer::write(std::uint8_t stream, std::span<const std::uint8_t> bytes, std::vector<std::uint8_t>& out) {
+  for (const std::uint8_t b : bytes) queue_.push_back({stream, b});
+  while (queue_.size() - head_ >= 16) build_frame(out);
+  if (head_ > 4096) {
+    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
+  }
+}
+
+void TpiuFramer::flush(std::vector<std::uint8_t>& out) {
+  while (head_ < queue_.size()) build_frame(out);
+  queue_.clear();
+  head_ = 0;
+}
+
+void TpiuFramer::build_frame(std::vector<std::uint8_t>& out) {
+  std::array<std::uint8_t, 16> frame{};
+  const auto set_even = [&](std::size_t slot, std::uint8_t value, bool aux) {
+    frame[slot] = value;
+    if (aux) frame[15] = static_cast<std::uint8_t>(frame[15] | (1U << (slot / 2)));
+  };
+  const auto take = [&] { return queue_[head_++].byte; };
+  const auto pending = [&] { return head_ < queue_.size(); };
+  const auto next_stream = [&] { return pending() ? queue_[head_].stream : TpiuDeformatter::null_id; };
+  bool previous_was_id = false;
+  for (std::size_t slot = 0; slot < 15; ++slot) {
+    const std::uint8_t want = next_stream();
+    if (slot % 2 == 0) {
+      if (want != current_) {
+        current_ = want;
+        set_even(slot, static_cast<std::uint8_t>((current_ << 1U) | 1U), false);
+        previous_was_id = true;
+      } else {
+        const std::uint8_t b = want == current_ && pending() ? take() : 0;
+        set_even(slot, static_cast<std::uint8_t>(b & 0xFEU), (b & 1U) != 0);
+        previous_was_id = false;
+      }
+      continue;
+    }
+    if (want == current_ || current_ == TpiuDeformatter::null_id) {
+      frame[slot] = want == current_ && pending() ? take() : 0;
+    } else if (previous_was_id) {
+      // Replace the unused ID change before this slot by the one we need now.
+      current_ = want;
+      set_even(slot - 1, static_cast<std::uint8_t>((want << 1U) | 1U), false);
+      frame[slot] = pending() ? take() : 0;
+    } else {
+      // Delayed ID change: the even slot before becomes the change, its data byte
+      // moves here and still belongs to the old stream.
+      const auto even = static_cast<std::uint8_t>(frame[slot - 1] | ((frame[15] >> ((slot - 1) / 2)) & 1U));
+      frame[slot - 1] = static_cast<std::uint8_t>((want << 1U) | 1U);
+      frame[15] = static_cast<std::uint8_t>(frame[15] | (1U << ((slot - 1) / 2)));
+      frame[slot] = even;
+      current_ = want;
+    }
+    previous_was_id = false;
+  }
+  out.insert(out.end(), frame.begin(), frame.end());
+}
+
+}  // namespace tp::itm

@@ -1,0 +1,48 @@
+// JSON output without a DOM: correct string escaping (RFC 8259 section 7) with invalid
+// UTF-8 replaced by U+FFFD, and fast integer formatting. Appends to a std::string.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace tp {
+
+// Appends `text` as a quoted JSON string. Control characters, quotes and backslashes are
+// escaped; every byte sequence that is not valid UTF-8 becomes U+FFFD.
+void append_json_string(std::string& out, std::string_view text);
+void append_uint(std::string& out, std::uint64_t value);
+void append_int(std::string& out, std::int64_t value);
+void append_double(std::string& out, double value);
+// Appends [b0,b1,...] as a JSON array of integers.
+void append_byte_array(std::string& out, std::span<const std::uint8_t> bytes);
+
+// Structured writer with automatic commas, for messages that are not on a hot path.
+class JsonWriter {
+ public:
+  explicit JsonWriter(std::string& out) noexcept : out_(out) {}
+
+  JsonWriter& begin_object();
+  JsonWriter& end_object();
+  JsonWriter& begin_array();
+  JsonWriter& end_array();
+  JsonWriter& key(std::string_view name);
+  JsonWriter& string(std::string_view value);
+  JsonWriter& uint(std::uint64_t value);
+  JsonWriter& integer(std::int64_t value);
+  JsonWriter& number(double value);
+  JsonWriter& boolean(bool value);
+  JsonWriter& null();
+  // Appends pre-encoded JSON as one value.
+  JsonWriter& raw(std::string_view json);
+
+ private:
+  void before_value();
+  std::string& out_;
+  std::uint64_t needs_comma_ = 0;  // one bit per nesting level
+  unsigned depth_ = 0;
+  bool after_key_ = false;
+};
+
+}  // namespace tp

@@ -1,0 +1,57 @@
+// NDJSON input on simdjson On-Demand: push bytes in, get one parsed document per line.
+// Bad lines (invalid JSON, rejected by the handler, too long) are counted and reported
+// with their line number; they are fatal only in strict mode.
+#pragma once
+
+#include <simdjson.h>
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace tp {
+
+struct NdjsonLine {
+  simdjson::ondemand::document& document;
+  std::string_view text;  // the raw line, without its newline
+  std::uint64_t number;   // 1-based
+};
+
+class NdjsonReader {
+ public:
+  // Returns SUCCESS, or the error that makes this line bad.
+  using LineHandler = std::function<simdjson::error_code(NdjsonLine&)>;
+  // Called for each bad line: line number and a message.
+  using BadLineHandler = std::function<void(std::uint64_t, std::string_view)>;
+
+  static constexpr std::size_t default_max_line = 16U << 20U;
+
+  NdjsonReader(LineHandler on_line, BadLineHandler on_bad_line, bool strict = false,
+               std::size_t max_line = default_max_line);
+
+  void feed(std::span<const char> bytes);
+  void feed(std::string_view bytes) { feed(std::span<const char>(bytes.data(), bytes.size())); }
+  // End of input: a last line without a newline is still a line.
+  void finish();
+
+  [[nodiscard]] std::uint64_t lines() const noexcept { return line_number_; }
+  [[nodiscard]] std::uint64_t bad_lines() const noexcept { return bad_lines_; }
+
+ private:
+  void process_line(std::size_t begin, std::size_t end);
+  void report_bad(std::string_view message);
+
+  LineHandler on_line_;
+  BadLineHandler on_bad_line_;
+  simdjson::ondemand::parser parser_;
+  std::string buffer_;  // pending bytes; capacity keeps SIMDJSON_PADDING spare
+  std::size_t max_line_;
+  std::uint64_t line_number_ = 0;
+  std::uint64_t bad_lines_ = 0;
+  bool strict_;
+  bool discarding_ = false;  // inside an over-long line
+};
+
+}  // namespace tp

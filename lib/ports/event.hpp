@@ -1,0 +1,61 @@
+// Decoded events, before they are stamped with a time and written as records.
+// Views (text, bytes) are only valid during the EventSink call.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace tp {
+
+enum class EventKind : std::uint8_t {
+  // Callisto core kinds
+  text,         // text = message
+  marker,       // a = id, text = name (optional)
+  task_switch,  // a = from_task, b = to_task
+  isr_enter,    // a = isr_id, text = name (optional)
+  isr_exit,     // a = isr_id
+  idle_enter,
+  idle_exit,
+  counter,  // a = counter_id, b = value
+  raw,      // bytes
+  // tracepipe extended kinds
+  exception,      // a = number, b = action (itm::ExceptionAction), text = name
+  pc_sample,      // a = pc, b = 1 when sleeping
+  data_trace,     // a = comparator, b = value, c = DataTraceType, d = size in bytes
+  event_counter,  // a = counter bits (CPI, Exc, Sleep, LSU, Fold, Cyc)
+  overflow,
+  hardware,   // unknown hardware packet: a = discriminator, b = value, d = size
+  extension,  // unknown extension packet: a = SH, b = EX value
+  malformed,  // text = reason, a = byte count, bytes = the bytes (if kept)
+};
+
+enum class DataTraceType : std::uint8_t { pc = 0, address = 1, read = 2, write = 3 };
+
+enum class EventSource : std::uint8_t { itm, dwt };
+
+struct Event {
+  EventKind kind = EventKind::raw;
+  EventSource source = EventSource::itm;
+  std::uint16_t port = 0;
+  std::uint8_t c = 0;
+  std::uint8_t d = 0;
+  std::uint64_t a = 0;
+  std::uint64_t b = 0;
+  std::string_view text;
+  std::span<const std::uint8_t> bytes;
+};
+
+std::string_view event_kind_name(EventKind kind) noexcept;
+std::string_view data_trace_type_name(DataTraceType type) noexcept;
+
+class EventSink {
+ public:
+  EventSink() = default;
+  EventSink(const EventSink&) = default;
+  EventSink& operator=(const EventSink&) = default;
+  virtual ~EventSink() = default;
+  virtual void on_event(const Event& event) = 0;
+};
+
+}  // namespace tp

@@ -1,0 +1,38 @@
+// A decoder for the writes to one stimulus port. Push-style: each SWIT payload goes in,
+// events come out through the sink; no I/O.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "ports/event.hpp"
+#include "ports/port_map.hpp"
+
+namespace tp {
+
+enum class FlushReason : std::uint8_t {
+  idle,      // input paused: emit partial text lines
+  overflow,  // the target dropped packets: partial binary records are now unreliable
+  end,       // end of input
+};
+
+class PortDecoder {
+ public:
+  PortDecoder() = default;
+  PortDecoder(const PortDecoder&) = delete;
+  PortDecoder& operator=(const PortDecoder&) = delete;
+  virtual ~PortDecoder() = default;
+
+  // One SWIT write: `size` (1, 2 or 4) little-endian bytes of `value`.
+  virtual void write(std::uint32_t value, std::uint8_t size, EventSink& sink) = 0;
+  virtual void flush(FlushReason reason, EventSink& sink) = 0;
+};
+
+struct PortDecoderLimits {
+  std::size_t max_line = 4096;  // Text: a longer line is emitted in pieces
+};
+
+std::unique_ptr<PortDecoder> make_port_decoder(std::uint16_t port, const PortConfig& config,
+                                               const PortDecoderLimits& limits);
+
+}  // namespace tp

@@ -1,0 +1,31 @@
+#include "ports/port_router.hpp"
+
+namespace tp {
+
+PortRouter::PortRouter(PortMap map, std::uint32_t allow_mask, PortDecoderLimits limits)
+    : map_(std::move(map)), allow_mask_(allow_mask), limits_(limits) {
+  // Build every decoder now so that a bad format in the map fails at start-up.
+  for (std::uint16_t port = 0; port < PortMap::port_count; ++port) {
+    const PortConfig& config = map_.at(port);
+    if (config.enabled) decoders_[port] = make_port_decoder(port, config, limits_);
+  }
+}
+
+bool PortRouter::write(std::uint16_t port, std::uint32_t value, std::uint8_t size, EventSink& sink) {
+  PortDecoder* decoder = decoders_[port % PortMap::port_count].get();
+  const bool masked = port < 32 && ((allow_mask_ >> port) & 1U) == 0;
+  if (decoder == nullptr || masked) {
+    ++filtered_;
+    return false;
+  }
+  decoder->write(value, size, sink);
+  return true;
+}
+
+void PortRouter::flush(FlushReason reason, EventSink& sink) {
+  for (auto& decoder : decoders_) {
+    if (decoder) decoder->flush(reason, sink);
+  }
+}
+
+}  // namespace tp

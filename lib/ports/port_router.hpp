@@ -1,0 +1,32 @@
+// Routes SWIT writes to the decoder the port map gives each port (created on first use).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+
+#include "ports/port_decoder.hpp"
+#include "ports/port_map.hpp"
+
+namespace tp {
+
+class PortRouter {
+ public:
+  // allow_mask gates ports 0-31 (bit n = port n), as Callisto's Start.allow_mask.
+  PortRouter(PortMap map, std::uint32_t allow_mask = 0xFFFFFFFFU, PortDecoderLimits limits = {});
+
+  // Returns false when the port is disabled or masked (the write is counted, not decoded).
+  bool write(std::uint16_t port, std::uint32_t value, std::uint8_t size, EventSink& sink);
+  void flush(FlushReason reason, EventSink& sink);
+  [[nodiscard]] const PortMap& map() const noexcept { return map_; }
+  [[nodiscard]] std::uint64_t filtered_writes() const noexcept { return filtered_; }
+
+ private:
+  PortMap map_;
+  std::uint32_t allow_mask_;
+  PortDecoderLimits limits_;
+  std::array<std::unique_ptr<PortDecoder>, PortMap::port_count> decoders_;
+  std::uint64_t filtered_ = 0;
+};
+
+}  // namespace tp

@@ -1,0 +1,160 @@
+#include "ports/record_decoders.hpp"
+
+#include <fmt/format.h>
+
+#include "ports/text_decoder.hpp"
+
+namespace tp {
+namespace {
+
+std::uint32_t load_u32(const std::uint8_t* p) {
+  return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8U) |
+         (static_cast<std::uint32_t>(p[2]) << 16U) | (static_cast<std::uint32_t>(p[3]) << 24U);
+}
+
+std::uint64_t load_u64(const std::uint8_t* p) {
+  return static_cast<std::uint64_t>(load_u32(p)) | (static_cast<std::uint64_t>(load_u32(p + 4)) << 32U);
+}
+
+std::string_view lookup(const std::map<std::uint32_t, std::string>& names, std::uint32_t id) {
+  const auto it = names.find(id);
+  return it == names.end() ? std::string_view{} : std::string_view{it->second};
+}
+
+}  // namespace
+
+FixedRecordDecoder::FixedRecordDecoder(std::uint16_t port, std::size_t record_size, std::string_view name)
+    : port_(port), record_size_(record_size), name_(name) {}
+
+void FixedRecordDecoder::report_garbage(EventSink& sink) {
+  if (garbage_bytes_ == 0) return;
+  message_ = fmt::format("{}: bytes that do not start a record", name_);
+  Event event;
+  event.kind = EventKind::malformed;
+  event.port = port_;
+  event.a = garbage_bytes_;
+  event.text = message_;
+  sink.on_event(event);
+  garbage_bytes_ = 0;
+}
+
+void FixedRecordDecoder::report_partial(std::string_view reason, EventSink& sink) {
+  report_garbage(sink);
+  if (filled_ == 0) return;
+  message_ = fmt::format("{}: {}", name_, reason);
+  Event event;
+  event.kind = EventKind::malformed;
+  event.port = port_;
+  event.a = filled_;
+  event.text = message_;
+  event.bytes = std::span<const std::uint8_t>(record_.data(), filled_);
+  sink.on_event(event);
+  filled_ = 0;
+}
+
+void FixedRecordDecoder::write(std::uint32_t value, std::uint8_t size, EventSink& sink) {
+  for (std::uint8_t i = 0; i < size; ++i) {
+    const auto byte = static_cast<std::uint8_t>(value >> (8U * i));
+    if (filled_ == 0 && !valid_start(byte)) {
+      ++garbage_bytes_;  // resync: skip until a byte that can start a record
+      continue;
+    }
+    if (filled_ == 0) report_garbage(sink);
+    record_[filled_++] = byte;
+    if (filled_ == record_size_) {
+      decode(record_.data(), sink);
+      filled_ = 0;
+    }
+  }
+}
+
+void FixedRecordDecoder::flush(FlushReason reason, EventSink& sink) {
+  switch (reason) {
+    case FlushReason::idle: return;  // a record may continue after a pause
+    case FlushReason::overflow: report_partial("partial record dropped after an overflow", sink); return;
+    case FlushReason::end: report_partial("input ended inside a record", sink); return;
+  }
+}
+
+TaskIsrDecoder::TaskIsrDecoder(std::uint16_t port, std::map<std::uint32_t, std::string> isr_names)
+    : FixedRecordDecoder(port, 9, "TaskIsr"), isr_names_(std::move(isr_names)) {}
+
+void TaskIsrDecoder::decode(const std::uint8_t* record, EventSink& sink) {
+  Event event;
+  event.port = port();
+  event.a = load_u32(record + 1);
+  event.b = load_u32(record + 5);
+  switch (record[0]) {
+    case 1: event.kind = EventKind::task_switch; break;
+    case 2:
+      event.kind = EventKind::isr_enter;
+      event.text = lookup(isr_names_, static_cast<std::uint32_t>(event.a));
+      break;
+    case 3: event.kind = EventKind::isr_exit; break;
+    case 4: event.kind = EventKind::idle_enter; break;
+    default: event.kind = EventKind::idle_exit; break;
+  }
+  sink.on_event(event);
+}
+
+MarkerDecoder::MarkerDecoder(std::uint16_t port, std::map<std::uint32_t, std::string> names)
+    : FixedRecordDecoder(port, 4, "Marker"), names_(std::move(names)) {}
+
+void MarkerDecoder::decode(const std::uint8_t* record, EventSink& sink) {
+  Event event;
+  event.kind = EventKind::marker;
+  event.port = port();
+  event.a = load_u32(record);
+  event.text = lookup(names_, static_cast<std::uint32_t>(event.a));
+  sink.on_event(event);
+}
+
+CounterDecoder::CounterDecoder(std::uint16_t port) : FixedRecordDecoder(port, 12, "Counter") {}
+
+void CounterDecoder::decode(const std::uint8_t* record, EventSink& sink) {
+  Event event;
+  event.kind = EventKind::counter;
+  event.port = port();
+  event.a = load_u32(record);
+  event.b = load_u64(record + 4);
+  sink.on_event(event);
+}
+
+void UserDecoder::write(std::uint32_t value, std::uint8_t size, EventSink& sink) {
+  scratch_.clear();
+  format_.format(scratch_, value, size);
+  Event event;
+  event.kind = EventKind::text;
+  event.port = port_;
+  event.text = scratch_;
+  sink.on_event(event);
+}
+
+void RawDecoder::write(std::uint32_t value, std::uint8_t size, EventSink& sink) {
+  std::array<std::uint8_t, 4> bytes{};
+  for (std::uint8_t i = 0; i < size; ++i) bytes[i] = static_cast<std::uint8_t>(value >> (8U * i));
+  Event event;
+  event.kind = EventKind::raw;
+  event.port = port_;
+  event.bytes = std::span<const std::uint8_t>(bytes.data(), size);
+  sink.on_event(event);
+}
+
+std::unique_ptr<PortDecoder> make_port_decoder(std::uint16_t port, const PortConfig& config,
+                                               const PortDecoderLimits& limits) {
+  switch (config.decoder) {
+    case DecoderType::text: {
+      std::optional<UserFormat> value_format;
+      if (!config.format.empty()) value_format = UserFormat::parse(config.format);
+      return std::make_unique<TextDecoder>(port, limits.max_line, std::move(value_format));
+    }
+    case DecoderType::task_isr: return std::make_unique<TaskIsrDecoder>(port, config.names);
+    case DecoderType::marker: return std::make_unique<MarkerDecoder>(port, config.names);
+    case DecoderType::counter: return std::make_unique<CounterDecoder>(port);
+    case DecoderType::user: return std::make_unique<UserDecoder>(port, UserFormat::parse(config.format));
+    case DecoderType::raw: return std::make_unique<RawDecoder>(port);
+  }
+  return std::make_unique<RawDecoder>(port);
+}
+
+}  // namespace tp

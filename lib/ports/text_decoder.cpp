@@ -1,0 +1,57 @@
+#include "ports/text_decoder.hpp"
+
+namespace tp {
+
+TextDecoder::TextDecoder(std::uint16_t port, std::size_t max_line, std::optional<UserFormat> value_format)
+    : port_(port), max_line_(max_line == 0 ? 1 : max_line), value_format_(std::move(value_format)) {
+  line_.reserve(128);
+}
+
+void TextDecoder::emit_line(EventSink& sink) {
+  Event event;
+  event.kind = EventKind::text;
+  event.port = port_;
+  event.text = line_;
+  sink.on_event(event);
+  line_.clear();
+}
+
+void TextDecoder::add_char(std::uint8_t c, bool from_byte_write, EventSink& sink) {
+  if (c == '\n') {
+    if (!line_.empty() && line_.back() == '\r') line_.pop_back();
+    emit_line(sink);
+    return;
+  }
+  if (c == 0) {
+    // A NUL from a 1-byte write ends a C string; in wider writes it is padding.
+    if (from_byte_write && !line_.empty()) emit_line(sink);
+    return;
+  }
+  line_ += static_cast<char>(c);
+  if (line_.size() >= max_line_) emit_line(sink);
+}
+
+void TextDecoder::write(std::uint32_t value, std::uint8_t size, EventSink& sink) {
+  if (size == 1) {
+    add_char(static_cast<std::uint8_t>(value), true, sink);
+    return;
+  }
+  if (value_format_) {
+    if (!line_.empty()) emit_line(sink);
+    scratch_.clear();
+    value_format_->format(scratch_, value, size);
+    Event event;
+    event.kind = EventKind::text;
+    event.port = port_;
+    event.text = scratch_;
+    sink.on_event(event);
+    return;
+  }
+  for (std::uint8_t i = 0; i < size; ++i) add_char(static_cast<std::uint8_t>(value >> (8U * i)), false, sink);
+}
+
+void TextDecoder::flush(FlushReason reason, EventSink& sink) {
+  if (reason != FlushReason::overflow && !line_.empty()) emit_line(sink);
+}
+
+}  // namespace tp

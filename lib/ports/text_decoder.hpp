@@ -1,0 +1,31 @@
+// Text ports: characters from 1-byte writes (and packed in 2/4-byte writes) assembled
+// into lines; a line is emitted at '\n' (a '\r' before it is dropped), at a NUL from a
+// 1-byte write (C strings), at the size cap, when input pauses and at end of input.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "ports/port_decoder.hpp"
+#include "ports/user_format.hpp"
+
+namespace tp {
+
+class TextDecoder final : public PortDecoder {
+ public:
+  TextDecoder(std::uint16_t port, std::size_t max_line, std::optional<UserFormat> value_format);
+  void write(std::uint32_t value, std::uint8_t size, EventSink& sink) override;
+  void flush(FlushReason reason, EventSink& sink) override;
+
+ private:
+  void emit_line(EventSink& sink);
+  void add_char(std::uint8_t c, bool from_byte_write, EventSink& sink);
+
+  std::uint16_t port_;
+  std::size_t max_line_;
+  std::optional<UserFormat> value_format_;
+  std::string line_;
+  std::string scratch_;
+};
+
+}  // namespace tp
