@@ -62,7 +62,7 @@ void BatchedWriter::flush_if_stale(std::uint64_t now_us) {
     last_flush_us_ = now_us;
     return;
   }
-  if (now_us - last_flush_us_ >= max_delay_us_) flush();
+  if (now_us >= last_flush_us_ + max_delay_us_) flush();
 }
 
 }  // namespace tp

@@ -30,6 +30,12 @@ void NdjsonReader::process_line(std::size_t begin, std::size_t end) {
   const std::size_t capacity = buffer_.capacity() - begin;
   simdjson::ondemand::document document;
   auto error = parser_.iterate(simdjson::padded_string_view(data, length, capacity)).get(document);
+  simdjson::ondemand::json_type type{};
+  if (error == simdjson::SUCCESS) error = document.type().get(type);
+  if (error == simdjson::SUCCESS && type != simdjson::ondemand::json_type::object) {
+    report_bad("a record must be a JSON object");
+    return;
+  }
   if (error == simdjson::SUCCESS) {
     NdjsonLine line{document, std::string_view(data, length), line_number_};
     error = on_line_(line);

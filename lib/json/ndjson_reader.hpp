@@ -1,4 +1,5 @@
-// NDJSON input on simdjson On-Demand: push bytes in, get one parsed document per line.
+// NDJSON input on simdjson On-Demand: push bytes in, get one parsed document per line
+// (each line must be a JSON object: a record).
 // Bad lines (invalid JSON, rejected by the handler, too long) are counted and reported
 // with their line number; they are fatal only in strict mode.
 #pragma once

@@ -1,0 +1,63 @@
+// Runs an ItmSession over bytes and returns the output lines (through a real file).
+#pragma once
+
+#include <simdjson.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "decode/itm_session.hpp"
+
+namespace tp::test {
+
+inline std::vector<std::string> decode_lines(const std::vector<std::uint8_t>& bytes, SessionOptions options = {},
+                                             PortMap map = PortMap::standard(), std::size_t chunk = 0,
+                                             std::uint64_t host_us = 1000) {
+  const int fd = ::memfd_create("tracepipe-test", 0);
+  {
+    BatchedWriter writer(fd, false, 4096);
+    ItmSession session(std::move(map), options, writer);
+    if (chunk == 0) chunk = bytes.empty() ? 1 : bytes.size();
+    for (std::size_t i = 0; i < bytes.size(); i += chunk) {
+      session.feed(std::span<const std::uint8_t>(bytes.data() + i, std::min(chunk, bytes.size() - i)), host_us);
+    }
+    session.finish(host_us);
+    writer.flush();
+  }
+  std::string content;
+  ::lseek(fd, 0, SEEK_SET);
+  char buffer[65536];
+  ssize_t n = 0;
+  while ((n = ::read(fd, buffer, sizeof buffer)) > 0) content.append(buffer, static_cast<std::size_t>(n));
+  ::close(fd);
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < content.size()) {
+    const std::size_t end = content.find('\n', start);
+    lines.push_back(content.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+// Field access for assertions: parses one NDJSON line.
+class Json {
+ public:
+  explicit Json(const std::string& line) : doc_(parser().parse(line)) {}
+  simdjson::dom::element operator[](std::string_view path) const { return doc_.at_pointer(path).value(); }
+  [[nodiscard]] std::string str(std::string_view path) const { return std::string(doc_.at_pointer(path).get_string().value()); }
+  [[nodiscard]] std::uint64_t u64(std::string_view path) const { return doc_.at_pointer(path).get_uint64().value(); }
+  [[nodiscard]] bool has(std::string_view path) const { return doc_.at_pointer(path).error() == simdjson::SUCCESS; }
+
+ private:
+  static simdjson::dom::parser& parser() {
+    thread_local std::vector<std::unique_ptr<simdjson::dom::parser>> parsers;
+    parsers.push_back(std::make_unique<simdjson::dom::parser>());
+    return *parsers.back();
+  }
+  simdjson::dom::element doc_;
+};
+
+}  // namespace tp::test

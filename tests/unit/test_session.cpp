@@ -1,0 +1,149 @@
+#include <doctest/doctest.h>
+
+#include "itm/encoder.hpp"
+#include "session_helpers.hpp"
+
+using namespace tp;
+using namespace tp::itm;
+using tp::test::decode_lines;
+using tp::test::Json;
+
+TEST_CASE("records take the time of the local timestamp that follows them") {
+  std::vector<std::uint8_t> bytes;
+  ItmStreamEncoder enc(bytes);
+  enc.text(0, "hi\n");
+  enc.timestamp(1000);
+  enc.packet(make_exception(16 + 3, ExceptionAction::enter));
+  enc.timestamp(500);
+  enc.packet(make_pc_sample(0x08000100));
+  const auto lines = decode_lines(bytes);
+  REQUIRE(lines.size() == 3);
+  const Json text(lines[0]);
+  CHECK(text.u64("/timestamp") == 1000);
+  CHECK(text.str("/clock") == "cycles");
+  CHECK(text.str("/event/kind") == "Text");
+  CHECK(text.str("/event/data/message") == "hi");
+  CHECK(text.str("/source") == "itm");
+  const Json exception(lines[1]);
+  CHECK(exception.u64("/timestamp") == 1500);
+  CHECK(exception.str("/event/data/name") == "IRQ3");
+  CHECK(exception.str("/event/data/action") == "enter");
+  CHECK(exception.str("/source") == "dwt");
+  // No timestamp after the PC sample: it gets the last target time.
+  CHECK(Json(lines[2]).u64("/timestamp") == 1500);
+}
+
+TEST_CASE("prescaler, nanoseconds with --cpu-hz, global timestamps rebase") {
+  std::vector<std::uint8_t> bytes;
+  ItmStreamEncoder enc(bytes);
+  enc.write(2, 7, 4);
+  enc.timestamp(250);
+  enc.packet(make_global_timestamp1(1'000'000));
+  enc.write(2, 8, 4);
+  enc.timestamp(10);
+  SessionOptions options;
+  options.prescaler = 4;
+  options.cpu_hz = 1'000'000;  // 1 cycle = 1 us
+  const auto lines = decode_lines(bytes, options);
+  REQUIRE(lines.size() == 2);
+  CHECK(Json(lines[0]).u64("/timestamp") == 1000 * 1000);  // 250 ticks x 4 = 1000 cycles
+  CHECK(Json(lines[0]).str("/clock") == "ns");
+  CHECK(Json(lines[1]).u64("/timestamp") == (1'000'000 + 40) * 1000ULL);
+  CHECK(Json(lines[1]).u64("/event/data/id") == 8);
+}
+
+TEST_CASE("without target timestamps records get host time, and say so") {
+  std::vector<std::uint8_t> bytes;
+  ItmStreamEncoder enc(bytes);
+  enc.text(0, "x\n");
+  const auto lines = decode_lines(bytes, {}, PortMap::standard(), 0, 777);
+  REQUIRE(lines.size() == 1);
+  CHECK(Json(lines[0]).u64("/timestamp") == 777);
+  CHECK(Json(lines[0]).str("/clock") == "us");
+  SessionOptions none;
+  none.timestamps = TimestampMode::none;
+  CHECK(Json(decode_lines(bytes, none)[0]).str("/clock") == "none");
+}
+
+TEST_CASE("every record kind is valid JSON with the Callisto field names") {
+  std::vector<std::uint8_t> bytes;
+  ItmStreamEncoder enc(bytes);
+  enc.text(0, "quote\" back\\ ctl\x01 bad\xff utf8 \xc3\xa9\n");
+  const std::vector<std::uint8_t> task{1, 3, 0, 0, 0, 4, 0, 0, 0};
+  enc.bytes(1, task, 4);
+  enc.write(2, 9, 4);
+  const std::vector<std::uint8_t> counter{5, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0};
+  enc.bytes(3, counter, 4);
+  enc.write(20, 0xAB, 1);
+  enc.packet(make_event_counter(0x21));
+  enc.packet(make_data_trace_value(1, true, 0x1234, 2));
+  enc.packet(make_pc_sleep());
+  enc.packet(make_overflow());
+  bytes.push_back(0x90);  // reserved header
+  const auto lines = decode_lines(bytes);
+  REQUIRE(lines.size() == 10);
+  CHECK(Json(lines[0]).str("/event/data/message") == "quote\" back\\ ctl\x01 bad\xEF\xBF\xBD utf8 \xc3\xa9");
+  CHECK(Json(lines[1]).str("/event/kind") == "TaskSwitch");
+  CHECK(Json(lines[1]).u64("/event/data/to_task") == 4);
+  CHECK(Json(lines[2]).u64("/event/data/id") == 9);
+  CHECK_FALSE(Json(lines[2]).has("/event/data/name"));
+  CHECK(Json(lines[3]).u64("/event/data/counter_id") == 5);
+  CHECK(Json(lines[3]).u64("/event/data/value") == 1);
+  CHECK(Json(lines[4]).u64("/event/data/data/0") == 0xAB);
+  CHECK(Json(lines[5]).str("/event/kind") == "EventCounter");
+  CHECK(Json(lines[5])["/event/data/cyc"].get_bool().value());
+  CHECK(Json(lines[6]).str("/event/data/type") == "write");
+  CHECK(Json(lines[7])["/event/data/sleep"].get_bool().value());
+  CHECK(Json(lines[8]).str("/event/kind") == "Overflow");
+  CHECK(Json(lines[9]).str("/event/kind") == "Malformed");
+  CHECK(Json(lines[9]).u64("/event/data/bytes") == 1);
+}
+
+TEST_CASE("frames lines carry the raw SWIT payloads") {
+  std::vector<std::uint8_t> bytes;
+  ItmStreamEncoder enc(bytes);
+  enc.write(20, 0x0201, 2);  // a Raw port: its record comes before the frames line
+  enc.timestamp(3);
+  SessionOptions options;
+  options.frames = true;
+  const auto lines = decode_lines(bytes, options);
+  REQUIRE(lines.size() == 2);
+  const Json frames(lines[1]);
+  CHECK(frames.u64("/frames/0/port") == 20);
+  CHECK(frames.u64("/frames/0/data/1") == 2);
+  CHECK(frames.u64("/frames/0/timestamp") == 3);
+}
+
+TEST_CASE("TPIU input gives the same records as the bare stream") {
+  std::vector<std::uint8_t> itm_bytes;
+  ItmStreamEncoder enc(itm_bytes);
+  for (int i = 0; i < 50; ++i) {
+    enc.text(0, "line\n");
+    enc.packet(make_pc_sample(0x08000000U + static_cast<std::uint32_t>(i)));
+    enc.timestamp(static_cast<std::uint64_t>(i) + 100);
+  }
+  TpiuFramer framer;
+  std::vector<std::uint8_t> framed;
+  framer.sync(framed);
+  for (std::size_t i = 0; i < itm_bytes.size(); i += 7) {
+    framer.write(1, std::span(itm_bytes).subspan(i, std::min<std::size_t>(7, itm_bytes.size() - i)), framed);
+    framer.write(2, std::vector<std::uint8_t>{0xEE, 0xEF}, framed);
+  }
+  framer.flush(framed);
+  SessionOptions tpiu;
+  tpiu.tpiu = true;
+  CHECK(decode_lines(framed, tpiu, PortMap::standard(), 13) == decode_lines(itm_bytes));
+}
+
+TEST_CASE("text output format") {
+  std::vector<std::uint8_t> bytes;
+  ItmStreamEncoder enc(bytes);
+  enc.text(0, "hello\n");
+  enc.timestamp(42);
+  SessionOptions options;
+  options.format = OutputFormat::text;
+  const auto lines = decode_lines(bytes, options);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].find("42") != std::string::npos);
+  CHECK(lines[0].find("[Console] hello") != std::string::npos);
+}

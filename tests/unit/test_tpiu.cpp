@@ -1,0 +1,76 @@
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "itm/tpiu.hpp"
+
+using namespace tp::itm;
+using Bytes = std::vector<std::uint8_t>;
+
+namespace {
+Bytes deformat(const Bytes& input, std::uint8_t stream, std::size_t chunk = 1, TpiuStats* stats = nullptr) {
+  TpiuDeformatter d(stream);
+  Bytes out;
+  for (std::size_t i = 0; i < input.size(); i += chunk) {
+    d.feed(std::span<const std::uint8_t>(input.data() + i, std::min(chunk, input.size() - i)), out);
+  }
+  if (stats != nullptr) *stats = d.stats();
+  return out;
+}
+}  // namespace
+
+TEST_CASE("a frame with an immediate ID change and LSBs in the aux byte") {
+  // ID 1, data 0x17, then even data 0x19 (LSB from aux bit 1), ..., byte 14 data 0x41 (aux bit 7).
+  Bytes frame{0x03, 0x17, 0x18, 0x02, 0x00, 0x08, 0x01, 0x00, 0x03, 0x55, 0x00, 0x00, 0x00, 0x00, 0x40, 0x82};
+  const Bytes out = deformat(frame, 1);
+  CHECK(out == Bytes{0x17, 0x19, 0x02, 0x00, 0x08, 0x55, 0x00, 0x00, 0x00, 0x00, 0x41});
+}
+
+TEST_CASE("delayed ID change: the next byte still belongs to the old stream") {
+  // ID 1; data A; even slot 2 = ID 2 with aux bit 1 set (delayed): byte 3 is stream 1.
+  Bytes frame{0x03, 0xAA, 0x05, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x02};
+  CHECK(deformat(frame, 1) == Bytes{0xAA, 0xBB});
+  CHECK(deformat(frame, 2) == Bytes{0xCC, 0xDD, 0xEE, 0xFF, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16});
+}
+
+TEST_CASE("full sync at any alignment restarts framing; half syncs are padding; trigger counted") {
+  tp::itm::TpiuFramer framer;
+  Bytes stream;
+  const Bytes payload{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
+  framer.write(1, payload, stream);
+  framer.write(0x7D, Bytes{0x99}, stream);
+  framer.flush(stream);
+  for (std::size_t junk = 0; junk < 16; ++junk) {
+    Bytes input(junk, 0x42);  // misaligned junk before a sync
+    input.insert(input.end(), {0xFF, 0xFF, 0xFF, 0x7F});
+    // A half sync at a 16-bit boundary inside the first frame is dropped.
+    input.insert(input.end(), stream.begin(), stream.begin() + 4);
+    input.insert(input.end(), {0xFF, 0x7F});
+    input.insert(input.end(), stream.begin() + 4, stream.end());
+    TpiuStats stats;
+    CHECK(deformat(input, 1, 3, &stats) == payload);
+    CHECK(stats.full_syncs == 1);
+    CHECK(stats.half_syncs == 1);
+    CHECK(stats.trigger_bytes == 1);
+  }
+}
+
+TEST_CASE("framer and deformatter are inverses for random interleaved streams") {
+  std::mt19937 rng(42);
+  for (int round = 0; round < 200; ++round) {
+    TpiuFramer framer;
+    Bytes framed;
+    std::array<Bytes, 4> expected;
+    const int runs = std::uniform_int_distribution<int>(1, 40)(rng);
+    for (int r = 0; r < runs; ++r) {
+      const auto id = static_cast<std::uint8_t>(std::uniform_int_distribution<int>(1, 3)(rng));
+      Bytes run(static_cast<std::size_t>(std::uniform_int_distribution<int>(1, 20)(rng)));
+      for (auto& b : run) b = static_cast<std::uint8_t>(rng());
+      framer.write(id, run, framed);
+      expected[id].insert(expected[id].end(), run.begin(), run.end());
+      if (rng() % 10 == 0) framer.sync(framed);
+    }
+    framer.flush(framed);
+    for (std::uint8_t id = 1; id <= 3; ++id) REQUIRE(deformat(framed, id, 5) == expected[id]);
+  }
+}
