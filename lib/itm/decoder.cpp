@@ -97,12 +97,16 @@ int ItmDecoder::step(std::uint8_t byte) {
 }
 
 int ItmDecoder::on_unsynced(std::uint8_t byte, std::uint32_t zeros_before) {
-  if (byte == 0) return 0;
+  if (byte == 0) {
+    ++header_zeros_;  // may be the start of the sync we wait for
+    return 0;
+  }
   if (byte == 0x80 && zeros_before >= sync_min_zero_bytes) {
     state_ = State::header;
     return on_header(byte, zeros_before);
   }
-  add_garbage(byte, zeros_before + 1, MalformedReason::unsynchronized);
+  add_garbage(byte, header_zeros_ + 1, MalformedReason::unsynchronized);
+  header_zeros_ = 0;
   return 0;
 }
 

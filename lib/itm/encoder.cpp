@@ -28,7 +28,7 @@ void append_continuation(ByteBuffer& out, std::uint64_t value, std::uint8_t leng
 }
 
 void append_source(ByteBuffer& out, std::uint8_t address, bool hardware, std::uint64_t value, std::uint8_t length) {
-  out.push_back(static_cast<std::uint8_t>((address << 3U) | (hardware ? 4U : 0U) | size_bits(length)));
+  out.push_back(static_cast<std::uint8_t>((static_cast<unsigned>(address) << 3U) | (hardware ? 4U : 0U) | size_bits(length)));
   append_le(out, value, length);
 }
 
@@ -48,7 +48,7 @@ void encode_packet(const Packet& p, ByteBuffer& out) {
       if (p.length == 0) {
         out.push_back(static_cast<std::uint8_t>(p.value << 4U));
       } else {
-        out.push_back(static_cast<std::uint8_t>(0xC0U | (p.info << 4U)));
+        out.push_back(static_cast<std::uint8_t>(0xC0U | (static_cast<unsigned>(p.info) << 4U)));
         append_continuation(out, p.value, p.length);
       }
       return;
@@ -93,7 +93,7 @@ Packet make_local_timestamp(std::uint64_t delta, std::uint8_t time_control) {
   }
   const std::uint8_t length = continuation_length(delta, 4);
   return Packet{PacketKind::local_timestamp,
-                static_cast<std::uint8_t>(0xC0U | (time_control << 4U)),
+                static_cast<std::uint8_t>(0xC0U | (static_cast<unsigned>(time_control) << 4U)),
                 length,
                 0,
                 0,
@@ -135,7 +135,7 @@ Packet hardware_packet(PacketKind kind, std::uint8_t discriminator, std::uint64_
                        std::uint16_t port = 0, std::uint8_t info = 0) {
   const std::uint64_t mask = size == 4 ? 0xFFFFFFFFULL : (1ULL << (8U * size)) - 1U;
   return Packet{kind,
-                static_cast<std::uint8_t>((discriminator << 3U) | 4U | size_bits(size)),
+                static_cast<std::uint8_t>((static_cast<unsigned>(discriminator) << 3U) | 4U | size_bits(size)),
                 size,
                 discriminator,
                 port,

@@ -103,7 +103,7 @@ void TpiuFramer::build_frame(std::vector<std::uint8_t>& out) {
     if (slot % 2 == 0) {
       if (want != current_) {
         current_ = want;
-        set_even(slot, static_cast<std::uint8_t>((current_ << 1U) | 1U), false);
+        set_even(slot, static_cast<std::uint8_t>((static_cast<unsigned>(current_) << 1U) | 1U), false);
         previous_was_id = true;
       } else {
         const std::uint8_t b = want == current_ && pending() ? take() : 0;
@@ -117,13 +117,13 @@ void TpiuFramer::build_frame(std::vector<std::uint8_t>& out) {
     } else if (previous_was_id) {
       // Replace the unused ID change before this slot by the one we need now.
       current_ = want;
-      set_even(slot - 1, static_cast<std::uint8_t>((want << 1U) | 1U), false);
+      set_even(slot - 1, static_cast<std::uint8_t>((static_cast<unsigned>(want) << 1U) | 1U), false);
       frame[slot] = pending() ? take() : 0;
     } else {
       // Delayed ID change: the even slot before becomes the change, its data byte
       // moves here and still belongs to the old stream.
       const auto even = static_cast<std::uint8_t>(frame[slot - 1] | ((frame[15] >> ((slot - 1) / 2)) & 1U));
-      frame[slot - 1] = static_cast<std::uint8_t>((want << 1U) | 1U);
+      frame[slot - 1] = static_cast<std::uint8_t>((static_cast<unsigned>(want) << 1U) | 1U);
       frame[15] = static_cast<std::uint8_t>(frame[15] | (1U << ((slot - 1) / 2)));
       frame[slot] = even;
       current_ = want;
