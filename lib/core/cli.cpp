@@ -25,7 +25,7 @@ std::string exit_code_help() {
          "  0  success (malformed input is skipped, counted and reported)\n"
          "  1  other failure             2  usage error\n"
          "  3  not found                 4  permission denied\n"
-         "  5  device busy               6  bad input (or malformed input with --strict)\n"
+         "  5  device busy               6  bad input\n"
          "  7  I/O error                 8  peer or target not responding\n"
          "  9  unsupported by the peer  70  internal error\n"
          "  130/143  stopped by SIGINT/SIGTERM after writing what was decoded";

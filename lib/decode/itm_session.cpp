@@ -38,7 +38,21 @@ void ItmSession::feed(std::span<const std::uint8_t> bytes, std::uint64_t host_us
 
 void ItmSession::decode_itm(std::span<const std::uint8_t> bytes) {
   stats_.itm_bytes += bytes.size();
-  decoder_.feed(bytes, [this](const Packet& packet) { on_packet(packet); });
+  decoder_.feed(bytes, PacketSink{*this});
+}
+
+void ItmSession::on_byte_run(std::uint16_t port, std::span<const std::uint8_t> bytes) {
+  stats_.packets += bytes.size();
+  stats_.by_kind[static_cast<std::size_t>(PacketKind::instrumentation)] += bytes.size();
+  if (options_.frames) {
+    for (const std::uint8_t b : bytes) frames_.push_back(Frame{port, 1, b});
+  }
+  router_.write_bytes(port, bytes, *this);
+  release_if_full();
+}
+
+void ItmSession::release_if_full() {
+  if (pending_.size() >= options_.max_pending || frames_.size() >= options_.max_pending) release_pending();
 }
 
 void ItmSession::on_packet(const Packet& p) {
@@ -87,7 +101,7 @@ void ItmSession::on_packet(const Packet& p) {
     }
     default: on_hardware_packet(p); break;
   }
-  if (pending_.size() >= options_.max_pending || frames_.size() >= options_.max_pending) release_pending();
+  release_if_full();
 }
 
 void ItmSession::on_hardware_packet(const Packet& p) {
@@ -216,7 +230,7 @@ void ItmSession::idle(std::uint64_t host_us) {
 
 void ItmSession::finish(std::uint64_t host_us) {
   host_us_ = host_us;
-  decoder_.finish([this](const Packet& packet) { on_packet(packet); });
+  decoder_.finish(PacketSink{*this});
   router_.flush(FlushReason::end, *this);
   lines_may_be_partial_ = false;
   release_pending();

@@ -82,8 +82,17 @@ class ItmSession final : private EventSink {
     std::uint32_t value;
   };
 
+  // What the ITM decoder delivers to: packets, and runs of 1-byte writes in bulk.
+  struct PacketSink {
+    ItmSession& session;
+    void operator()(const itm::Packet& packet) const { session.on_packet(packet); }
+    void byte_run(std::uint16_t port, std::span<const std::uint8_t> bytes) const { session.on_byte_run(port, bytes); }
+  };
+
   void decode_itm(std::span<const std::uint8_t> bytes);
   void on_packet(const itm::Packet& packet);
+  void on_byte_run(std::uint16_t port, std::span<const std::uint8_t> bytes);
+  void release_if_full();
   void on_hardware_packet(const itm::Packet& packet);
   void on_event(const Event& event) override;
   void stamp_pending(std::uint64_t timestamp, std::string_view clock);

@@ -47,6 +47,8 @@ class ItmDecoder {
   int on_continuation(std::uint8_t byte);
   int on_unsynced(std::uint8_t byte, std::uint32_t zeros_before);
   int complete_source(int count);
+  // Sets kind and fields of a hardware-source packet from its discriminator and size.
+  static void classify_hardware(Packet& packet) noexcept;
   int complete_continuation(int count);
   void add_garbage(std::uint8_t first_byte, std::uint32_t bytes, MalformedReason reason);
   int flush_garbage(int count);
@@ -68,16 +70,37 @@ class ItmDecoder {
 // Payload length for source packets by the size bits SS (D4.2.8).
 inline constexpr std::array<std::uint8_t, 4> source_payload_length{0, 1, 2, 4};
 
+// A sink may also take runs of 1-byte writes to one stimulus port in one call (text
+// output is mostly such runs): sink.byte_run(port, bytes). Otherwise it gets packets.
+template <class Sink>
+concept ByteRunSink = requires(Sink& sink, std::uint16_t port, std::span<const std::uint8_t> bytes) {
+  sink.byte_run(port, bytes);
+};
+
 template <class Sink>
 void ItmDecoder::feed(std::span<const std::uint8_t> bytes, Sink&& sink) {
   const std::uint8_t* p = bytes.data();
   const std::uint8_t* const end = p + bytes.size();
   while (p < end) {
-    // Fast path: a whole source packet (the common case) in the buffer, decoded without
-    // the byte-wise state machine. Same results as step(), byte for byte.
+    // Fast paths while between packets with nothing pending: whole source packets in
+    // the buffer are decoded without the byte-wise state machine (same results).
     if (state_ == State::header && header_zeros_ == 0 && garbage_.value == 0 && end - p >= 5 &&
         (p[0] & 3U) != 0) {
       const std::uint8_t header = p[0];
+      if constexpr (ByteRunSink<Sink>) {
+        if ((header & 7U) == 1U && p[2] == header) {
+          std::array<std::uint8_t, 512> run;  // NOLINT(cppcoreguidelines-pro-type-member-init): filled below
+          std::size_t n = 0;
+          while (n < run.size() && end - p >= 2 && p[0] == header) {
+            run[n++] = p[1];
+            p += 2;
+          }
+          zero_run_ = run[n - 1] == 0 ? 1 : 0;
+          sink.byte_run(static_cast<std::uint16_t>(page_ * 32U + (header >> 3U)),
+                        std::span<const std::uint8_t>(run.data(), n));
+          continue;
+        }
+      }
       const std::uint8_t length = source_payload_length[header & 3U];
       std::uint64_t value = 0;
       std::uint32_t trailing_zeros = 0;
@@ -87,13 +110,14 @@ void ItmDecoder::feed(std::span<const std::uint8_t> bytes, Sink&& sink) {
         trailing_zeros = b == 0 ? trailing_zeros + 1 : 0;
       }
       zero_run_ = trailing_zeros;
-      current_ = Packet{};
-      current_.header = header;
-      current_.length = length;
-      current_.value = value;
       p += 1 + length;
-      const int n = complete_source(0);
-      for (int i = 0; i < n; ++i) sink(ready_[static_cast<std::size_t>(i)]);
+      Packet packet{PacketKind::instrumentation, header, length, static_cast<std::uint8_t>(header >> 3U), 0, 0, value};
+      if ((header & 4U) == 0) {
+        packet.port = static_cast<std::uint16_t>(page_ * 32U + packet.address);
+      } else {
+        classify_hardware(packet);
+      }
+      sink(packet);
       continue;
     }
     const int n = step(*p++);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "ports/event.hpp"
 #include "ports/port_map.hpp"
@@ -26,6 +27,10 @@ class PortDecoder {
   // One SWIT write: `size` (1, 2 or 4) little-endian bytes of `value`.
   virtual void write(std::uint32_t value, std::uint8_t size, EventSink& sink) = 0;
   virtual void flush(FlushReason reason, EventSink& sink) = 0;
+  // A run of 1-byte writes; decoders override it when they can do better than a loop.
+  virtual void write_bytes(std::span<const std::uint8_t> bytes, EventSink& sink) {
+    for (const std::uint8_t b : bytes) write(b, 1, sink);
+  }
 };
 
 struct PortDecoderLimits {

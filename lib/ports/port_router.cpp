@@ -12,13 +12,22 @@ PortRouter::PortRouter(PortMap map, std::uint32_t allow_mask, PortDecoderLimits 
 }
 
 bool PortRouter::write(std::uint16_t port, std::uint32_t value, std::uint8_t size, EventSink& sink) {
-  PortDecoder* decoder = decoders_[port % PortMap::port_count].get();
-  const bool masked = port < 32 && ((allow_mask_ >> port) & 1U) == 0;
-  if (decoder == nullptr || masked) {
+  PortDecoder* decoder = decoder_for(port);
+  if (decoder == nullptr) {
     ++filtered_;
     return false;
   }
   decoder->write(value, size, sink);
+  return true;
+}
+
+bool PortRouter::write_bytes(std::uint16_t port, std::span<const std::uint8_t> bytes, EventSink& sink) {
+  PortDecoder* decoder = decoder_for(port);
+  if (decoder == nullptr) {
+    filtered_ += bytes.size();
+    return false;
+  }
+  decoder->write_bytes(bytes, sink);
   return true;
 }
 

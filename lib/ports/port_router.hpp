@@ -17,11 +17,18 @@ class PortRouter {
 
   // Returns false when the port is disabled or masked (the write is counted, not decoded).
   bool write(std::uint16_t port, std::uint32_t value, std::uint8_t size, EventSink& sink);
+  // A run of 1-byte writes to one port; returns false when the port is filtered.
+  bool write_bytes(std::uint16_t port, std::span<const std::uint8_t> bytes, EventSink& sink);
   void flush(FlushReason reason, EventSink& sink);
   [[nodiscard]] const PortMap& map() const noexcept { return map_; }
   [[nodiscard]] std::uint64_t filtered_writes() const noexcept { return filtered_; }
 
  private:
+  [[nodiscard]] PortDecoder* decoder_for(std::uint16_t port) const noexcept {
+    const bool masked = port < 32 && ((allow_mask_ >> port) & 1U) == 0;
+    return masked ? nullptr : decoders_[port % PortMap::port_count].get();
+  }
+
   PortMap map_;
   std::uint32_t allow_mask_;
   PortDecoderLimits limits_;

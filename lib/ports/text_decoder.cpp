@@ -50,6 +50,26 @@ void TextDecoder::write(std::uint32_t value, std::uint8_t size, EventSink& sink)
   for (std::uint8_t i = 0; i < size; ++i) add_char(static_cast<std::uint8_t>(value >> (8U * i)), false, sink);
 }
 
+void TextDecoder::write_bytes(std::span<const std::uint8_t> bytes, EventSink& sink) {
+  // Same rules as add_char() for byte writes, but ordinary characters are appended in
+  // spans rather than one by one.
+  std::size_t i = 0;
+  while (i < bytes.size()) {
+    std::size_t j = i;
+    const std::size_t room = max_line_ - line_.size();
+    const std::size_t limit = std::min(bytes.size(), i + room);
+    while (j < limit && bytes[j] != '\n' && bytes[j] != 0) ++j;
+    line_.append(reinterpret_cast<const char*>(bytes.data() + i), j - i);
+    if (j == limit && line_.size() >= max_line_) {
+      emit_line(sink);
+    } else if (j < bytes.size() && j < limit) {
+      add_char(bytes[j], true, sink);
+      ++j;
+    }
+    i = j;
+  }
+}
+
 void TextDecoder::flush(FlushReason reason, EventSink& sink) {
   if (reason != FlushReason::overflow && !line_.empty()) emit_line(sink);
 }

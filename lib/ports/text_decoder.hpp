@@ -16,6 +16,7 @@ class TextDecoder final : public PortDecoder {
   TextDecoder(std::uint16_t port, std::size_t max_line, std::optional<UserFormat> value_format);
   void write(std::uint32_t value, std::uint8_t size, EventSink& sink) override;
   void flush(FlushReason reason, EventSink& sink) override;
+  void write_bytes(std::span<const std::uint8_t> bytes, EventSink& sink) override;
 
  private:
   void emit_line(EventSink& sink);

@@ -104,13 +104,13 @@ int main(int argc, char** argv) {
       "Decode ARM ITM/DWT trace (raw SWO bytes, or TPIU frames with --tpiu) into NDJSON records,\n"
       "one per line, shaped like a Callisto Event: {\"timestamp\":..,\"port\":..,\"event\":{\"kind\":..}}.\n\n"
       "Examples:\n"
-      "  swo-capture --simulate | itm-decode\n"
+      "  itm-decode swo.bin | jq -c 'select(.port == 0)'\n"
       "  itm-decode capture.bin --cpu-hz 72000000 | jq -r 'select(.event.kind==\"Text\") | .event.data.message'\n"
       "  itm-decode --tpiu --tpiu-stream 1 --format text swo_tpiu.bin",
       "itm-decode"};
   Options o;
   tp::CommonOptions common;
-  app.add_option("FILE", o.input, "Input file ('-' or none = stdin)")->type_name("FILE");
+  app.add_option("FILE", o.input, "Input file ('-' or none = stdin)");
   app.add_flag("--tpiu", o.tpiu, "Input is TPIU-formatted (16-byte frames); extract one stream");
   app.add_option("--tpiu-stream", o.tpiu_stream, "TPIU stream ID carrying ITM")->default_val(1)->check(CLI::Range(1, 0x7C));
   app.add_option("--port-map", o.port_map, "Port map JSON (Callisto ports_map form); default: the standard map")
