@@ -9,12 +9,13 @@
 #include <string_view>
 
 #include "core/file_descriptor.hpp"
+#include "core/out_buffer.hpp"
 
 namespace tp {
 
 class BatchedWriter {
  public:
-  static constexpr std::size_t default_capacity = 256 * 1024;
+  static constexpr std::size_t default_capacity = 1024 * 1024;
   static constexpr std::uint64_t default_max_delay_us = 50'000;
 
   // "-" or empty = stdout. append=false truncates an existing file.
@@ -27,7 +28,7 @@ class BatchedWriter {
   ~BatchedWriter();
 
   // The buffer to append to; call commit() after appending a whole record.
-  [[nodiscard]] std::string& buffer() noexcept { return buffer_; }
+  [[nodiscard]] OutBuffer& buffer() noexcept { return buffer_; }
   void write(std::string_view bytes) {
     buffer_.append(bytes);
     commit();
@@ -48,7 +49,7 @@ class BatchedWriter {
 
  private:
   FileDescriptor fd_;
-  std::string buffer_;
+  OutBuffer buffer_;
   std::size_t capacity_;
   std::uint64_t max_delay_us_ = default_max_delay_us;
   std::uint64_t last_flush_us_ = 0;

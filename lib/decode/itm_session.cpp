@@ -8,6 +8,7 @@
 namespace tp {
 
 using itm::Packet;
+using namespace std::string_view_literals;
 using itm::PacketKind;
 
 ItmSession::ItmSession(PortMap port_map, SessionOptions options, BatchedWriter& writer)
@@ -163,34 +164,46 @@ std::uint64_t ItmSession::target_time() const noexcept {
   return cycles / hz * 1'000'000'000U + cycles % hz * 1'000'000'000U / hz;
 }
 
+const RecordFormatter::Stamp& ItmSession::stamp_for(std::uint64_t timestamp, std::string_view clock) {
+  if (timestamp != stamp_time_ || clock != stamp_clock_ || stamp_.suffix.empty()) {
+    formatter_.stamp(stamp_, timestamp, clock);
+    stamp_time_ = timestamp;
+    stamp_clock_ = clock;
+  }
+  return stamp_;
+}
+
 void ItmSession::stamp_pending(std::uint64_t timestamp, std::string_view clock) {
-  std::string& out = writer_.buffer();
-  std::size_t begin = 0;
-  for (const Pending& record : pending_) {
-    formatter_.line(out, timestamp, clock, std::string_view(staging_).substr(begin, record.body_end - begin));
-    begin = record.body_end;
+  OutBuffer& out = writer_.buffer();
+  if (!pending_.empty()) {
+    const RecordFormatter::Stamp& stamp = stamp_for(timestamp, clock);
+    std::size_t begin = 0;
+    for (const Pending& record : pending_) {
+      RecordFormatter::line(out, stamp, staging_.view(begin, record.body_end));
+      begin = record.body_end;
+    }
   }
   if (!frames_.empty()) {
     // Raw frames for the Callisto Itm message (DESIGN.md, second line shape).
-    out += "{\"timestamp\":";
+    out += "{\"timestamp\":"sv;
     append_uint(out, timestamp);
-    out += ",\"frames\":[";
+    out += ",\"frames\":["sv;
     for (std::size_t i = 0; i < frames_.size(); ++i) {
       if (i != 0) out += ',';
-      out += "{\"port\":";
+      out += "{\"port\":"sv;
       append_uint(out, frames_[i].port);
-      out += ",\"data\":[";
+      out += ",\"data\":["sv;
       for (std::uint8_t k = 0; k < frames_[i].size; ++k) {
         if (k != 0) out += ',';
         append_uint(out, (frames_[i].value >> (8U * k)) & 0xFFU);
       }
-      out += "],\"timestamp\":";
+      out += "],\"timestamp\":"sv;
       append_uint(out, timestamp);
       out += '}';
     }
-    out += "],\"clock\":\"";
+    out += "],\"clock\":\""sv;
     out += clock;
-    out += "\"}\n";
+    out += "\"}\n"sv;
     frames_.clear();
   }
   pending_.clear();
@@ -206,10 +219,10 @@ void ItmSession::release_pending() {
     stamp_pending(target_time(), target_clock());
   } else {
     // No target time: each record keeps the host time its bytes arrived at.
-    std::string& out = writer_.buffer();
+    OutBuffer& out = writer_.buffer();
     std::size_t begin = 0;
     for (const Pending& record : pending_) {
-      formatter_.line(out, record.host_us, "us", std::string_view(staging_).substr(begin, record.body_end - begin));
+      RecordFormatter::line(out, stamp_for(record.host_us, "us"), staging_.view(begin, record.body_end));
       begin = record.body_end;
     }
     pending_.clear();

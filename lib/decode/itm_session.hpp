@@ -96,6 +96,8 @@ class ItmSession final : private EventSink {
   void on_hardware_packet(const itm::Packet& packet);
   void on_event(const Event& event) override;
   void stamp_pending(std::uint64_t timestamp, std::string_view clock);
+  // The cached line prefix/suffix for this time (records of one group share it).
+  const RecordFormatter::Stamp& stamp_for(std::uint64_t timestamp, std::string_view clock);
   void release_pending();
   [[nodiscard]] std::uint64_t target_time() const noexcept;
   [[nodiscard]] std::string_view target_clock() const noexcept { return options_.cpu_hz != 0 ? "ns" : "cycles"; }
@@ -108,7 +110,10 @@ class ItmSession final : private EventSink {
   itm::TargetClock clock_;
   std::optional<itm::TpiuDeformatter> tpiu_;
   std::vector<std::uint8_t> deformatted_;
-  std::string staging_;
+  OutBuffer staging_;
+  RecordFormatter::Stamp stamp_;
+  std::uint64_t stamp_time_ = 0;
+  std::string_view stamp_clock_;
   std::vector<Pending> pending_;
   std::vector<Frame> frames_;
   std::uint64_t host_us_ = 0;

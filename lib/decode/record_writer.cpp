@@ -5,6 +5,9 @@
 #include "json/json_writer.hpp"
 
 namespace tp {
+
+using namespace std::string_view_literals;
+
 namespace {
 
 std::string_view exception_action_name(std::uint64_t action) {
@@ -18,19 +21,19 @@ std::string_view exception_action_name(std::uint64_t action) {
 
 constexpr std::string_view event_counter_bits[] = {"cpi", "exc", "sleep", "lsu", "fold", "cyc"};
 
-void key(std::string& out, std::string_view name) {
+inline void key(OutBuffer& out, std::string_view name) {
   out += '"';
   out += name;
-  out += "\":";
+  out += "\":"sv;
 }
 
-void uint_field(std::string& out, std::string_view name, std::uint64_t value) {
+inline void uint_field(OutBuffer& out, std::string_view name, std::uint64_t value) {
   key(out, name);
   append_uint(out, value);
 }
 
 // Printable text for the terminal format: control characters as \xNN.
-void append_printable(std::string& out, std::string_view text) {
+void append_printable(OutBuffer& out, std::string_view text) {
   for (const char c : text) {
     const auto u = static_cast<unsigned char>(c);
     if (u < 0x20 || u == 0x7F) {
@@ -43,7 +46,7 @@ void append_printable(std::string& out, std::string_view text) {
 
 }  // namespace
 
-void RecordFormatter::body(std::string& out, const Event& event) const {
+void RecordFormatter::body(OutBuffer& out, const Event& event) const {
   if (format_ == OutputFormat::ndjson) {
     ndjson_body(out, event);
   } else if (format_ == OutputFormat::text) {
@@ -51,99 +54,99 @@ void RecordFormatter::body(std::string& out, const Event& event) const {
   }
 }
 
-void RecordFormatter::ndjson_body(std::string& out, const Event& e) const {
-  out += "\"port\":";
+void RecordFormatter::ndjson_body(OutBuffer& out, const Event& e) const {
+  out += "\"port\":"sv;
   append_uint(out, e.port);
-  out += ",\"event\":{\"kind\":\"";
+  out += ",\"event\":{\"kind\":\""sv;
   out += event_kind_name(e.kind);
   out += '"';
   switch (e.kind) {
     case EventKind::text:
-      out += ",\"data\":{\"message\":";
+      out += ",\"data\":{\"message\":"sv;
       append_json_string(out, e.text);
       out += '}';
       break;
     case EventKind::marker:
-      out += ",\"data\":{";
+      out += ",\"data\":{"sv;
       uint_field(out, "id", e.a);
       if (!e.text.empty()) {
-        out += ",\"name\":";
+        out += ",\"name\":"sv;
         append_json_string(out, e.text);
       }
       out += '}';
       break;
     case EventKind::task_switch:
-      out += ",\"data\":{";
+      out += ",\"data\":{"sv;
       uint_field(out, "from_task", e.a);
       out += ',';
       uint_field(out, "to_task", e.b);
       out += '}';
       break;
     case EventKind::isr_enter:
-      out += ",\"data\":{";
+      out += ",\"data\":{"sv;
       uint_field(out, "isr_id", e.a);
       if (!e.text.empty()) {
-        out += ",\"name\":";
+        out += ",\"name\":"sv;
         append_json_string(out, e.text);
       }
       out += '}';
       break;
     case EventKind::isr_exit:
-      out += ",\"data\":{";
+      out += ",\"data\":{"sv;
       uint_field(out, "isr_id", e.a);
       out += '}';
       break;
     case EventKind::idle_enter:
     case EventKind::idle_exit: break;
     case EventKind::counter:
-      out += ",\"data\":{";
+      out += ",\"data\":{"sv;
       uint_field(out, "counter_id", e.a);
       out += ',';
       uint_field(out, "value", e.b);
       out += '}';
       break;
     case EventKind::raw:
-      out += ",\"data\":{\"data\":";
+      out += ",\"data\":{\"data\":"sv;
       append_byte_array(out, e.bytes);
       out += '}';
       break;
     case EventKind::exception:
-      out += ",\"data\":{";
+      out += ",\"data\":{"sv;
       uint_field(out, "number", e.a);
-      out += ",\"name\":";
+      out += ",\"name\":"sv;
       append_json_string(out, e.text);
-      out += ",\"action\":\"";
+      out += ",\"action\":\""sv;
       out += exception_action_name(e.b);
-      out += "\"}";
+      out += "\"}"sv;
       break;
     case EventKind::pc_sample:
-      out += ",\"data\":{";
+      out += ",\"data\":{"sv;
       uint_field(out, "pc", e.a);
-      out += e.b != 0 ? ",\"sleep\":true}" : ",\"sleep\":false}";
+      out += e.b != 0 ? ",\"sleep\":true}"sv : ",\"sleep\":false}"sv;
       break;
     case EventKind::data_trace:
-      out += ",\"data\":{";
+      out += ",\"data\":{"sv;
       uint_field(out, "comparator", e.a);
-      out += ",\"type\":\"";
+      out += ",\"type\":\""sv;
       out += data_trace_type_name(static_cast<DataTraceType>(e.c));
-      out += "\",";
+      out += "\","sv;
       uint_field(out, "value", e.b);
       out += ',';
       uint_field(out, "size", e.d);
       out += '}';
       break;
     case EventKind::event_counter:
-      out += ",\"data\":{";
+      out += ",\"data\":{"sv;
       for (unsigned bit = 0; bit < 6; ++bit) {
         if (bit != 0) out += ',';
         key(out, event_counter_bits[bit]);
-        out += ((e.a >> bit) & 1U) != 0 ? "true" : "false";
+        out += ((e.a >> bit) & 1U) != 0 ? "true"sv : "false"sv;
       }
       out += '}';
       break;
-    case EventKind::overflow: out += ",\"data\":{}"; break;
+    case EventKind::overflow: out += ",\"data\":{}"sv; break;
     case EventKind::hardware:
-      out += ",\"data\":{";
+      out += ",\"data\":{"sv;
       uint_field(out, "discriminator", e.a);
       out += ',';
       uint_field(out, "value", e.b);
@@ -152,34 +155,35 @@ void RecordFormatter::ndjson_body(std::string& out, const Event& e) const {
       out += '}';
       break;
     case EventKind::extension:
-      out += ",\"data\":{";
+      out += ",\"data\":{"sv;
       uint_field(out, "sh", e.a);
       out += ',';
       uint_field(out, "value", e.b);
       out += '}';
       break;
     case EventKind::malformed:
-      out += ",\"data\":{\"reason\":";
+      out += ",\"data\":{\"reason\":"sv;
       append_json_string(out, e.text);
       out += ',';
       uint_field(out, "bytes", e.a);
       if (!e.bytes.empty()) {
-        out += ",\"data\":";
+        out += ",\"data\":"sv;
         append_byte_array(out, e.bytes);
       }
       out += '}';
       break;
   }
-  out += e.source == EventSource::dwt ? "},\"source\":\"dwt\"" : "},\"source\":\"itm\"";
+  out += e.source == EventSource::dwt ? "},\"source\":\"dwt\""sv : "},\"source\":\"itm\""sv;
 }
 
-void RecordFormatter::text_body(std::string& out, const Event& e) const {
+void RecordFormatter::text_body(OutBuffer& out, const Event& e) const {
   auto it = std::back_inserter(out);
   fmt::format_to(it, "{:>3} {:<12} ", e.port, event_kind_name(e.kind));
   switch (e.kind) {
     case EventKind::text: {
-      const std::string& name = port_map_ != nullptr ? port_map_->at(e.port).name : std::string{};
-      if (!name.empty()) fmt::format_to(it, "[{}] ", name);
+      if (port_map_ != nullptr && !port_map_->at(e.port).name.empty()) {
+        fmt::format_to(it, "[{}] ", port_map_->at(e.port).name);
+      }
       append_printable(out, e.text);
       break;
     }
@@ -200,7 +204,7 @@ void RecordFormatter::text_body(std::string& out, const Event& e) const {
     case EventKind::exception: fmt::format_to(it, "{} {} ({})", exception_action_name(e.b), e.text, e.a); break;
     case EventKind::pc_sample:
       if (e.b != 0) {
-        out += "sleep";
+        out += "sleep"sv;
       } else {
         fmt::format_to(it, "0x{:08x}", e.a);
       }
@@ -220,21 +224,27 @@ void RecordFormatter::text_body(std::string& out, const Event& e) const {
   }
 }
 
-void RecordFormatter::line(std::string& out, std::uint64_t timestamp, std::string_view clock,
-                           std::string_view body) const {
+void RecordFormatter::stamp(Stamp& stamp, std::uint64_t timestamp, std::string_view clock) const {
+  stamp.prefix.clear();
+  stamp.suffix.clear();
   if (format_ == OutputFormat::ndjson) {
-    out += "{\"timestamp\":";
-    append_uint(out, timestamp);
-    out += ',';
-    out += body;
-    out += ",\"clock\":\"";
-    out += clock;
-    out += "\"}\n";
+    stamp.prefix += "{\"timestamp\":"sv;
+    append_uint(stamp.prefix, timestamp);
+    stamp.prefix += ',';
+    stamp.suffix += ",\"clock\":\""sv;
+    stamp.suffix += clock;
+    stamp.suffix += "\"}\n"sv;
   } else if (format_ == OutputFormat::text) {
-    fmt::format_to(std::back_inserter(out), "{:>14} ", timestamp);
-    out += body;
-    out += '\n';
+    fmt::format_to(std::back_inserter(stamp.prefix), "{:>14} ", timestamp);
+    stamp.suffix += '\n';
   }
+}
+
+void RecordFormatter::line(OutBuffer& out, std::uint64_t timestamp, std::string_view clock,
+                           std::string_view body) const {
+  Stamp parts;
+  stamp(parts, timestamp, clock);
+  line(out, parts, body);
 }
 
 }  // namespace tp

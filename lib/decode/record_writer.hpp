@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
+#include "core/out_buffer.hpp"
 #include "itm/exception_names.hpp"
 #include "ports/event.hpp"
 #include "ports/port_map.hpp"
@@ -20,12 +22,28 @@ class RecordFormatter {
  public:
   RecordFormatter(OutputFormat format, const PortMap* port_map) : format_(format), port_map_(port_map) {}
 
-  void body(std::string& out, const Event& event) const;
-  void line(std::string& out, std::uint64_t timestamp, std::string_view clock, std::string_view body) const;
+  void body(OutBuffer& out, const Event& event) const;
+  void line(OutBuffer& out, std::uint64_t timestamp, std::string_view clock, std::string_view body) const;
+
+  // The parts of a line around its body, for writing many lines with one timestamp.
+  struct Stamp {
+    OutBuffer prefix;
+    OutBuffer suffix;
+  };
+  void stamp(Stamp& stamp, std::uint64_t timestamp, std::string_view clock) const;
+  static void line(OutBuffer& out, const Stamp& stamp, std::string_view body) {
+    char* p = out.ensure(stamp.prefix.size() + body.size() + stamp.suffix.size());
+    std::memcpy(p, stamp.prefix.data(), stamp.prefix.size());
+    p += stamp.prefix.size();
+    std::memcpy(p, body.data(), body.size());
+    p += body.size();
+    std::memcpy(p, stamp.suffix.data(), stamp.suffix.size());
+    out.commit_to(p + stamp.suffix.size());
+  }
 
  private:
-  void ndjson_body(std::string& out, const Event& event) const;
-  void text_body(std::string& out, const Event& event) const;
+  void ndjson_body(OutBuffer& out, const Event& event) const;
+  void text_body(OutBuffer& out, const Event& event) const;
   OutputFormat format_;
   const PortMap* port_map_;
 };

@@ -41,20 +41,24 @@ std::size_t valid_utf8_sequence(std::string_view s) {
   return 0;
 }
 
-void append_escape(std::string& out, unsigned char c) {
+char* write_escape(char* p, unsigned char c) {
+  static constexpr char hex[] = "0123456789abcdef";
+  *p++ = '\\';
   switch (c) {
-    case '"': out += "\\\""; return;
-    case '\\': out += "\\\\"; return;
-    case '\n': out += "\\n"; return;
-    case '\r': out += "\\r"; return;
-    case '\t': out += "\\t"; return;
-    case '\b': out += "\\b"; return;
-    case '\f': out += "\\f"; return;
-    default: {
-      static constexpr char hex[] = "0123456789abcdef";
-      const char escaped[6] = {'\\', 'u', '0', '0', hex[c >> 4U], hex[c & 0xFU]};
-      out.append(escaped, sizeof escaped);
-    }
+    case '"': *p++ = '"'; return p;
+    case '\\': *p++ = '\\'; return p;
+    case '\n': *p++ = 'n'; return p;
+    case '\r': *p++ = 'r'; return p;
+    case '\t': *p++ = 't'; return p;
+    case '\b': *p++ = 'b'; return p;
+    case '\f': *p++ = 'f'; return p;
+    default:
+      *p++ = 'u';
+      *p++ = '0';
+      *p++ = '0';
+      *p++ = hex[c >> 4U];
+      *p++ = hex[c & 0xFU];
+      return p;
   }
 }
 
@@ -65,54 +69,91 @@ constexpr char digit_pairs[] =
 
 }  // namespace
 
-void append_json_string(std::string& out, std::string_view text) {
-  out += '"';
-  std::size_t run_start = 0;
+void append_json_string(OutBuffer& out, std::string_view text) {
+  // Worst case: every byte becomes a 6-byte \u00XX escape.
+  char* p = out.ensure(text.size() * 6 + 2);
+  *p++ = '"';
   std::size_t i = 0;
   while (i < text.size()) {
     const auto c = static_cast<unsigned char>(text[i]);
     const std::uint8_t cls = char_class[c];
     if (cls == 0) {
+      *p++ = static_cast<char>(c);
       ++i;
-      continue;
-    }
-    if (cls == 2) {
-      const std::size_t len = valid_utf8_sequence(text.substr(i));
-      if (len != 0) {
-        i += len;
-        continue;
-      }
-    }
-    out.append(text.data() + run_start, i - run_start);
-    if (cls == 1) {
-      append_escape(out, c);
+    } else if (cls == 1) {
+      p = write_escape(p, c);
+      ++i;
+    } else if (const std::size_t len = valid_utf8_sequence(text.substr(i)); len != 0) {
+      std::memcpy(p, text.data() + i, len);
+      p += len;
+      i += len;
     } else {
-      out += replacement_character;
+      std::memcpy(p, replacement_character.data(), replacement_character.size());
+      p += replacement_character.size();
+      ++i;
     }
-    ++i;
-    run_start = i;
   }
-  out.append(text.data() + run_start, text.size() - run_start);
-  out += '"';
+  *p++ = '"';
+  out.commit_to(p);
 }
 
-void append_uint(std::string& out, std::uint64_t value) {
-  char buffer[20];
-  char* end = buffer + sizeof buffer;
-  char* p = end;
-  while (value >= 100) {
-    const auto pair = static_cast<std::size_t>(value % 100) * 2;
-    value /= 100;
+void append_uint(OutBuffer& out, std::uint64_t value) {
+  static constexpr std::uint64_t powers_of_10[] = {1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
+                                                   10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
+                                                   100000000000ULL, 1000000000000ULL, 10000000000000ULL,
+                                                   100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+                                                   100000000000000000ULL, 1000000000000000000ULL,
+                                                   10000000000000000000ULL};
+  char* const start = out.ensure(20);
+  // Digit count from the bit length (log10(2) ~ 1233/4096), corrected by one compare.
+  const auto bits = static_cast<unsigned>(64 - __builtin_clzll(value | 1U));
+  unsigned digits = (bits * 1233U) >> 12U;
+  digits += (value | 1U) >= powers_of_10[digits] ? 1U : 0U;  // 0 has one digit too
+  char* p = start + digits;
+  // Most values fit 32 bits, where dividing by 100 is cheaper.
+  auto small = static_cast<std::uint32_t>(value);
+  if (value > 0xFFFFFFFFULL) {
+    while (value > 0xFFFFFFFFULL) {
+      const auto pair = static_cast<std::size_t>(value % 100) * 2;
+      value /= 100;
+      p -= 2;
+      std::memcpy(p, digit_pairs + pair, 2);
+    }
+    small = static_cast<std::uint32_t>(value);
+  }
+  while (small >= 100) {
+    const auto pair = static_cast<std::size_t>(small % 100) * 2;
+    small /= 100;
     p -= 2;
     std::memcpy(p, digit_pairs + pair, 2);
   }
-  if (value >= 10) {
-    p -= 2;
-    std::memcpy(p, digit_pairs + value * 2, 2);
+  if (small >= 10) {
+    std::memcpy(p - 2, digit_pairs + small * 2, 2);
   } else {
-    *--p = static_cast<char>('0' + value);
+    *(p - 1) = static_cast<char>('0' + small);
   }
-  out.append(p, static_cast<std::size_t>(end - p));
+  out.commit(digits);
+}
+
+void append_byte_array(OutBuffer& out, std::span<const std::uint8_t> bytes) {
+  out += '[';
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (i != 0) out += ',';
+    append_uint(out, bytes[i]);
+  }
+  out += ']';
+}
+
+void append_json_string(std::string& out, std::string_view text) {
+  OutBuffer buffer;
+  append_json_string(buffer, text);
+  out += buffer.view();
+}
+
+void append_uint(std::string& out, std::uint64_t value) {
+  OutBuffer buffer(32);
+  append_uint(buffer, value);
+  out += buffer.view();
 }
 
 void append_int(std::string& out, std::int64_t value) {
@@ -130,15 +171,6 @@ void append_double(std::string& out, double value) {
     return;
   }
   fmt::format_to(std::back_inserter(out), "{}", value);
-}
-
-void append_byte_array(std::string& out, std::span<const std::uint8_t> bytes) {
-  out += '[';
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    if (i != 0) out += ',';
-    append_uint(out, bytes[i]);
-  }
-  out += ']';
 }
 
 void JsonWriter::before_value() {

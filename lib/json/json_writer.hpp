@@ -7,16 +7,22 @@
 #include <string>
 #include <string_view>
 
+#include "core/out_buffer.hpp"
+
 namespace tp {
 
 // Appends `text` as a quoted JSON string. Control characters, quotes and backslashes are
 // escaped; every byte sequence that is not valid UTF-8 becomes U+FFFD.
+void append_json_string(OutBuffer& out, std::string_view text);
+void append_uint(OutBuffer& out, std::uint64_t value);
+// Appends [b0,b1,...] as a JSON array of integers.
+void append_byte_array(OutBuffer& out, std::span<const std::uint8_t> bytes);
+
+// The same for std::string (diagnostics and other cold paths).
 void append_json_string(std::string& out, std::string_view text);
 void append_uint(std::string& out, std::uint64_t value);
 void append_int(std::string& out, std::int64_t value);
 void append_double(std::string& out, double value);
-// Appends [b0,b1,...] as a JSON array of integers.
-void append_byte_array(std::string& out, std::span<const std::uint8_t> bytes);
 
 // Structured writer with automatic commas, for messages that are not on a hot path.
 class JsonWriter {

@@ -17,6 +17,7 @@ bool PortRouter::write(std::uint16_t port, std::uint32_t value, std::uint8_t siz
     ++filtered_;
     return false;
   }
+  mark_used(port);
   decoder->write(value, size, sink);
   return true;
 }
@@ -27,14 +28,13 @@ bool PortRouter::write_bytes(std::uint16_t port, std::span<const std::uint8_t> b
     filtered_ += bytes.size();
     return false;
   }
+  mark_used(port);
   decoder->write_bytes(bytes, sink);
   return true;
 }
 
 void PortRouter::flush(FlushReason reason, EventSink& sink) {
-  for (auto& decoder : decoders_) {
-    if (decoder) decoder->flush(reason, sink);
-  }
+  for (PortDecoder* decoder : active_) decoder->flush(reason, sink);
 }
 
 }  // namespace tp

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "ports/port_decoder.hpp"
 #include "ports/port_map.hpp"
@@ -28,11 +29,18 @@ class PortRouter {
     const bool masked = port < 32 && ((allow_mask_ >> port) & 1U) == 0;
     return masked ? nullptr : decoders_[port % PortMap::port_count].get();
   }
+  void mark_used(std::uint16_t port) {
+    if (used_[port % PortMap::port_count]) return;
+    used_[port % PortMap::port_count] = true;
+    active_.push_back(decoders_[port % PortMap::port_count].get());
+  }
 
   PortMap map_;
   std::uint32_t allow_mask_;
   PortDecoderLimits limits_;
   std::array<std::unique_ptr<PortDecoder>, PortMap::port_count> decoders_;
+  std::array<bool, PortMap::port_count> used_{};  // decoders that have seen a write
+  std::vector<PortDecoder*> active_;              // only these have anything to flush
   std::uint64_t filtered_ = 0;
 };
 
