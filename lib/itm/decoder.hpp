@@ -3,7 +3,9 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "itm/packet.hpp"
@@ -70,6 +72,37 @@ class ItmDecoder {
 // Payload length for source packets by the size bits SS (D4.2.8).
 inline constexpr std::array<std::uint8_t, 4> source_payload_length{0, 1, 2, 4};
 
+// Copies the payloads of consecutive [header, byte] pairs from p to out, eight pairs
+// at a time while all eight carry `header`; returns how many it copied (the caller
+// finishes the run byte by byte).
+inline std::size_t gather_byte_run(const std::uint8_t* p, const std::uint8_t* end, std::uint8_t header,
+                                   std::uint8_t* out, std::size_t max) noexcept {
+  if constexpr (std::endian::native != std::endian::little) return 0;  // the caller's loop does it all
+  constexpr std::uint64_t even_bytes = 0x00FF00FF00FF00FFULL;
+  const std::uint64_t headers = even_bytes / 0xFFU * header;
+  std::size_t n = 0;
+  while (n + 8 <= max && end - p >= 16) {
+    std::uint64_t lo = 0;
+    std::uint64_t hi = 0;
+    std::memcpy(&lo, p, 8);
+    std::memcpy(&hi, p + 8, 8);
+    if ((lo & even_bytes) != headers || (hi & even_bytes) != headers) break;
+    // Odd bytes (little-endian: bits 8-15, 24-31, ...) packed into 4 bytes per word.
+    const auto pack = [&](std::uint64_t w) {
+      w = (w >> 8U) & even_bytes;
+      w = (w | (w >> 8U)) & 0x0000FFFF0000FFFFULL;
+      return static_cast<std::uint32_t>((w | (w >> 16U)) & 0xFFFFFFFFULL);
+    };
+    const std::uint32_t a = pack(lo);
+    const std::uint32_t b = pack(hi);
+    std::memcpy(out + n, &a, 4);
+    std::memcpy(out + n + 4, &b, 4);
+    n += 8;
+    p += 16;
+  }
+  return n;
+}
+
 // A sink may also take runs of 1-byte writes to one stimulus port in one call (text
 // output is mostly such runs): sink.byte_run(port, bytes). Otherwise it gets packets.
 template <class Sink>
@@ -84,13 +117,39 @@ void ItmDecoder::feed(std::span<const std::uint8_t> bytes, Sink&& sink) {
   while (p < end) {
     // Fast paths while between packets with nothing pending: whole source packets in
     // the buffer are decoded without the byte-wise state machine (same results).
-    if (state_ == State::header && header_zeros_ == 0 && garbage_.value == 0 && end - p >= 5 &&
-        (p[0] & 3U) != 0) {
+    const bool between_packets = state_ == State::header && header_zeros_ == 0 && garbage_.value == 0;
+    if (between_packets && end - p >= 5 && (p[0] & 3U) == 0) {
+      const std::uint8_t header = p[0];
+      if ((header & 0xCFU) == 0xC0U) {  // LTS1: 11TT0000 and up to 4 continuation bytes
+        std::uint64_t value = 0;
+        std::uint8_t length = 0;
+        bool more = true;
+        while (more && length < 4) {
+          const std::uint8_t b = p[1 + length];
+          value |= static_cast<std::uint64_t>(b & 0x7FU) << (7U * length);
+          more = (b & 0x80U) != 0;
+          ++length;
+        }
+        if (!more) {
+          zero_run_ = p[length] == 0 ? 1 : 0;
+          p += 1 + length;
+          sink(Packet{PacketKind::local_timestamp, header, length, 0, 0, static_cast<std::uint8_t>((header >> 4U) & 3U), value});
+          continue;
+        }
+      } else if ((header & 0x8FU) == 0 && header != 0 && header != 0x70) {  // LTS2: 0TTT0000
+        zero_run_ = 0;
+        ++p;
+        sink(Packet{PacketKind::local_timestamp, header, 0, 0, 0, 0, static_cast<std::uint64_t>(header >> 4U)});
+        continue;
+      }
+    }
+    if (between_packets && end - p >= 5 && (p[0] & 3U) != 0) {
       const std::uint8_t header = p[0];
       if constexpr (ByteRunSink<Sink>) {
         if ((header & 7U) == 1U && p[2] == header) {
           std::array<std::uint8_t, 512> run;  // NOLINT(cppcoreguidelines-pro-type-member-init): filled below
-          std::size_t n = 0;
+          std::size_t n = gather_byte_run(p, end, header, run.data(), run.size());
+          p += 2 * n;
           while (n < run.size() && end - p >= 2 && p[0] == header) {
             run[n++] = p[1];
             p += 2;

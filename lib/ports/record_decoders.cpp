@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "ports/text_decoder.hpp"
 
 namespace tp {
@@ -53,14 +56,26 @@ void FixedRecordDecoder::report_partial(std::string_view reason, EventSink& sink
 }
 
 void FixedRecordDecoder::write(std::uint32_t value, std::uint8_t size, EventSink& sink) {
-  for (std::uint8_t i = 0; i < size; ++i) {
-    const auto byte = static_cast<std::uint8_t>(value >> (8U * i));
-    if (filled_ == 0 && !valid_start(byte)) {
-      ++garbage_bytes_;  // resync: skip until a byte that can start a record
-      continue;
+  std::array<std::uint8_t, 4> bytes{};
+  for (std::uint8_t i = 0; i < size; ++i) bytes[i] = static_cast<std::uint8_t>(value >> (8U * i));
+  write_bytes(std::span<const std::uint8_t>(bytes.data(), size), sink);
+}
+
+void FixedRecordDecoder::write_bytes(std::span<const std::uint8_t> bytes, EventSink& sink) {
+  std::size_t i = 0;
+  while (i < bytes.size()) {
+    if (filled_ == 0) {
+      if (!valid_start(bytes[i])) {
+        ++garbage_bytes_;  // resync: skip until a byte that can start a record
+        ++i;
+        continue;
+      }
+      report_garbage(sink);
     }
-    if (filled_ == 0) report_garbage(sink);
-    record_[filled_++] = byte;
+    const std::size_t n = std::min(bytes.size() - i, record_size_ - filled_);
+    std::memcpy(record_.data() + filled_, bytes.data() + i, n);
+    filled_ += n;
+    i += n;
     if (filled_ == record_size_) {
       decode(record_.data(), sink);
       filled_ = 0;

@@ -18,6 +18,7 @@ namespace tp {
 class FixedRecordDecoder : public PortDecoder {
  public:
   void write(std::uint32_t value, std::uint8_t size, EventSink& sink) final;
+  void write_bytes(std::span<const std::uint8_t> bytes, EventSink& sink) final;
   void flush(FlushReason reason, EventSink& sink) final;
 
  protected:

@@ -1,5 +1,7 @@
 #include "ports/text_decoder.hpp"
 
+#include <cstring>
+
 namespace tp {
 
 TextDecoder::TextDecoder(std::uint16_t port, std::size_t max_line, std::optional<UserFormat> value_format)
@@ -58,7 +60,11 @@ void TextDecoder::write_bytes(std::span<const std::uint8_t> bytes, EventSink& si
     std::size_t j = i;
     const std::size_t room = max_line_ - line_.size();
     const std::size_t limit = std::min(bytes.size(), i + room);
-    while (j < limit && bytes[j] != '\n' && bytes[j] != 0) ++j;
+    // The first newline or NUL before the limit ends this span.
+    const auto* data = bytes.data();
+    if (const void* nl = std::memchr(data + i, '\n', limit - i)) j = static_cast<std::size_t>(static_cast<const std::uint8_t*>(nl) - data);
+    else j = limit;
+    if (const void* nul = std::memchr(data + i, 0, j - i)) j = static_cast<std::size_t>(static_cast<const std::uint8_t*>(nul) - data);
     line_.append(reinterpret_cast<const char*>(bytes.data() + i), j - i);
     if (j == limit && line_.size() >= max_line_) {
       emit_line(sink);
