@@ -15,7 +15,7 @@ namespace tp {
 
 class BatchedWriter {
  public:
-  static constexpr std::size_t default_capacity = 1024 * 1024;
+  static constexpr std::size_t default_capacity = std::size_t{1} << 20U;
   static constexpr std::uint64_t default_max_delay_us = 50'000;
 
   // "-" or empty = stdout. append=false truncates an existing file.

@@ -11,6 +11,17 @@
 #include "core/error.hpp"
 
 namespace tp {
+namespace {
+
+ReadResult wait_for_growth(int timeout_ms) {
+  // Regular files are always "readable" to poll(2), so following one means sleeping.
+  const int wait_ms = timeout_ms < 0 ? 50 : (timeout_ms < 50 ? timeout_ms : 50);
+  const timespec pause{0, static_cast<long>(wait_ms) * 1'000'000L};
+  if (::nanosleep(&pause, nullptr) != 0 && errno == EINTR) return {ReadStatus::interrupted};
+  return {ReadStatus::timeout};
+}
+
+}  // namespace
 
 ByteSource::ByteSource(FileDescriptor fd, std::string name) : fd_(std::move(fd)), name_(std::move(name)) {
   struct stat st {};
@@ -35,14 +46,6 @@ ByteSource ByteSource::open(std::string_view path) {
 
 ByteSource ByteSource::from_fd(int fd, std::string name, bool owned) {
   return ByteSource(FileDescriptor(fd, owned), std::move(name));
-}
-
-ReadResult ByteSource::wait_for_growth(int timeout_ms) {
-  // Regular files are always "readable" to poll(2), so following one means sleeping.
-  const int wait_ms = timeout_ms < 0 ? 50 : (timeout_ms < 50 ? timeout_ms : 50);
-  const timespec pause{0, static_cast<long>(wait_ms) * 1'000'000L};
-  if (::nanosleep(&pause, nullptr) != 0 && errno == EINTR) return {ReadStatus::interrupted};
-  return {ReadStatus::timeout};
 }
 
 ReadResult ByteSource::read(std::span<std::uint8_t> buffer, int timeout_ms) {

@@ -39,7 +39,6 @@ class ByteSource {
 
  private:
   ByteSource(FileDescriptor fd, std::string name);
-  ReadResult wait_for_growth(int timeout_ms);
 
   FileDescriptor fd_;
   std::string name_;

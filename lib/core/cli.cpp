@@ -9,8 +9,10 @@
 namespace tp {
 
 void add_common_options(CLI::App& app, CommonOptions& options, CommonFlags flags) {
-  if (flags.output) app.add_option("-o,--output", options.output, "Write output to FILE ('-' = stdout)")->type_name("FILE");
-  if (flags.output && flags.append) app.add_flag("--append", options.append, "Append to the output file instead of truncating it");
+  if (flags.output)
+    app.add_option("-o,--output", options.output, "Write output to FILE ('-' = stdout)")->type_name("FILE");
+  if (flags.output && flags.append)
+    app.add_flag("--append", options.append, "Append to the output file instead of truncating it");
   app.add_flag("-q,--quiet", options.quiet, "Print only errors on stderr");
   app.add_flag("-v,--verbose", options.verbose, "More detail on stderr (repeatable)");
   app.add_option("--log-format", options.log_format, "Diagnostics on stderr as text or JSON lines")
@@ -33,7 +35,7 @@ std::string exit_code_help() {
 
 namespace {
 Logger make_logger(const CLI::App& app, const CommonOptions& options) {
-  const Verbosity verbosity = options.quiet      ? Verbosity::quiet
+  const Verbosity verbosity = options.quiet         ? Verbosity::quiet
                               : options.verbose > 0 ? Verbosity::verbose
                                                     : Verbosity::normal;
   return Logger(app.get_name(), verbosity, options.log_format == "json" ? LogFormat::json : LogFormat::text);

@@ -12,6 +12,8 @@ namespace tp {
   return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000U + static_cast<std::uint64_t>(ts.tv_nsec) / 1'000U;
 }
 
-[[nodiscard]] inline std::uint64_t monotonic_ms() noexcept { return monotonic_us() / 1000U; }
+[[nodiscard]] inline std::uint64_t monotonic_ms() noexcept {
+  return monotonic_us() / 1000U;
+}
 
 }  // namespace tp

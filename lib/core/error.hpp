@@ -29,8 +29,8 @@ std::string_view error_code_name(ExitCode code);
 // (e.g. "BAUD_RATE_ERROR"). Library code throws it; only tools turn it into an exit.
 class Error : public std::runtime_error {
  public:
-  Error(ExitCode code, std::string message, std::string protocol_code = {})
-      : std::runtime_error(std::move(message)), code_(code), protocol_code_(std::move(protocol_code)) {}
+  Error(ExitCode code, const std::string& message, std::string protocol_code = {})
+      : std::runtime_error(message), code_(code), protocol_code_(std::move(protocol_code)) {}
   [[nodiscard]] ExitCode code() const noexcept { return code_; }
   [[nodiscard]] std::string_view protocol_code() const noexcept {
     return protocol_code_.empty() ? error_code_name(code_) : std::string_view{protocol_code_};

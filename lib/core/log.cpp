@@ -14,17 +14,28 @@ namespace tp {
 
 std::string_view error_code_name(ExitCode code) {
   switch (code) {
-    case ExitCode::ok: return "OK";
-    case ExitCode::failure: return "FAILURE";
-    case ExitCode::usage: return "INVALID_PARAMETERS";
-    case ExitCode::not_found: return "NOT_FOUND";
-    case ExitCode::permission_denied: return "PERMISSION_DENIED";
-    case ExitCode::busy: return "BUSY";
-    case ExitCode::bad_input: return "BAD_INPUT";
-    case ExitCode::io_error: return "IO_ERROR";
-    case ExitCode::timeout: return "TARGET_NOT_RESPONDING";
-    case ExitCode::unsupported: return "UNSUPPORTED";
-    case ExitCode::internal: return "INTERNAL_ERROR";
+    case ExitCode::ok:
+      return "OK";
+    case ExitCode::failure:
+      return "FAILURE";
+    case ExitCode::usage:
+      return "INVALID_PARAMETERS";
+    case ExitCode::not_found:
+      return "NOT_FOUND";
+    case ExitCode::permission_denied:
+      return "PERMISSION_DENIED";
+    case ExitCode::busy:
+      return "BUSY";
+    case ExitCode::bad_input:
+      return "BAD_INPUT";
+    case ExitCode::io_error:
+      return "IO_ERROR";
+    case ExitCode::timeout:
+      return "TARGET_NOT_RESPONDING";
+    case ExitCode::unsupported:
+      return "UNSUPPORTED";
+    case ExitCode::internal:
+      return "INTERNAL_ERROR";
   }
   return "FAILURE";
 }
@@ -34,20 +45,26 @@ void throw_system_error(int err, std::string_view what) {
   switch (err) {
     case ENOENT:
     case ENODEV:
-    case ENXIO: throw Error(ExitCode::not_found, message);
+    case ENXIO:
+      throw Error(ExitCode::not_found, message);
     case EACCES:
-    case EPERM: throw Error(ExitCode::permission_denied, message);
-    case EBUSY: throw Error(ExitCode::busy, message);
-    case ETIMEDOUT: throw Error(ExitCode::timeout, message);
-    default: throw Error(ExitCode::io_error, message);
+    case EPERM:
+      throw Error(ExitCode::permission_denied, message);
+    case EBUSY:
+      throw Error(ExitCode::busy, message);
+    case ETIMEDOUT:
+      throw Error(ExitCode::timeout, message);
+    default:
+      throw Error(ExitCode::io_error, message);
   }
 }
 
+// Colour only on a terminal, and never when NO_COLOR is set (no-color.org).
 Logger::Logger(std::string_view tool, Verbosity verbosity, LogFormat format)
-    : tool_(tool), verbosity_(verbosity), format_(format) {
-  // Colour only on a terminal, and never when NO_COLOR is set (no-color.org).
-  colour_ = format == LogFormat::text && ::isatty(STDERR_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr;
-}
+    : tool_(tool),
+      verbosity_(verbosity),
+      format_(format),
+      colour_(format == LogFormat::text && ::isatty(STDERR_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr) {}
 
 void Logger::emit(std::string_view level, std::string_view code, std::string_view message) const {
   std::string line;
@@ -77,7 +94,9 @@ void Logger::emit(std::string_view level, std::string_view code, std::string_vie
   }
 }
 
-void Logger::error(std::string_view code, std::string_view message) const { emit("error", code, message); }
+void Logger::error(std::string_view code, std::string_view message) const {
+  emit("error", code, message);
+}
 void Logger::warn(std::string_view message) const {
   if (verbosity_ >= Verbosity::normal) emit("warning", {}, message);
 }

@@ -24,7 +24,9 @@ class OutBuffer {
 
   // Room for `extra` more bytes; returns where they go. Call commit() with what was used.
   [[gnu::always_inline]] char* ensure(std::size_t extra) {
-    if (capacity_ - size_ < extra) [[unlikely]] grow(size_ + extra);
+    if (capacity_ - size_ < extra || data_ == nullptr) [[unlikely]] {
+      grow(size_ + extra);
+    }
     return data_.get() + size_;
   }
   void commit(std::size_t used) noexcept { size_ += used; }

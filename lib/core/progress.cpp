@@ -8,11 +8,13 @@
 namespace tp {
 
 Progress::Progress(std::optional<std::uint64_t> total, bool enabled)
-    : total_(total.value_or(0)), start_us_(monotonic_us()) {
-  active_ = enabled && total.has_value() && *total > 0 && ::isatty(STDERR_FILENO) == 1;
-}
+    : total_(total.value_or(0)),
+      start_us_(monotonic_us()),
+      active_(enabled && total.has_value() && *total > 0 && ::isatty(STDERR_FILENO) == 1) {}
 
-Progress::~Progress() { finish(); }
+Progress::~Progress() {
+  finish();
+}
 
 void Progress::redraw(std::uint64_t done) {
   last_done_ = done;
@@ -23,8 +25,8 @@ void Progress::redraw(std::uint64_t done) {
   const double mb = static_cast<double>(done) / 1e6;
   const double rate = seconds > 0 ? mb / seconds : 0.0;
   const double percent = 100.0 * static_cast<double>(done) / static_cast<double>(total_);
-  const std::string line = fmt::format("\r{:5.1f}%  {:.1f}/{:.1f} MB  {:.0f} MB/s ", percent, mb,
-                                       static_cast<double>(total_) / 1e6, rate);
+  const std::string line =
+      fmt::format("\r{:5.1f}%  {:.1f}/{:.1f} MB  {:.0f} MB/s ", percent, mb, static_cast<double>(total_) / 1e6, rate);
   drawn_ = ::write(STDERR_FILENO, line.data(), line.size()) > 0;
 }
 

@@ -12,6 +12,8 @@ class Progress {
   Progress(std::optional<std::uint64_t> total, bool enabled);
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
+  Progress(Progress&&) = delete;
+  Progress& operator=(Progress&&) = delete;
   ~Progress();
 
   // Cheap to call often: redraws at most every 200 ms.

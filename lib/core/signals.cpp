@@ -6,7 +6,9 @@ namespace tp {
 namespace {
 volatile std::sig_atomic_t g_stop_signal = 0;
 
-extern "C" void on_stop_signal(int signo) { g_stop_signal = signo; }
+extern "C" void on_stop_signal(int signo) {
+  g_stop_signal = signo;
+}
 }  // namespace
 
 void install_stop_signal_handlers() {
@@ -22,7 +24,11 @@ void install_stop_signal_handlers() {
   sigaction(SIGPIPE, &ignore, nullptr);
 }
 
-int stop_requested() noexcept { return g_stop_signal; }
-void reset_stop_request() noexcept { g_stop_signal = 0; }
+int stop_requested() noexcept {
+  return g_stop_signal;
+}
+void reset_stop_request() noexcept {
+  g_stop_signal = 0;
+}
 
 }  // namespace tp

@@ -13,9 +13,9 @@
 namespace tp {
 
 struct DecodeLoopOptions {
-  int idle_poll_ms = 20;                 // how long a pause must last before idle work
-  std::uint64_t report_every_us = 0;     // periodic callback interval (0 = never)
-  std::function<void()> on_report;       // e.g. -v statistics
+  int idle_poll_ms = 20;              // how long a pause must last before idle work
+  std::uint64_t report_every_us = 0;  // periodic callback interval (0 = never)
+  std::function<void()> on_report;    // e.g. -v statistics
 };
 
 // Returns when input ends or a stop signal arrives; everything decoded is written.

@@ -19,7 +19,7 @@ ItmSession::ItmSession(PortMap port_map, SessionOptions options, BatchedWriter& 
       decoder_(itm::DecoderOptions{options.strict_sync, false}),
       clock_(options.prescaler) {
   if (options_.tpiu) tpiu_.emplace(options_.tpiu_stream);
-  staging_.reserve(64 * 1024);
+  staging_.reserve(std::size_t{64} << 10U);
   pending_.reserve(options_.max_pending + 1);
 }
 
@@ -71,8 +71,11 @@ void ItmSession::on_packet(const Packet& p) {
       clock_.apply(p);
       if (options_.timestamps == TimestampMode::target) stamp_pending(target_time(), target_clock());
       return;
-    case PacketKind::sync: ++stats_.syncs; return;
-    case PacketKind::stimulus_page: return;
+    case PacketKind::sync:
+      ++stats_.syncs;
+      return;
+    case PacketKind::stimulus_page:
+      return;
     case PacketKind::overflow: {
       ++stats_.overflows;
       router_.flush(FlushReason::overflow, *this);
@@ -100,7 +103,9 @@ void ItmSession::on_packet(const Packet& p) {
       on_event(event);
       break;
     }
-    default: on_hardware_packet(p); break;
+    default:
+      on_hardware_packet(p);
+      break;
   }
   release_if_full();
 }
@@ -131,11 +136,10 @@ void ItmSession::on_hardware_packet(const Packet& p) {
       event.a = p.port;
       event.b = p.value;
       event.d = p.length;
-      event.c = static_cast<std::uint8_t>(
-          p.kind == PacketKind::data_trace_pc        ? DataTraceType::pc
-          : p.kind == PacketKind::data_trace_address ? DataTraceType::address
-          : p.info != 0                              ? DataTraceType::write
-                                                     : DataTraceType::read);
+      event.c = static_cast<std::uint8_t>(p.kind == PacketKind::data_trace_pc        ? DataTraceType::pc
+                                          : p.kind == PacketKind::data_trace_address ? DataTraceType::address
+                                          : p.info != 0                              ? DataTraceType::write
+                                                                                     : DataTraceType::read);
       break;
     default:
       event.kind = EventKind::hardware;

@@ -28,13 +28,13 @@ enum class TimestampMode : std::uint8_t { target, host, none };
 struct SessionOptions {
   OutputFormat format = OutputFormat::ndjson;
   TimestampMode timestamps = TimestampMode::target;
-  std::uint64_t cpu_hz = 0;       // non-zero: target time in nanoseconds instead of cycles
-  std::uint32_t prescaler = 1;    // ITM TCR.TSPrescale divider: 1, 4, 16 or 64
-  bool frames = false;            // also write raw frame lines (Callisto Itm messages)
-  bool tpiu = false;              // input is TPIU-formatted
-  std::uint8_t tpiu_stream = 1;   // the TPIU stream ID carrying ITM
-  bool strict_sync = false;       // after a malformed packet, wait for a sync
-  bool report_malformed = true;   // write Malformed records (they are always counted)
+  std::uint64_t cpu_hz = 0;      // non-zero: target time in nanoseconds instead of cycles
+  std::uint32_t prescaler = 1;   // ITM TCR.TSPrescale divider: 1, 4, 16 or 64
+  bool frames = false;           // also write raw frame lines (Callisto Itm messages)
+  bool tpiu = false;             // input is TPIU-formatted
+  std::uint8_t tpiu_stream = 1;  // the TPIU stream ID carrying ITM
+  bool strict_sync = false;      // after a malformed packet, wait for a sync
+  bool report_malformed = true;  // write Malformed records (they are always counted)
   std::uint32_t allow_mask = 0xFFFFFFFFU;
   std::size_t max_line = 4096;
   std::size_t max_pending = 4096;           // records waiting for a timestamp
@@ -42,15 +42,15 @@ struct SessionOptions {
 };
 
 struct DecodeStats {
-  std::uint64_t bytes = 0;          // input bytes (before TPIU deformatting)
-  std::uint64_t itm_bytes = 0;      // bytes given to the ITM decoder
+  std::uint64_t bytes = 0;      // input bytes (before TPIU deformatting)
+  std::uint64_t itm_bytes = 0;  // bytes given to the ITM decoder
   std::uint64_t packets = 0;
   std::uint64_t syncs = 0;
   std::uint64_t overflows = 0;
   std::uint64_t timestamps = 0;
   std::uint64_t malformed_packets = 0;
   std::uint64_t malformed_bytes = 0;
-  std::uint64_t port_errors = 0;     // malformed records reported by port decoders
+  std::uint64_t port_errors = 0;  // malformed records reported by port decoders
   std::uint64_t records = 0;
   std::uint64_t filtered_writes = 0;
   std::array<std::uint64_t, 16> by_kind{};  // indexed by itm::PacketKind

@@ -12,10 +12,14 @@ namespace {
 
 std::string_view exception_action_name(std::uint64_t action) {
   switch (action) {
-    case 1: return "enter";
-    case 2: return "exit";
-    case 3: return "resume";
-    default: return "reserved";
+    case 1:
+      return "enter";
+    case 2:
+      return "exit";
+    case 3:
+      return "resume";
+    default:
+      return "reserved";
   }
 }
 
@@ -54,7 +58,82 @@ void RecordFormatter::body(OutBuffer& out, const Event& event) const {
   }
 }
 
-void RecordFormatter::ndjson_body(OutBuffer& out, const Event& e) const {
+namespace {
+// The "data" of tracepipe's extended kinds (DESIGN.md "Extended kinds").
+void extended_data(OutBuffer& out, const Event& e) {
+  switch (e.kind) {
+    case EventKind::exception:
+      out += ",\"data\":{"sv;
+      uint_field(out, "number", e.a);
+      out += ",\"name\":"sv;
+      append_json_string(out, e.text);
+      out += ",\"action\":\""sv;
+      out += exception_action_name(e.b);
+      out += "\"}"sv;
+      break;
+    case EventKind::pc_sample:
+      out += ",\"data\":{"sv;
+      uint_field(out, "pc", e.a);
+      out += e.b != 0 ? ",\"sleep\":true}"sv : ",\"sleep\":false}"sv;
+      break;
+    case EventKind::data_trace:
+      out += ",\"data\":{"sv;
+      uint_field(out, "comparator", e.a);
+      out += ",\"type\":\""sv;
+      out += data_trace_type_name(static_cast<DataTraceType>(e.c));
+      out += "\","sv;
+      uint_field(out, "value", e.b);
+      out += ',';
+      uint_field(out, "size", e.d);
+      out += '}';
+      break;
+    case EventKind::event_counter:
+      out += ",\"data\":{"sv;
+      for (unsigned bit = 0; bit < 6; ++bit) {
+        if (bit != 0) out += ',';
+        key(out, event_counter_bits[bit]);
+        out += ((e.a >> bit) & 1U) != 0 ? "true"sv : "false"sv;
+      }
+      out += '}';
+      break;
+    case EventKind::overflow:
+      out += ",\"data\":{}"sv;
+      break;
+    case EventKind::hardware:
+      out += ",\"data\":{"sv;
+      uint_field(out, "discriminator", e.a);
+      out += ',';
+      uint_field(out, "value", e.b);
+      out += ',';
+      uint_field(out, "size", e.d);
+      out += '}';
+      break;
+    case EventKind::extension:
+      out += ",\"data\":{"sv;
+      uint_field(out, "sh", e.a);
+      out += ',';
+      uint_field(out, "value", e.b);
+      out += '}';
+      break;
+    case EventKind::malformed:
+      out += ",\"data\":{\"reason\":"sv;
+      append_json_string(out, e.text);
+      out += ',';
+      uint_field(out, "bytes", e.a);
+      if (!e.bytes.empty()) {
+        out += ",\"data\":"sv;
+        append_byte_array(out, e.bytes);
+      }
+      out += '}';
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace
+
+void RecordFormatter::ndjson_body(OutBuffer& out, const Event& e) {
   out += "\"port\":"sv;
   append_uint(out, e.port);
   out += ",\"event\":{\"kind\":\""sv;
@@ -97,7 +176,8 @@ void RecordFormatter::ndjson_body(OutBuffer& out, const Event& e) const {
       out += '}';
       break;
     case EventKind::idle_enter:
-    case EventKind::idle_exit: break;
+    case EventKind::idle_exit:
+      break;
     case EventKind::counter:
       out += ",\"data\":{"sv;
       uint_field(out, "counter_id", e.a);
@@ -110,67 +190,8 @@ void RecordFormatter::ndjson_body(OutBuffer& out, const Event& e) const {
       append_byte_array(out, e.bytes);
       out += '}';
       break;
-    case EventKind::exception:
-      out += ",\"data\":{"sv;
-      uint_field(out, "number", e.a);
-      out += ",\"name\":"sv;
-      append_json_string(out, e.text);
-      out += ",\"action\":\""sv;
-      out += exception_action_name(e.b);
-      out += "\"}"sv;
-      break;
-    case EventKind::pc_sample:
-      out += ",\"data\":{"sv;
-      uint_field(out, "pc", e.a);
-      out += e.b != 0 ? ",\"sleep\":true}"sv : ",\"sleep\":false}"sv;
-      break;
-    case EventKind::data_trace:
-      out += ",\"data\":{"sv;
-      uint_field(out, "comparator", e.a);
-      out += ",\"type\":\""sv;
-      out += data_trace_type_name(static_cast<DataTraceType>(e.c));
-      out += "\","sv;
-      uint_field(out, "value", e.b);
-      out += ',';
-      uint_field(out, "size", e.d);
-      out += '}';
-      break;
-    case EventKind::event_counter:
-      out += ",\"data\":{"sv;
-      for (unsigned bit = 0; bit < 6; ++bit) {
-        if (bit != 0) out += ',';
-        key(out, event_counter_bits[bit]);
-        out += ((e.a >> bit) & 1U) != 0 ? "true"sv : "false"sv;
-      }
-      out += '}';
-      break;
-    case EventKind::overflow: out += ",\"data\":{}"sv; break;
-    case EventKind::hardware:
-      out += ",\"data\":{"sv;
-      uint_field(out, "discriminator", e.a);
-      out += ',';
-      uint_field(out, "value", e.b);
-      out += ',';
-      uint_field(out, "size", e.d);
-      out += '}';
-      break;
-    case EventKind::extension:
-      out += ",\"data\":{"sv;
-      uint_field(out, "sh", e.a);
-      out += ',';
-      uint_field(out, "value", e.b);
-      out += '}';
-      break;
-    case EventKind::malformed:
-      out += ",\"data\":{\"reason\":"sv;
-      append_json_string(out, e.text);
-      out += ',';
-      uint_field(out, "bytes", e.a);
-      if (!e.bytes.empty()) {
-        out += ",\"data\":"sv;
-        append_byte_array(out, e.bytes);
-      }
-      out += '}';
+    default:
+      extended_data(out, e);
       break;
   }
   out += e.source == EventSource::dwt ? "},\"source\":\"dwt\""sv : "},\"source\":\"itm\""sv;
@@ -192,16 +213,25 @@ void RecordFormatter::text_body(OutBuffer& out, const Event& e) const {
       fmt::format_to(it, "{}", e.a);
       if (!e.text.empty()) fmt::format_to(it, " {}", e.text);
       break;
-    case EventKind::task_switch: fmt::format_to(it, "{} -> {}", e.a, e.b); break;
-    case EventKind::isr_exit: fmt::format_to(it, "{}", e.a); break;
+    case EventKind::task_switch:
+      fmt::format_to(it, "{} -> {}", e.a, e.b);
+      break;
+    case EventKind::isr_exit:
+      fmt::format_to(it, "{}", e.a);
+      break;
     case EventKind::idle_enter:
     case EventKind::idle_exit:
-    case EventKind::overflow: break;
-    case EventKind::counter: fmt::format_to(it, "#{} = {}", e.a, e.b); break;
+    case EventKind::overflow:
+      break;
+    case EventKind::counter:
+      fmt::format_to(it, "#{} = {}", e.a, e.b);
+      break;
     case EventKind::raw:
       for (const std::uint8_t b : e.bytes) fmt::format_to(it, "{:02x} ", b);
       break;
-    case EventKind::exception: fmt::format_to(it, "{} {} ({})", exception_action_name(e.b), e.text, e.a); break;
+    case EventKind::exception:
+      fmt::format_to(it, "{} {} ({})", exception_action_name(e.b), e.text, e.a);
+      break;
     case EventKind::pc_sample:
       if (e.b != 0) {
         out += "sleep"sv;
@@ -218,9 +248,15 @@ void RecordFormatter::text_body(OutBuffer& out, const Event& e) const {
         if (((e.a >> bit) & 1U) != 0) fmt::format_to(it, "{} ", event_counter_bits[bit]);
       }
       break;
-    case EventKind::hardware: fmt::format_to(it, "discriminator {} value 0x{:x}", e.a, e.b); break;
-    case EventKind::extension: fmt::format_to(it, "sh {} value 0x{:x}", e.a, e.b); break;
-    case EventKind::malformed: fmt::format_to(it, "{} ({} bytes)", e.text, e.a); break;
+    case EventKind::hardware:
+      fmt::format_to(it, "discriminator {} value 0x{:x}", e.a, e.b);
+      break;
+    case EventKind::extension:
+      fmt::format_to(it, "sh {} value 0x{:x}", e.a, e.b);
+      break;
+    case EventKind::malformed:
+      fmt::format_to(it, "{} ({} bytes)", e.text, e.a);
+      break;
   }
 }
 

@@ -42,7 +42,7 @@ class RecordFormatter {
   }
 
  private:
-  void ndjson_body(OutBuffer& out, const Event& event) const;
+  static void ndjson_body(OutBuffer& out, const Event& event);
   void text_body(OutBuffer& out, const Event& event) const;
   OutputFormat format_;
   const PortMap* port_map_;

@@ -9,45 +9,71 @@ constexpr std::uint8_t gts1_max_payload = 4;
 constexpr std::uint8_t gts2_max_payload = 6;
 constexpr std::uint8_t extension_max_payload = 4;
 
-bool is_extension(std::uint8_t h) { return (h & 0x0BU) == 0x08U; }  // C EEE 1 S 0 0
+bool is_extension(std::uint8_t h) {
+  return (h & 0x0BU) == 0x08U;
+}  // C EEE 1 S 0 0
 
 }  // namespace
 
 std::string_view packet_kind_name(PacketKind kind) noexcept {
   switch (kind) {
-    case PacketKind::sync: return "sync";
-    case PacketKind::overflow: return "overflow";
-    case PacketKind::local_timestamp: return "local_timestamp";
-    case PacketKind::global_timestamp1: return "global_timestamp1";
-    case PacketKind::global_timestamp2: return "global_timestamp2";
-    case PacketKind::stimulus_page: return "stimulus_page";
-    case PacketKind::extension: return "extension";
-    case PacketKind::instrumentation: return "instrumentation";
-    case PacketKind::event_counter: return "event_counter";
-    case PacketKind::exception: return "exception";
-    case PacketKind::pc_sample: return "pc_sample";
-    case PacketKind::data_trace_pc: return "data_trace_pc";
-    case PacketKind::data_trace_address: return "data_trace_address";
-    case PacketKind::data_trace_value: return "data_trace_value";
-    case PacketKind::hardware: return "hardware";
-    case PacketKind::malformed: return "malformed";
+    case PacketKind::sync:
+      return "sync";
+    case PacketKind::overflow:
+      return "overflow";
+    case PacketKind::local_timestamp:
+      return "local_timestamp";
+    case PacketKind::global_timestamp1:
+      return "global_timestamp1";
+    case PacketKind::global_timestamp2:
+      return "global_timestamp2";
+    case PacketKind::stimulus_page:
+      return "stimulus_page";
+    case PacketKind::extension:
+      return "extension";
+    case PacketKind::instrumentation:
+      return "instrumentation";
+    case PacketKind::event_counter:
+      return "event_counter";
+    case PacketKind::exception:
+      return "exception";
+    case PacketKind::pc_sample:
+      return "pc_sample";
+    case PacketKind::data_trace_pc:
+      return "data_trace_pc";
+    case PacketKind::data_trace_address:
+      return "data_trace_address";
+    case PacketKind::data_trace_value:
+      return "data_trace_value";
+    case PacketKind::hardware:
+      return "hardware";
+    case PacketKind::malformed:
+      return "malformed";
   }
   return "unknown";
 }
 
 std::string_view malformed_reason_name(MalformedReason reason) noexcept {
   switch (reason) {
-    case MalformedReason::reserved_header: return "reserved header";
-    case MalformedReason::stray_zeros: return "zero bytes without a sync";
-    case MalformedReason::too_long: return "packet longer than its maximum";
-    case MalformedReason::truncated: return "packet cut short";
-    case MalformedReason::bad_length: return "invalid packet length";
-    case MalformedReason::unsynchronized: return "bytes skipped before a sync";
+    case MalformedReason::reserved_header:
+      return "reserved header";
+    case MalformedReason::stray_zeros:
+      return "zero bytes without a sync";
+    case MalformedReason::too_long:
+      return "packet longer than its maximum";
+    case MalformedReason::truncated:
+      return "packet cut short";
+    case MalformedReason::bad_length:
+      return "invalid packet length";
+    case MalformedReason::unsynchronized:
+      return "bytes skipped before a sync";
   }
   return "malformed";
 }
 
-ItmDecoder::ItmDecoder(DecoderOptions options) noexcept : options_(options) { reset(); }
+ItmDecoder::ItmDecoder(DecoderOptions options) noexcept : options_(options) {
+  reset();
+}
 
 void ItmDecoder::reset() noexcept {
   state_ = options_.wait_for_sync ? State::unsynced : State::header;
@@ -76,7 +102,9 @@ int ItmDecoder::flush_garbage(int count) {
   return count + 1;
 }
 
-void ItmDecoder::after_malformed() noexcept { state_ = options_.strict_sync ? State::unsynced : State::header; }
+void ItmDecoder::after_malformed() noexcept {
+  state_ = options_.strict_sync ? State::unsynced : State::header;
+}
 
 int ItmDecoder::malformed_packet_in_progress(int count, MalformedReason reason) {
   add_garbage(current_.header, 1U + current_.length, reason);
@@ -88,10 +116,14 @@ int ItmDecoder::step(std::uint8_t byte) {
   const std::uint32_t zeros_before = zero_run_;
   zero_run_ = byte == 0 ? zero_run_ + 1 : 0;
   switch (state_) {
-    case State::header: return on_header(byte, zeros_before);
-    case State::fixed_payload: return on_fixed_payload(byte);
-    case State::continuation: return on_continuation(byte);
-    case State::unsynced: return on_unsynced(byte, zeros_before);
+    case State::header:
+      return on_header(byte, zeros_before);
+    case State::fixed_payload:
+      return on_fixed_payload(byte);
+    case State::continuation:
+      return on_continuation(byte);
+    case State::unsynced:
+      return on_unsynced(byte, zeros_before);
   }
   return 0;
 }

@@ -44,7 +44,7 @@ class ItmDecoder {
 
   int step(std::uint8_t byte);
   int finish_pending();
-  int on_header(std::uint8_t byte, std::uint32_t zeros_before);
+  int on_header(std::uint8_t h, std::uint32_t zeros_before);
   int on_fixed_payload(std::uint8_t byte);
   int on_continuation(std::uint8_t byte);
   int on_unsynced(std::uint8_t byte, std::uint32_t zeros_before);
@@ -61,7 +61,7 @@ class ItmDecoder {
   DecoderOptions options_;
   State state_ = State::header;
   Packet current_{};
-  std::uint8_t expected_ = 0;   // payload bytes of a fixed packet, or the maximum of a continuation
+  std::uint8_t expected_ = 0;  // payload bytes of a fixed packet, or the maximum of a continuation
   std::uint8_t page_ = 0;
   std::uint32_t zero_run_ = 0;      // consecutive 0x00 bytes, across packet boundaries
   std::uint32_t header_zeros_ = 0;  // zeros seen where a header was expected
@@ -133,7 +133,8 @@ void ItmDecoder::feed(std::span<const std::uint8_t> bytes, Sink&& sink) {
         if (!more) {
           zero_run_ = p[length] == 0 ? 1 : 0;
           p += 1 + length;
-          sink(Packet{PacketKind::local_timestamp, header, length, 0, 0, static_cast<std::uint8_t>((header >> 4U) & 3U), value});
+          sink(Packet{PacketKind::local_timestamp, header, length, 0, 0, static_cast<std::uint8_t>((header >> 4U) & 3U),
+                      value});
           continue;
         }
       } else if ((header & 0x8FU) == 0 && header != 0 && header != 0x70) {  // LTS2: 0TTT0000

@@ -7,10 +7,14 @@ namespace {
 
 std::uint8_t size_bits(std::uint8_t length) {
   switch (length) {
-    case 1: return 1;
-    case 2: return 2;
-    case 4: return 3;
-    default: throw std::invalid_argument("ITM source payload must be 1, 2 or 4 bytes");
+    case 1:
+      return 1;
+    case 2:
+      return 2;
+    case 4:
+      return 3;
+    default:
+      throw std::invalid_argument("ITM source payload must be 1, 2 or 4 bytes");
   }
 }
 
@@ -28,7 +32,8 @@ void append_continuation(ByteBuffer& out, std::uint64_t value, std::uint8_t leng
 }
 
 void append_source(ByteBuffer& out, std::uint8_t address, bool hardware, std::uint64_t value, std::uint8_t length) {
-  out.push_back(static_cast<std::uint8_t>((static_cast<unsigned>(address) << 3U) | (hardware ? 4U : 0U) | size_bits(length)));
+  out.push_back(
+      static_cast<std::uint8_t>((static_cast<unsigned>(address) << 3U) | (hardware ? 4U : 0U) | size_bits(length)));
   append_le(out, value, length);
 }
 
@@ -42,8 +47,12 @@ std::uint8_t continuation_length(std::uint64_t value, std::uint8_t max_length) {
 
 void encode_packet(const Packet& p, ByteBuffer& out) {
   switch (p.kind) {
-    case PacketKind::sync: out.insert(out.end(), {0, 0, 0, 0, 0, 0x80}); return;
-    case PacketKind::overflow: out.push_back(0x70); return;
+    case PacketKind::sync:
+      out.insert(out.end(), {0, 0, 0, 0, 0, 0x80});
+      return;
+    case PacketKind::overflow:
+      out.push_back(0x70);
+      return;
     case PacketKind::local_timestamp:
       if (p.length == 0) {
         out.push_back(static_cast<std::uint8_t>(p.value << 4U));
@@ -62,7 +71,9 @@ void encode_packet(const Packet& p, ByteBuffer& out) {
       out.push_back(0xB4);
       append_continuation(out, p.value, p.length);
       return;
-    case PacketKind::stimulus_page: out.push_back(static_cast<std::uint8_t>(0x08U | (p.value << 4U))); return;
+    case PacketKind::stimulus_page:
+      out.push_back(static_cast<std::uint8_t>(0x08U | (p.value << 4U)));
+      return;
     case PacketKind::extension: {
       const bool more = p.length != 0;
       out.push_back(static_cast<std::uint8_t>((more ? 0x80U : 0U) | ((p.value & 7U) << 4U) | 0x08U |
@@ -79,13 +90,20 @@ void encode_packet(const Packet& p, ByteBuffer& out) {
     case PacketKind::data_trace_pc:
     case PacketKind::data_trace_address:
     case PacketKind::data_trace_value:
-    case PacketKind::hardware: append_source(out, p.address, true, p.value, p.length); return;
-    case PacketKind::malformed: return;
+    case PacketKind::hardware:
+      append_source(out, p.address, true, p.value, p.length);
+      return;
+    case PacketKind::malformed:
+      return;
   }
 }
 
-Packet make_sync() { return Packet{PacketKind::sync, 0x80, 0, 0, 0, 0, 0}; }
-Packet make_overflow() { return Packet{PacketKind::overflow, 0x70, 0, 0, 0, 0, 0}; }
+Packet make_sync() {
+  return Packet{PacketKind::sync, 0x80, 0, 0, 0, 0, 0};
+}
+Packet make_overflow() {
+  return Packet{PacketKind::overflow, 0x70, 0, 0, 0, 0, 0};
+}
 
 Packet make_local_timestamp(std::uint64_t delta, std::uint8_t time_control) {
   if (time_control == 0 && delta >= 1 && delta <= 6) {
@@ -102,7 +120,7 @@ Packet make_local_timestamp(std::uint64_t delta, std::uint8_t time_control) {
 }
 
 Packet make_global_timestamp1(std::uint32_t low_bits, bool clock_change, bool wrap) {
-  const std::uint8_t info = static_cast<std::uint8_t>((clock_change ? 1U : 0U) | (wrap ? 2U : 0U));
+  const auto info = static_cast<std::uint8_t>((clock_change ? 1U : 0U) | (wrap ? 2U : 0U));
   const std::uint8_t length = info != 0 ? 4 : continuation_length(low_bits & 0x3FFFFFFU, 4);
   return Packet{PacketKind::global_timestamp1, 0x94, length, 0, 0, info, low_bits & 0x3FFFFFFU};
 }
@@ -114,7 +132,12 @@ Packet make_global_timestamp2(std::uint64_t high_bits, bool wide) {
 }
 
 Packet make_stimulus_page(std::uint8_t page) {
-  return Packet{PacketKind::stimulus_page, static_cast<std::uint8_t>(0x08U | ((page & 7U) << 4U)), 0, 0, 0, 0,
+  return Packet{PacketKind::stimulus_page,
+                static_cast<std::uint8_t>(0x08U | ((page & 7U) << 4U)),
+                0,
+                0,
+                0,
+                0,
                 static_cast<std::uint64_t>(page & 7U)};
 }
 
@@ -134,17 +157,17 @@ namespace {
 Packet hardware_packet(PacketKind kind, std::uint8_t discriminator, std::uint64_t value, std::uint8_t size,
                        std::uint16_t port = 0, std::uint8_t info = 0) {
   const std::uint64_t mask = size == 4 ? 0xFFFFFFFFULL : (1ULL << (8U * size)) - 1U;
-  return Packet{kind,
-                static_cast<std::uint8_t>((static_cast<unsigned>(discriminator) << 3U) | 4U | size_bits(size)),
-                size,
-                discriminator,
-                port,
-                info,
-                value & mask};
+  return Packet{
+      kind,        static_cast<std::uint8_t>((static_cast<unsigned>(discriminator) << 3U) | 4U | size_bits(size)),
+      size,        discriminator,
+      port,        info,
+      value & mask};
 }
 }  // namespace
 
-Packet make_event_counter(std::uint8_t bits) { return hardware_packet(PacketKind::event_counter, 0, bits & 0x3FU, 1); }
+Packet make_event_counter(std::uint8_t bits) {
+  return hardware_packet(PacketKind::event_counter, 0, bits & 0x3FU, 1);
+}
 
 Packet make_exception(std::uint16_t number, ExceptionAction action) {
   const auto function = static_cast<std::uint8_t>(action);
@@ -152,8 +175,12 @@ Packet make_exception(std::uint16_t number, ExceptionAction action) {
   return hardware_packet(PacketKind::exception, 1, value, 2, static_cast<std::uint16_t>(number & 0x1FFU), function);
 }
 
-Packet make_pc_sample(std::uint32_t pc) { return hardware_packet(PacketKind::pc_sample, 2, pc, 4); }
-Packet make_pc_sleep() { return hardware_packet(PacketKind::pc_sample, 2, 0, 1, 0, 1); }
+Packet make_pc_sample(std::uint32_t pc) {
+  return hardware_packet(PacketKind::pc_sample, 2, pc, 4);
+}
+Packet make_pc_sleep() {
+  return hardware_packet(PacketKind::pc_sample, 2, 0, 1, 0, 1);
+}
 
 Packet make_data_trace_pc(std::uint8_t comparator, std::uint32_t pc) {
   return hardware_packet(PacketKind::data_trace_pc, static_cast<std::uint8_t>(8U + 2U * (comparator & 3U)), pc, 4,
@@ -176,7 +203,9 @@ void ItmStreamEncoder::packet(const Packet& p) {
   encode_packet(p, out_);
 }
 
-void ItmStreamEncoder::sync() { packet(make_sync()); }
+void ItmStreamEncoder::sync() {
+  packet(make_sync());
+}
 
 void ItmStreamEncoder::write(std::uint16_t port, std::uint32_t value, std::uint8_t size) {
   const auto page = static_cast<std::uint8_t>(port >> 5U);

@@ -11,9 +11,8 @@ constexpr std::size_t exception_count = 512;  // the 9-bit number of an exceptio
 std::array<std::string, exception_count> make_names() {
   std::array<std::string, exception_count> names;
   constexpr std::array<std::string_view, 16> system = {
-      "Thread",     "Reset",     "NMI",       "HardFault",    "MemManage", "BusFault",
-      "UsageFault", "Reserved7", "Reserved8", "Reserved9",    "Reserved10", "SVCall",
-      "DebugMonitor", "Reserved13", "PendSV", "SysTick"};
+      "Thread",    "Reset",     "NMI",        "HardFault", "MemManage",    "BusFault",   "UsageFault", "Reserved7",
+      "Reserved8", "Reserved9", "Reserved10", "SVCall",    "DebugMonitor", "Reserved13", "PendSV",     "SysTick"};
   for (std::size_t i = 0; i < system.size(); ++i) names[i] = system[i];
   for (std::size_t i = system.size(); i < exception_count; ++i) names[i] = "IRQ" + std::to_string(i - 16);
   return names;

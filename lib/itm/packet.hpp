@@ -27,12 +27,12 @@ enum class PacketKind : std::uint8_t {
 };
 
 enum class MalformedReason : std::uint8_t {
-  reserved_header = 1,   // a header byte the protocol reserves
-  stray_zeros = 2,       // zero bytes not followed by the 0x80 that ends a sync
-  too_long = 3,          // a continuation packet longer than its maximum
-  truncated = 4,         // input ended inside a packet
-  bad_length = 5,        // e.g. a GTS2 that is neither 4 nor 6 bytes
-  unsynchronized = 6,    // bytes skipped while waiting for a sync (--strict-sync)
+  reserved_header = 1,  // a header byte the protocol reserves
+  stray_zeros = 2,      // zero bytes not followed by the 0x80 that ends a sync
+  too_long = 3,         // a continuation packet longer than its maximum
+  truncated = 4,        // input ended inside a packet
+  bad_length = 5,       // e.g. a GTS2 that is neither 4 nor 6 bytes
+  unsynchronized = 6,   // bytes skipped while waiting for a sync (--strict-sync)
 };
 
 enum class ExceptionAction : std::uint8_t { reserved = 0, enter = 1, exit = 2, resume = 3 };

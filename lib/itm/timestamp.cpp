@@ -23,7 +23,8 @@ bool TargetClock::apply(const Packet& p) noexcept {
       now_ = global_;
       seen_ = true;
       return true;
-    default: return false;
+    default:
+      return false;
   }
 }
 

@@ -50,7 +50,7 @@ void TpiuDeformatter::decode_frame(std::vector<std::uint8_t>& out) {
       delayed_id_.reset();
     }
   };
-  for (unsigned k = 0; k < 8; ++k) {
+  for (std::size_t k = 0; k < 8; ++k) {
     const std::uint8_t even = frame_[2 * k];
     const bool aux_bit = ((aux >> k) & 1U) != 0;
     if ((even & 1U) != 0) {

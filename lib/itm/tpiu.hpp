@@ -3,8 +3,8 @@
 // stream-ID change (LSB 1); byte 15 holds, in bit k, the real LSB of data byte 2k or,
 // for an ID change, whether it takes effect only after the next data byte; odd bytes
 // 1..13 are data. (Byte 14 follows the even-byte rule with aux bit 7: checked against
-// the real STM32F105 capture, whose streams 1 and 2 then match sigrok byte for byte.) Full sync FF FF FF 7F may appear at any alignment and restarts framing;
-// a half sync FF 7F on a 16-bit boundary is padding.
+// the real STM32F105 capture, whose streams 1 and 2 then match sigrok byte for byte.) Full sync FF FF FF 7F may appear
+// at any alignment and restarts framing; a half sync FF 7F on a 16-bit boundary is padding.
 #pragma once
 
 #include <array>
@@ -19,10 +19,10 @@ struct TpiuStats {
   std::uint64_t frames = 0;
   std::uint64_t full_syncs = 0;
   std::uint64_t half_syncs = 0;
-  std::uint64_t selected_bytes = 0;  // bytes of the selected stream
-  std::uint64_t other_bytes = 0;     // bytes of other streams (not ID 0)
-  std::uint64_t trigger_bytes = 0;   // ID 0x7D
-  std::uint64_t discarded_bytes = 0; // partial frames cut off by a full sync
+  std::uint64_t selected_bytes = 0;   // bytes of the selected stream
+  std::uint64_t other_bytes = 0;      // bytes of other streams (not ID 0)
+  std::uint64_t trigger_bytes = 0;    // ID 0x7D
+  std::uint64_t discarded_bytes = 0;  // partial frames cut off by a full sync
 };
 
 class TpiuDeformatter {

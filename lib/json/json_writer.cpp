@@ -45,13 +45,27 @@ char* write_escape(char* p, unsigned char c) {
   static constexpr char hex[] = "0123456789abcdef";
   *p++ = '\\';
   switch (c) {
-    case '"': *p++ = '"'; return p;
-    case '\\': *p++ = '\\'; return p;
-    case '\n': *p++ = 'n'; return p;
-    case '\r': *p++ = 'r'; return p;
-    case '\t': *p++ = 't'; return p;
-    case '\b': *p++ = 'b'; return p;
-    case '\f': *p++ = 'f'; return p;
+    case '"':
+      *p++ = '"';
+      return p;
+    case '\\':
+      *p++ = '\\';
+      return p;
+    case '\n':
+      *p++ = 'n';
+      return p;
+    case '\r':
+      *p++ = 'r';
+      return p;
+    case '\t':
+      *p++ = 't';
+      return p;
+    case '\b':
+      *p++ = 'b';
+      return p;
+    case '\f':
+      *p++ = 'f';
+      return p;
     default:
       *p++ = 'u';
       *p++ = '0';
@@ -98,11 +112,25 @@ void append_json_string(OutBuffer& out, std::string_view text) {
 }
 
 void append_uint(OutBuffer& out, std::uint64_t value) {
-  static constexpr std::uint64_t powers_of_10[] = {1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
-                                                   10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
-                                                   100000000000ULL, 1000000000000ULL, 10000000000000ULL,
-                                                   100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
-                                                   100000000000000000ULL, 1000000000000000000ULL,
+  static constexpr std::uint64_t powers_of_10[] = {1ULL,
+                                                   10ULL,
+                                                   100ULL,
+                                                   1000ULL,
+                                                   10000ULL,
+                                                   100000ULL,
+                                                   1000000ULL,
+                                                   10000000ULL,
+                                                   100000000ULL,
+                                                   1000000000ULL,
+                                                   10000000000ULL,
+                                                   100000000000ULL,
+                                                   1000000000000ULL,
+                                                   10000000000000ULL,
+                                                   100000000000000ULL,
+                                                   1000000000000000ULL,
+                                                   10000000000000000ULL,
+                                                   100000000000000000ULL,
+                                                   1000000000000000000ULL,
                                                    10000000000000000000ULL};
   char* const start = out.ensure(20);
   // Digit count from the bit length (log10(2) ~ 1233/4096), corrected by one compare.
@@ -128,7 +156,7 @@ void append_uint(OutBuffer& out, std::uint64_t value) {
     std::memcpy(p, digit_pairs + pair, 2);
   }
   if (small >= 10) {
-    std::memcpy(p - 2, digit_pairs + small * 2, 2);
+    std::memcpy(p - 2, digit_pairs + static_cast<std::size_t>(small) * 2, 2);
   } else {
     *(p - 1) = static_cast<char>('0' + small);
   }

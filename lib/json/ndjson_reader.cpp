@@ -49,9 +49,8 @@ void NdjsonReader::feed(std::span<const char> bytes) {
   buffer_.append(bytes.data(), bytes.size());
   std::size_t line_start = 0;
   for (;;) {
-    const void* found = std::memchr(buffer_.data() + line_start, '\n', buffer_.size() - line_start);
-    if (found == nullptr) break;
-    const auto newline = static_cast<std::size_t>(static_cast<const char*>(found) - buffer_.data());
+    const std::size_t newline = std::string_view(buffer_).find('\n', line_start);
+    if (newline == std::string_view::npos) break;
     if (discarding_) {
       discarding_ = false;  // the rest of an over-long line, already reported
     } else {

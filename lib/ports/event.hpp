@@ -54,6 +54,8 @@ class EventSink {
   EventSink() = default;
   EventSink(const EventSink&) = default;
   EventSink& operator=(const EventSink&) = default;
+  EventSink(EventSink&&) = default;
+  EventSink& operator=(EventSink&&) = default;
   virtual ~EventSink() = default;
   virtual void on_event(const Event& event) = 0;
 };

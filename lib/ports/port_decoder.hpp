@@ -22,6 +22,8 @@ class PortDecoder {
   PortDecoder() = default;
   PortDecoder(const PortDecoder&) = delete;
   PortDecoder& operator=(const PortDecoder&) = delete;
+  PortDecoder(PortDecoder&&) = delete;
+  PortDecoder& operator=(PortDecoder&&) = delete;
   virtual ~PortDecoder() = default;
 
   // One SWIT write: `size` (1, 2 or 4) little-endian bytes of `value`.

@@ -87,12 +87,18 @@ std::string read_file(const std::string& path) {
 
 std::string_view decoder_type_name(DecoderType type) noexcept {
   switch (type) {
-    case DecoderType::text: return "Text";
-    case DecoderType::task_isr: return "TaskIsr";
-    case DecoderType::marker: return "Marker";
-    case DecoderType::counter: return "Counter";
-    case DecoderType::user: return "User";
-    case DecoderType::raw: return "Raw";
+    case DecoderType::text:
+      return "Text";
+    case DecoderType::task_isr:
+      return "TaskIsr";
+    case DecoderType::marker:
+      return "Marker";
+    case DecoderType::counter:
+      return "Counter";
+    case DecoderType::user:
+      return "User";
+    case DecoderType::raw:
+      return "Raw";
   }
   return "Raw";
 }
@@ -116,7 +122,8 @@ PortMap PortMap::parse(std::string_view json, std::string_view origin) {
   }
   simdjson::dom::object ports;
   if (root["data"]["ports_map"].get_object().get(ports) != simdjson::SUCCESS &&
-      root["ports_map"].get_object().get(ports) != simdjson::SUCCESS && root.get_object().get(ports) != simdjson::SUCCESS) {
+      root["ports_map"].get_object().get(ports) != simdjson::SUCCESS &&
+      root.get_object().get(ports) != simdjson::SUCCESS) {
     fail(origin, "expected a ports_map object");
   }
   PortMap map;
@@ -140,7 +147,9 @@ PortMap PortMap::parse(std::string_view json, std::string_view origin) {
   return map;
 }
 
-PortMap PortMap::load(const std::string& path) { return parse(read_file(path), path); }
+PortMap PortMap::load(const std::string& path) {
+  return parse(read_file(path), path);
+}
 
 void PortMap::add_isr_names(const std::map<std::uint32_t, std::string>& names) {
   for (auto& entry : ports_) {

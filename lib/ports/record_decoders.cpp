@@ -85,9 +85,14 @@ void FixedRecordDecoder::write_bytes(std::span<const std::uint8_t> bytes, EventS
 
 void FixedRecordDecoder::flush(FlushReason reason, EventSink& sink) {
   switch (reason) {
-    case FlushReason::idle: return;  // a record may continue after a pause
-    case FlushReason::overflow: report_partial("partial record dropped after an overflow", sink); return;
-    case FlushReason::end: report_partial("input ended inside a record", sink); return;
+    case FlushReason::idle:
+      return;  // a record may continue after a pause
+    case FlushReason::overflow:
+      report_partial("partial record dropped after an overflow", sink);
+      return;
+    case FlushReason::end:
+      report_partial("input ended inside a record", sink);
+      return;
   }
 }
 
@@ -100,14 +105,22 @@ void TaskIsrDecoder::decode(const std::uint8_t* record, EventSink& sink) {
   event.a = load_u32(record + 1);
   event.b = load_u32(record + 5);
   switch (record[0]) {
-    case 1: event.kind = EventKind::task_switch; break;
+    case 1:
+      event.kind = EventKind::task_switch;
+      break;
     case 2:
       event.kind = EventKind::isr_enter;
       event.text = lookup(isr_names_, static_cast<std::uint32_t>(event.a));
       break;
-    case 3: event.kind = EventKind::isr_exit; break;
-    case 4: event.kind = EventKind::idle_enter; break;
-    default: event.kind = EventKind::idle_exit; break;
+    case 3:
+      event.kind = EventKind::isr_exit;
+      break;
+    case 4:
+      event.kind = EventKind::idle_enter;
+      break;
+    default:
+      event.kind = EventKind::idle_exit;
+      break;
   }
   sink.on_event(event);
 }
@@ -163,11 +176,16 @@ std::unique_ptr<PortDecoder> make_port_decoder(std::uint16_t port, const PortCon
       if (!config.format.empty()) value_format = UserFormat::parse(config.format);
       return std::make_unique<TextDecoder>(port, limits.max_line, std::move(value_format));
     }
-    case DecoderType::task_isr: return std::make_unique<TaskIsrDecoder>(port, config.names);
-    case DecoderType::marker: return std::make_unique<MarkerDecoder>(port, config.names);
-    case DecoderType::counter: return std::make_unique<CounterDecoder>(port);
-    case DecoderType::user: return std::make_unique<UserDecoder>(port, UserFormat::parse(config.format));
-    case DecoderType::raw: return std::make_unique<RawDecoder>(port);
+    case DecoderType::task_isr:
+      return std::make_unique<TaskIsrDecoder>(port, config.names);
+    case DecoderType::marker:
+      return std::make_unique<MarkerDecoder>(port, config.names);
+    case DecoderType::counter:
+      return std::make_unique<CounterDecoder>(port);
+    case DecoderType::user:
+      return std::make_unique<UserDecoder>(port, UserFormat::parse(config.format));
+    case DecoderType::raw:
+      return std::make_unique<RawDecoder>(port);
   }
   return std::make_unique<RawDecoder>(port);
 }

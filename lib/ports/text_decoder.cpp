@@ -52,23 +52,32 @@ void TextDecoder::write(std::uint32_t value, std::uint8_t size, EventSink& sink)
   for (std::uint8_t i = 0; i < size; ++i) add_char(static_cast<std::uint8_t>(value >> (8U * i)), false, sink);
 }
 
+namespace {
+// Index of the first '\n' or NUL in bytes[from, limit), or limit.
+std::size_t find_line_end(std::span<const std::uint8_t> bytes, std::size_t from, std::size_t limit) {
+  const std::uint8_t* data = bytes.data();
+  std::size_t end = limit;
+  if (const void* newline = std::memchr(data + from, '\n', limit - from)) {
+    end = static_cast<std::size_t>(static_cast<const std::uint8_t*>(newline) - data);
+  }
+  if (const void* nul = std::memchr(data + from, 0, end - from)) {
+    end = static_cast<std::size_t>(static_cast<const std::uint8_t*>(nul) - data);
+  }
+  return end;
+}
+}  // namespace
+
 void TextDecoder::write_bytes(std::span<const std::uint8_t> bytes, EventSink& sink) {
   // Same rules as add_char() for byte writes, but ordinary characters are appended in
   // spans rather than one by one.
   std::size_t i = 0;
   while (i < bytes.size()) {
-    std::size_t j = i;
-    const std::size_t room = max_line_ - line_.size();
-    const std::size_t limit = std::min(bytes.size(), i + room);
-    // The first newline or NUL before the limit ends this span.
-    const auto* data = bytes.data();
-    if (const void* nl = std::memchr(data + i, '\n', limit - i)) j = static_cast<std::size_t>(static_cast<const std::uint8_t*>(nl) - data);
-    else j = limit;
-    if (const void* nul = std::memchr(data + i, 0, j - i)) j = static_cast<std::size_t>(static_cast<const std::uint8_t*>(nul) - data);
+    const std::size_t limit = std::min(bytes.size(), i + (max_line_ - line_.size()));
+    std::size_t j = find_line_end(bytes, i, limit);
     line_.append(reinterpret_cast<const char*>(bytes.data() + i), j - i);
     if (j == limit && line_.size() >= max_line_) {
       emit_line(sink);
-    } else if (j < bytes.size() && j < limit) {
+    } else if (j < limit) {
       add_char(bytes[j], true, sink);
       ++j;
     }

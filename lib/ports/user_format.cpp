@@ -26,14 +26,20 @@ UserFormat UserFormat::parse(std::string_view format) {
       result.format_ += format[i++];
     }
     while (i < format.size() && std::strchr("hlzjtL", format[i]) != nullptr) ++i;  // sizes come from the write
-    if (i >= format.size()) throw Error(ExitCode::bad_input, fmt::format("format '{}' ends inside a conversion", format));
+    if (i >= format.size())
+      throw Error(ExitCode::bad_input, fmt::format("format '{}' ends inside a conversion", format));
     const char conversion = format[i];
     Conversion kind = Conversion::none;
-    if (std::strchr("di", conversion) != nullptr) kind = Conversion::signed_int;
-    else if (std::strchr("uxXo", conversion) != nullptr) kind = Conversion::unsigned_int;
-    else if (conversion == 'c') kind = Conversion::character;
-    else if (std::strchr("fFeEgGaA", conversion) != nullptr) kind = Conversion::floating;
-    else throw Error(ExitCode::bad_input, fmt::format("format '{}': unsupported conversion '%{}'", format, conversion));
+    if (std::strchr("di", conversion) != nullptr)
+      kind = Conversion::signed_int;
+    else if (std::strchr("uxXo", conversion) != nullptr)
+      kind = Conversion::unsigned_int;
+    else if (conversion == 'c')
+      kind = Conversion::character;
+    else if (std::strchr("fFeEgGaA", conversion) != nullptr)
+      kind = Conversion::floating;
+    else
+      throw Error(ExitCode::bad_input, fmt::format("format '{}': unsupported conversion '%{}'", format, conversion));
     if (result.conversion_ != Conversion::none) {
       throw Error(ExitCode::bad_input, fmt::format("format '{}' has more than one conversion", format));
     }
@@ -46,9 +52,15 @@ UserFormat UserFormat::parse(std::string_view format) {
 void UserFormat::format(std::string& out, std::uint32_t value, std::uint8_t size) const {
   const fmt::string_view spec(format_);
   switch (conversion_) {
-    case Conversion::none: out += fmt::sprintf(spec); return;
-    case Conversion::unsigned_int: out += fmt::sprintf(spec, value); return;
-    case Conversion::character: out += fmt::sprintf(spec, static_cast<char>(value & 0xFFU)); return;
+    case Conversion::none:
+      out += fmt::sprintf(spec);
+      return;
+    case Conversion::unsigned_int:
+      out += fmt::sprintf(spec, value);
+      return;
+    case Conversion::character:
+      out += fmt::sprintf(spec, static_cast<char>(value & 0xFFU));
+      return;
     case Conversion::signed_int: {
       const unsigned bits = 8U * size;
       const std::int64_t v = bits >= 32 ? static_cast<std::int32_t>(value)

@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<tp::itm::Packet> split;
   tp::itm::ItmDecoder b(options);
   const auto collect_split = [&](const tp::itm::Packet& p) { split.push_back(p); };
-  for (std::size_t i = 0; i < input.size(); i += chunk) b.feed(input.subspan(i, std::min(chunk, input.size() - i)), collect_split);
+  for (std::size_t i = 0; i < input.size(); i += chunk)
+    b.feed(input.subspan(i, std::min(chunk, input.size() - i)), collect_split);
   b.finish(collect_split);
 
   // A sink that takes byte runs must see the same writes, expanded.
@@ -29,7 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     void operator()(const tp::itm::Packet& p) const { packets.push_back(p); }
     void byte_run(std::uint16_t port, std::span<const std::uint8_t> bytes) const {
       for (const std::uint8_t b : bytes) {
-        tp::itm::Packet p{tp::itm::PacketKind::instrumentation, 0, 1, static_cast<std::uint8_t>(port & 31U), port, 0, b};
+        tp::itm::Packet p{
+            tp::itm::PacketKind::instrumentation, 0, 1, static_cast<std::uint8_t>(port & 31U), port, 0, b};
         p.header = static_cast<std::uint8_t>((p.address << 3U) | 1U);
         packets.push_back(p);
       }
@@ -37,7 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   };
   std::vector<tp::itm::Packet> runs;
   tp::itm::ItmDecoder c(options);
-  for (std::size_t i = 0; i < input.size(); i += chunk) c.feed(input.subspan(i, std::min(chunk, input.size() - i)), RunSink{runs});
+  for (std::size_t i = 0; i < input.size(); i += chunk)
+    c.feed(input.subspan(i, std::min(chunk, input.size() - i)), RunSink{runs});
   c.finish(RunSink{runs});
 
   if (whole != split || whole != runs) std::abort();

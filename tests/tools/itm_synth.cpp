@@ -23,10 +23,18 @@ void emit_event(ItmStreamEncoder& enc, std::mt19937& rng, std::uint64_t n) {
   } else if (what < 55) {
     const std::uint32_t id = pick(15);
     const std::uint64_t value = n * 1000U + pick(999);
-    const std::array<std::uint8_t, 12> record{
-        static_cast<std::uint8_t>(id), 0, 0, 0,
-        static_cast<std::uint8_t>(value), static_cast<std::uint8_t>(value >> 8U), static_cast<std::uint8_t>(value >> 16U),
-        static_cast<std::uint8_t>(value >> 24U), static_cast<std::uint8_t>(value >> 32U), 0, 0, 0};
+    const std::array<std::uint8_t, 12> record{static_cast<std::uint8_t>(id),
+                                              0,
+                                              0,
+                                              0,
+                                              static_cast<std::uint8_t>(value),
+                                              static_cast<std::uint8_t>(value >> 8U),
+                                              static_cast<std::uint8_t>(value >> 16U),
+                                              static_cast<std::uint8_t>(value >> 24U),
+                                              static_cast<std::uint8_t>(value >> 32U),
+                                              0,
+                                              0,
+                                              0};
     enc.bytes(3, record, 4);
   } else if (what < 75) {
     enc.packet(tp::itm::make_pc_sample(0x08000000U + pick(0xFFFF) * 2U));
@@ -37,8 +45,8 @@ void emit_event(ItmStreamEncoder& enc, std::mt19937& rng, std::uint64_t n) {
     enc.packet(tp::itm::make_exception(irq, tp::itm::ExceptionAction::exit));
     enc.packet(tp::itm::make_exception(0, tp::itm::ExceptionAction::resume));
   } else if (what < 95) {
-    const std::array<std::uint8_t, 9> record{1, static_cast<std::uint8_t>(pick(7)), 0, 0, 0,
-                                             static_cast<std::uint8_t>(pick(7)), 0, 0, 0};
+    const std::array<std::uint8_t, 9> record{
+        1, static_cast<std::uint8_t>(pick(7)), 0, 0, 0, static_cast<std::uint8_t>(pick(7)), 0, 0, 0};
     enc.bytes(1, record, 1);
   } else if (what < 99) {
     enc.write(2, pick(63), 4);
@@ -71,9 +79,11 @@ int main(int argc, char** argv) {
   while (written < size) {
     while (chunk.size() < (1U << 16U)) emit_event(enc, rng, n++);
     const std::vector<std::uint8_t>* out = &chunk;
+    const bool last = written + chunk.size() >= size;
     if (tpiu) {
       framed.clear();
       framer.write(1, chunk, framed);
+      if (last) framer.flush(framed);  // the final partial frame, padded
       out = &framed;
     }
     const std::size_t length = out->size();  // whole events only: never a cut packet
@@ -83,7 +93,7 @@ int main(int argc, char** argv) {
       if (w <= 0) return 0;  // reader went away
       done += static_cast<std::size_t>(w);
     }
-    written += length;
+    written += chunk.size();
     chunk.clear();
   }
   return 0;

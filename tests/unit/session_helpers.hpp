@@ -47,7 +47,9 @@ class Json {
  public:
   explicit Json(const std::string& line) : doc_(parser().parse(line)) {}
   simdjson::dom::element operator[](std::string_view path) const { return doc_.at_pointer(path).value(); }
-  [[nodiscard]] std::string str(std::string_view path) const { return std::string(doc_.at_pointer(path).get_string().value()); }
+  [[nodiscard]] std::string str(std::string_view path) const {
+    return std::string(doc_.at_pointer(path).get_string().value());
+  }
   [[nodiscard]] std::uint64_t u64(std::string_view path) const { return doc_.at_pointer(path).get_uint64().value(); }
   [[nodiscard]] bool has(std::string_view path) const { return doc_.at_pointer(path).error() == simdjson::SUCCESS; }
 

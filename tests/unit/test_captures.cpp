@@ -133,7 +133,7 @@ TEST_CASE("sigrok STM32F105: TPIU bytes and extracted stream 1 give the same rec
   // The deformatter alone reproduces sigrok's stream extraction byte for byte.
   const auto raw = read(dir / "stm32f105_swo_tpiu_raw.bin");
   for (const auto& stream : {std::pair{1, "stm32f105_itm_stream1.bin"}, std::pair{2, "stm32f105_etm_stream2.bin"},
-                              std::pair{0x7D, "stm32f105_trigger_id0x7d.bin"}}) {
+                             std::pair{0x7D, "stm32f105_trigger_id0x7d.bin"}}) {
     TpiuDeformatter d(static_cast<std::uint8_t>(stream.first));
     std::vector<std::uint8_t> out;
     d.feed(raw, out);

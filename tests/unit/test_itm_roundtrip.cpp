@@ -39,7 +39,9 @@ class PacketGenerator {
   }
 
  private:
-  std::uint32_t pick(std::uint32_t lo, std::uint32_t hi) { return std::uniform_int_distribution<std::uint32_t>(lo, hi)(rng_); }
+  std::uint32_t pick(std::uint32_t lo, std::uint32_t hi) {
+    return std::uniform_int_distribution<std::uint32_t>(lo, hi)(rng_);
+  }
   std::uint8_t size() { return std::array<std::uint8_t, 3>{1, 2, 4}[pick(0, 2)]; }
   std::uint32_t value(std::uint8_t bytes) {
     const std::uint32_t v = pick(0, 0xFFFFFFFFU);
@@ -48,18 +50,32 @@ class PacketGenerator {
 
   Packet one() {
     switch (pick(0, 17)) {
-      case 0: return make_sync();
-      case 1: return make_overflow();
-      case 2: return make_local_timestamp(pick(0, (1U << 28U) - 1U) >> pick(0, 27), static_cast<std::uint8_t>(pick(0, 3)));
-      case 3: return make_global_timestamp1(pick(0, (1U << 26U) - 1U) >> pick(0, 25), pick(0, 1) == 1, pick(0, 1) == 1);
-      case 4: return make_global_timestamp2((static_cast<std::uint64_t>(pick(0, 0xFFFFFFFFU)) << 6U) | pick(0, 63), pick(0, 1) == 1);
-      case 5: return make_stimulus_page(static_cast<std::uint8_t>(pick(0, 7)));
-      case 6: return make_event_counter(static_cast<std::uint8_t>(pick(0, 63)));
-      case 7: return make_exception(static_cast<std::uint16_t>(pick(0, 511)), static_cast<ExceptionAction>(pick(0, 3)));
-      case 8: return make_pc_sample(pick(0, 0xFFFFFFFFU));
-      case 9: return make_pc_sleep();
-      case 10: return make_data_trace_pc(static_cast<std::uint8_t>(pick(0, 3)), pick(0, 0xFFFFFFFFU));
-      case 11: return make_data_trace_address(static_cast<std::uint8_t>(pick(0, 3)), static_cast<std::uint16_t>(pick(0, 0xFFFF)));
+      case 0:
+        return make_sync();
+      case 1:
+        return make_overflow();
+      case 2:
+        return make_local_timestamp(pick(0, (1U << 28U) - 1U) >> pick(0, 27), static_cast<std::uint8_t>(pick(0, 3)));
+      case 3:
+        return make_global_timestamp1(pick(0, (1U << 26U) - 1U) >> pick(0, 25), pick(0, 1) == 1, pick(0, 1) == 1);
+      case 4:
+        return make_global_timestamp2((static_cast<std::uint64_t>(pick(0, 0xFFFFFFFFU)) << 6U) | pick(0, 63),
+                                      pick(0, 1) == 1);
+      case 5:
+        return make_stimulus_page(static_cast<std::uint8_t>(pick(0, 7)));
+      case 6:
+        return make_event_counter(static_cast<std::uint8_t>(pick(0, 63)));
+      case 7:
+        return make_exception(static_cast<std::uint16_t>(pick(0, 511)), static_cast<ExceptionAction>(pick(0, 3)));
+      case 8:
+        return make_pc_sample(pick(0, 0xFFFFFFFFU));
+      case 9:
+        return make_pc_sleep();
+      case 10:
+        return make_data_trace_pc(static_cast<std::uint8_t>(pick(0, 3)), pick(0, 0xFFFFFFFFU));
+      case 11:
+        return make_data_trace_address(static_cast<std::uint8_t>(pick(0, 3)),
+                                       static_cast<std::uint16_t>(pick(0, 0xFFFF)));
       case 12: {
         const std::uint8_t s = size();
         return make_data_trace_value(static_cast<std::uint8_t>(pick(0, 3)), pick(0, 1) == 1, value(s), s);
@@ -75,7 +91,8 @@ class PacketGenerator {
       }
       default: {
         const std::uint8_t s = size();
-        return make_instrumentation(static_cast<std::uint16_t>(pick(0, 3) == 0 ? pick(0, 255) : pick(0, 31)), value(s), s);
+        return make_instrumentation(static_cast<std::uint16_t>(pick(0, 3) == 0 ? pick(0, 255) : pick(0, 31)), value(s),
+                                    s);
       }
     }
   }
@@ -100,8 +117,8 @@ TEST_CASE("round trip: random packet sequences, any split") {
       const auto decoded = decode_packets(bytes, chunk);
       REQUIRE_MESSAGE(decoded.size() == packets.size(), "seed " << seed << " chunk " << chunk);
       for (std::size_t i = 0; i < packets.size(); ++i) {
-        REQUIRE_MESSAGE(decoded[i] == packets[i], "seed " << seed << " packet " << i << " kind "
-                                                           << packet_kind_name(packets[i].kind));
+        REQUIRE_MESSAGE(decoded[i] == packets[i],
+                        "seed " << seed << " packet " << i << " kind " << packet_kind_name(packets[i].kind));
       }
     }
   }

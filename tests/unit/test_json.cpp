@@ -28,9 +28,9 @@ TEST_CASE("invalid UTF-8 becomes U+FFFD, valid UTF-8 passes through") {
   CHECK(quoted("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80") == "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"");
   const std::string fffd = "\xEF\xBF\xBD";
   CHECK(quoted("\xff") == "\"" + fffd + "\"");
-  CHECK(quoted("\xc3") == "\"" + fffd + "\"");                      // truncated
-  CHECK(quoted("\xc0\xaf") == "\"" + fffd + fffd + "\"");           // overlong
-  CHECK(quoted("\xed\xa0\x80") == "\"" + fffd + fffd + fffd + "\"");  // surrogate
+  CHECK(quoted("\xc3") == "\"" + fffd + "\"");                                   // truncated
+  CHECK(quoted("\xc0\xaf") == "\"" + fffd + fffd + "\"");                        // overlong
+  CHECK(quoted("\xed\xa0\x80") == "\"" + fffd + fffd + fffd + "\"");             // surrogate
   CHECK(quoted("\xf4\x90\x80\x80") == "\"" + fffd + fffd + fffd + fffd + "\"");  // > U+10FFFF
   CHECK(quoted("a\xe2\x82z") == "\"a" + fffd + fffd + "z\"");
 }
@@ -50,7 +50,16 @@ TEST_CASE("integers") {
 TEST_CASE("JsonWriter puts commas where they belong") {
   std::string out;
   JsonWriter json(out);
-  json.begin_object().key("a").uint(1).key("b").begin_array().uint(2).string("x").begin_object().end_object().end_array();
+  json.begin_object()
+      .key("a")
+      .uint(1)
+      .key("b")
+      .begin_array()
+      .uint(2)
+      .string("x")
+      .begin_object()
+      .end_object()
+      .end_array();
   json.key("c").null().key("d").boolean(true).key("e").number(0.5).end_object();
   CHECK(out == R"({"a":1,"b":[2,"x",{}],"c":null,"d":true,"e":0.5})");
 }
@@ -84,8 +93,12 @@ TEST_CASE("NDJSON reader: strict mode throws with the line number; over-long lin
 
   std::uint64_t good = 0;
   std::uint64_t bad_line = 0;
-  NdjsonReader limited([&](NdjsonLine&) { ++good; return simdjson::SUCCESS; },
-                       [&](std::uint64_t n, std::string_view) { bad_line = n; }, false, 64);
+  NdjsonReader limited(
+      [&](NdjsonLine&) {
+        ++good;
+        return simdjson::SUCCESS;
+      },
+      [&](std::uint64_t n, std::string_view) { bad_line = n; }, false, 64);
   const std::string long_part(100, 'x');
   const std::string rest = long_part + "\n{}\n";
   limited.feed(std::string_view(long_part));

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <random>
+
 #include "core/error.hpp"
 #include "helpers.hpp"
 #include "ports/port_router.hpp"
@@ -35,7 +37,7 @@ TEST_CASE("Text: lines at newline (CR dropped), NUL, size cap, idle and end") {
   for (const char c : std::string("0123456789")) text.write(static_cast<std::uint8_t>(c), 1, sink);
   REQUIRE(sink.events.size() == 3);
   CHECK(sink.events[2].text == "01234567");  // cap of 8
-  text.flush(FlushReason::overflow, sink);    // an overflow keeps the partial line
+  text.flush(FlushReason::overflow, sink);   // an overflow keeps the partial line
   CHECK(sink.events.size() == 3);
   text.flush(FlushReason::idle, sink);
   REQUIRE(sink.events.size() == 4);
@@ -66,12 +68,11 @@ TEST_CASE("Text: 2/4-byte writes are packed characters with NUL padding, or valu
 }
 
 TEST_CASE("TaskIsr: 9-byte records from any mix of write sizes, names, resync on garbage") {
-  const std::vector<std::uint8_t> records{
-      1, 1, 0, 0, 0, 2, 0, 0, 0,     // TaskSwitch 1 -> 2
-      2, 10, 0, 0, 0, 0, 0, 0, 0,    // IsrEnter 10
-      3, 10, 0, 0, 0, 0, 0, 0, 0,    // IsrExit 10
-      4, 0, 0, 0, 0, 0, 0, 0, 0,     // IdleEnter
-      5, 0, 0, 0, 0, 0, 0, 0, 0};    // IdleExit
+  const std::vector<std::uint8_t> records{1, 1,  0, 0, 0, 2, 0, 0, 0,   // TaskSwitch 1 -> 2
+                                          2, 10, 0, 0, 0, 0, 0, 0, 0,   // IsrEnter 10
+                                          3, 10, 0, 0, 0, 0, 0, 0, 0,   // IsrExit 10
+                                          4, 0,  0, 0, 0, 0, 0, 0, 0,   // IdleEnter
+                                          5, 0,  0, 0, 0, 0, 0, 0, 0};  // IdleExit
   for (const std::uint8_t chunk : std::initializer_list<std::uint8_t>{1, 2, 4}) {
     CollectingSink sink;
     TaskIsrDecoder d(1, {{10, "TIM1_IRQHandler"}});
@@ -182,4 +183,39 @@ TEST_CASE("router: disabled and masked ports are counted, not decoded") {
   REQUIRE(sink.events.size() == 1);
   CHECK(sink.events[0].kind == EventKind::raw);
   CHECK(sink.events[0].port == 100);
+}
+
+TEST_CASE("bulk write_bytes gives exactly what byte-by-byte writes give, for every decoder") {
+  std::mt19937 rng(3);
+  const std::string alphabet = std::string("abc\r\n") + '\0' + "\x01\x02\x03\x04\x05";
+  for (int round = 0; round < 300; ++round) {
+    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(rng() % 200));
+    for (auto& b : bytes) b = static_cast<std::uint8_t>(alphabet[rng() % alphabet.size()]);
+    const std::size_t cap = 1 + rng() % 12;
+    for (const DecoderType type :
+         {DecoderType::text, DecoderType::task_isr, DecoderType::marker, DecoderType::counter, DecoderType::raw}) {
+      const PortConfig config{"p", type, {}, true, {}};
+      auto bulk = make_port_decoder(7, config, PortDecoderLimits{cap});
+      auto single = make_port_decoder(7, config, PortDecoderLimits{cap});
+      CollectingSink bulk_events;
+      CollectingSink single_events;
+      std::size_t i = 0;
+      while (i < bytes.size()) {  // random run lengths, as the ITM decoder delivers them
+        const std::size_t n = std::min<std::size_t>(1 + rng() % 40, bytes.size() - i);
+        bulk->write_bytes(std::span<const std::uint8_t>(bytes.data() + i, n), bulk_events);
+        i += n;
+      }
+      for (const std::uint8_t b : bytes) single->write(b, 1, single_events);
+      bulk->flush(FlushReason::end, bulk_events);
+      single->flush(FlushReason::end, single_events);
+      REQUIRE(bulk_events.events.size() == single_events.events.size());
+      for (std::size_t k = 0; k < bulk_events.events.size(); ++k) {
+        CHECK(bulk_events.events[k].kind == single_events.events[k].kind);
+        CHECK(bulk_events.events[k].text == single_events.events[k].text);
+        CHECK(bulk_events.events[k].a == single_events.events[k].a);
+        CHECK(bulk_events.events[k].b == single_events.events[k].b);
+        CHECK(bulk_events.events[k].bytes == single_events.events[k].bytes);
+      }
+    }
+  }
 }

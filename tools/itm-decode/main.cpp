@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -53,8 +54,10 @@ std::string read_text_file(const std::string& path) {
 
 tp::SessionOptions session_options(const Options& o) {
   tp::SessionOptions s;
-  s.format = o.format == "text" ? tp::OutputFormat::text : o.format == "none" ? tp::OutputFormat::none : tp::OutputFormat::ndjson;
-  s.timestamps = o.timestamps == "host" ? tp::TimestampMode::host
+  s.format = o.format == "text"   ? tp::OutputFormat::text
+             : o.format == "none" ? tp::OutputFormat::none
+                                  : tp::OutputFormat::ndjson;
+  s.timestamps = o.timestamps == "host"   ? tp::TimestampMode::host
                  : o.timestamps == "none" ? tp::TimestampMode::none
                                           : tp::TimestampMode::target;
   s.cpu_hz = o.cpu_hz;
@@ -91,15 +94,16 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   }
   const tp::DecodeStats stats = session.stats();
   if (stats.malformed_packets + stats.port_errors != 0) {
-    log.warn(fmt::format("{} malformed packets ({} bytes) and {} port decoder errors were skipped (see Malformed records)",
-                         stats.malformed_packets, stats.malformed_bytes, stats.port_errors));
+    log.warn(
+        fmt::format("{} malformed packets ({} bytes) and {} port decoder errors were skipped (see Malformed records)",
+                    stats.malformed_packets, stats.malformed_bytes, stats.port_errors));
   }
   return tp::ExitCode::ok;
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   CLI::App app{
       "Decode ARM ITM/DWT trace (raw SWO bytes, or TPIU frames with --tpiu) into NDJSON records,\n"
       "one per line, shaped like a Callisto Event: {\"timestamp\":..,\"port\":..,\"event\":{\"kind\":..}}.\n\n"
@@ -112,7 +116,9 @@ int main(int argc, char** argv) {
   tp::CommonOptions common;
   app.add_option("FILE", o.input, "Input file ('-' or none = stdin)");
   app.add_flag("--tpiu", o.tpiu, "Input is TPIU-formatted (16-byte frames); extract one stream");
-  app.add_option("--tpiu-stream", o.tpiu_stream, "TPIU stream ID carrying ITM")->default_val(1)->check(CLI::Range(1, 0x7C));
+  app.add_option("--tpiu-stream", o.tpiu_stream, "TPIU stream ID carrying ITM")
+      ->default_val(1)
+      ->check(CLI::Range(1, 0x7C));
   app.add_option("--port-map", o.port_map, "Port map JSON (Callisto ports_map form); default: the standard map")
       ->type_name("FILE");
   app.add_option("--isr-names", o.isr_names, "JSON object of ISR names for TaskIsr ports: {\"10\":\"TIM1_IRQHandler\"}")
@@ -122,7 +128,8 @@ int main(int argc, char** argv) {
   app.add_option("--prescaler", o.prescaler, "ITM timestamp prescaler (TCR.TSPrescale): 1, 4, 16 or 64")
       ->check(CLI::IsMember({1U, 4U, 16U, 64U}))
       ->default_val(1);
-  app.add_option("--timestamps", o.timestamps, "target: from ITM timestamps (host time when there are none); host; none")
+  app.add_option("--timestamps", o.timestamps,
+                 "target: from ITM timestamps (host time when there are none); host; none")
       ->check(CLI::IsMember({"target", "host", "none"}))
       ->default_val("target");
   app.add_flag("--frames", o.frames, "Also write raw ITM frame lines {\"timestamp\":..,\"frames\":[..]}");
@@ -133,10 +140,15 @@ int main(int argc, char** argv) {
   app.add_flag("-f,--follow", o.follow, "Keep reading a growing file (like tail -f)");
   app.add_flag("--strict-sync", o.strict_sync, "After a malformed packet, skip everything until the next sync");
   app.add_flag("--no-malformed", o.no_malformed, "Do not write Malformed records (they are still counted)");
-  app.add_option("--max-line", o.max_line, "Longest Text line before it is split")->default_val(4096)->check(CLI::Range(1, 1 << 24));
+  app.add_option("--max-line", o.max_line, "Longest Text line before it is split")
+      ->default_val(4096)
+      ->check(CLI::Range(1, 1 << 24));
   app.add_option("--line-timeout", o.line_timeout_ms, "Emit a partial Text line after this many ms without input")
       ->default_val(200)
       ->type_name("MS");
   tp::add_common_options(app, common);
   return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) { return run(o, common, log); });
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "itm-decode: internal error: %s\n", e.what());
+  return static_cast<int>(tp::ExitCode::internal);
 }
