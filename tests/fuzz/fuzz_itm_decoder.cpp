@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       for (const std::uint8_t b : bytes) {
         tp::itm::Packet p{
             tp::itm::PacketKind::instrumentation, 0, 1, static_cast<std::uint8_t>(port & 31U), port, 0, b};
-        p.header = static_cast<std::uint8_t>((p.address << 3U) | 1U);
+        p.header = static_cast<std::uint8_t>((static_cast<unsigned>(p.address) << 3U) | 1U);
         packets.push_back(p);
       }
     }
