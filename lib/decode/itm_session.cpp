@@ -35,6 +35,9 @@ void ItmSession::feed(std::span<const std::uint8_t> bytes, std::uint64_t host_us
     decode_itm(bytes);
   }
   lines_may_be_partial_ = true;
+  // Input that never pauses must not hold records back: bound how long one may wait
+  // for a timestamp (a stream without timestamps would otherwise wait for max_pending).
+  if (!pending_.empty() && host_us - pending_.front().host_us >= options_.max_pending_us) release_pending();
 }
 
 void ItmSession::decode_itm(std::span<const std::uint8_t> bytes) {
@@ -81,7 +84,7 @@ void ItmSession::on_packet(const Packet& p) {
       router_.flush(FlushReason::overflow, *this);
       Event event;
       event.kind = EventKind::overflow;
-      on_event(event);
+      stage(event);
       break;
     }
     case PacketKind::malformed: {
@@ -92,7 +95,7 @@ void ItmSession::on_packet(const Packet& p) {
       event.kind = EventKind::malformed;
       event.a = p.value;
       event.text = itm::malformed_reason_name(static_cast<itm::MalformedReason>(p.info));
-      on_event(event);
+      stage(event);
       break;
     }
     case PacketKind::extension: {
@@ -100,7 +103,7 @@ void ItmSession::on_packet(const Packet& p) {
       event.kind = EventKind::extension;
       event.a = p.info;
       event.b = p.value;
-      on_event(event);
+      stage(event);
       break;
     }
     default:
@@ -148,12 +151,16 @@ void ItmSession::on_hardware_packet(const Packet& p) {
       event.d = p.length;
       break;
   }
-  on_event(event);
+  stage(event);
 }
 
 void ItmSession::on_event(const Event& event) {
+  if (event.kind == EventKind::malformed) ++stats_.port_errors;
+  stage(event);
+}
+
+void ItmSession::stage(const Event& event) {
   ++stats_.records;
-  if (event.kind == EventKind::malformed && event.source == EventSource::itm && event.port != 0) ++stats_.port_errors;
   if (options_.format == OutputFormat::none && !options_.frames) return;
   formatter_.body(staging_, event);
   pending_.push_back(Pending{staging_.size(), host_us_});

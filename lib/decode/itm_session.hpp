@@ -38,6 +38,7 @@ struct SessionOptions {
   std::uint32_t allow_mask = 0xFFFFFFFFU;
   std::size_t max_line = 4096;
   std::size_t max_pending = 4096;           // records waiting for a timestamp
+  std::uint64_t max_pending_us = 50'000;    // ... and for at most this long (host time)
   std::uint64_t line_timeout_us = 200'000;  // partial text lines are emitted after this pause
 };
 
@@ -94,7 +95,10 @@ class ItmSession final : private EventSink {
   void on_byte_run(std::uint16_t port, std::span<const std::uint8_t> bytes);
   void release_if_full();
   void on_hardware_packet(const itm::Packet& packet);
+  // Events from port decoders (EventSink); their Malformed events count as port errors.
   void on_event(const Event& event) override;
+  // Stages an event's record until its timestamp is known.
+  void stage(const Event& event);
   void stamp_pending(std::uint64_t timestamp, std::string_view clock);
   // The cached line prefix/suffix for this time (records of one group share it).
   const RecordFormatter::Stamp& stamp_for(std::uint64_t timestamp, std::string_view clock);

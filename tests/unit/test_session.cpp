@@ -147,3 +147,37 @@ TEST_CASE("text output format") {
   CHECK(lines[0].find("42") != std::string::npos);
   CHECK(lines[0].find("[Console] hello") != std::string::npos);
 }
+
+TEST_CASE("records do not wait forever for a timestamp when input never pauses") {
+  const int fd = ::memfd_create("tracepipe-test", 0);
+  BatchedWriter writer(fd, false, 1 << 16);
+  ItmSession session(PortMap::standard(), SessionOptions{}, writer);
+  std::vector<std::uint8_t> first;
+  ItmStreamEncoder(first).text(0, "early\n");
+  std::vector<std::uint8_t> later;
+  ItmStreamEncoder(later).text(0, "x");
+  session.feed(first, 1'000);
+  session.feed(later, 2'000);
+  writer.flush();
+  CHECK(::lseek(fd, 0, SEEK_END) == 0);  // 1 ms later: still waiting
+  session.feed(later, 1'000 + 50'000);
+  writer.flush();
+  CHECK(::lseek(fd, 0, SEEK_END) > 0);  // 50 ms later: written with its host time
+  ::close(fd);
+}
+
+TEST_CASE("statistics separate malformed packets from port decoder errors") {
+  const int fd = ::memfd_create("tracepipe-test", 0);
+  BatchedWriter writer(fd, true, 1 << 16);
+  ItmSession session(PortMap::standard(), SessionOptions{}, writer);
+  std::vector<std::uint8_t> bytes{0x90, 0x90};  // a reserved header run: one malformed packet
+  ItmStreamEncoder enc(bytes);
+  enc.write(1, 0xEE, 1);  // garbage on the TaskIsr port
+  enc.write(1, 0x04, 1);  // a record start, then end of input inside the record
+  session.feed(bytes, 1);
+  session.finish(2);
+  const DecodeStats stats = session.stats();
+  CHECK(stats.malformed_packets == 1);
+  CHECK(stats.malformed_bytes == 2);
+  CHECK(stats.port_errors == 2);  // the garbage byte, and the unfinished record
+}
