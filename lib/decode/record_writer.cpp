@@ -36,6 +36,27 @@ inline void uint_field(OutBuffer& out, std::string_view name, std::uint64_t valu
   append_uint(out, value);
 }
 
+// ,"data":{"<first>":a,"<second>":b}
+void two_uint_fields(OutBuffer& out, std::string_view first, std::uint64_t a, std::string_view second,
+                     std::uint64_t b) {
+  out += ",\"data\":{"sv;
+  uint_field(out, first, a);
+  out += ',';
+  uint_field(out, second, b);
+  out += '}';
+}
+
+// ,"data":{"<id_key>":a[,"name":text]}: the name only when there is one.
+void id_and_name(OutBuffer& out, std::string_view id_key, const Event& e) {
+  out += ",\"data\":{"sv;
+  uint_field(out, id_key, e.a);
+  if (!e.text.empty()) {
+    out += ",\"name\":"sv;
+    append_json_string(out, e.text);
+  }
+  out += '}';
+}
+
 // Printable text for the terminal format: control characters as \xNN.
 void append_printable(OutBuffer& out, std::string_view text) {
   for (const char c : text) {
@@ -48,17 +69,6 @@ void append_printable(OutBuffer& out, std::string_view text) {
   }
 }
 
-}  // namespace
-
-void RecordFormatter::body(OutBuffer& out, const Event& event) const {
-  if (format_ == OutputFormat::ndjson) {
-    ndjson_body(out, event);
-  } else if (format_ == OutputFormat::text) {
-    text_body(out, event);
-  }
-}
-
-namespace {
 // The "data" of tracepipe's extended kinds (DESIGN.md "Extended kinds").
 void extended_data(OutBuffer& out, const Event& e) {
   switch (e.kind) {
@@ -109,11 +119,7 @@ void extended_data(OutBuffer& out, const Event& e) {
       out += '}';
       break;
     case EventKind::extension:
-      out += ",\"data\":{"sv;
-      uint_field(out, "sh", e.a);
-      out += ',';
-      uint_field(out, "value", e.b);
-      out += '}';
+      two_uint_fields(out, "sh", e.a, "value", e.b);
       break;
     case EventKind::malformed:
       out += ",\"data\":{\"reason\":"sv;
@@ -133,6 +139,14 @@ void extended_data(OutBuffer& out, const Event& e) {
 
 }  // namespace
 
+void RecordFormatter::body(OutBuffer& out, const Event& event) const {
+  if (format_ == OutputFormat::ndjson) {
+    ndjson_body(out, event);
+  } else if (format_ == OutputFormat::text) {
+    text_body(out, event);
+  }
+}
+
 void RecordFormatter::ndjson_body(OutBuffer& out, const Event& e) {
   out += "\"port\":"sv;
   append_uint(out, e.port);
@@ -146,29 +160,13 @@ void RecordFormatter::ndjson_body(OutBuffer& out, const Event& e) {
       out += '}';
       break;
     case EventKind::marker:
-      out += ",\"data\":{"sv;
-      uint_field(out, "id", e.a);
-      if (!e.text.empty()) {
-        out += ",\"name\":"sv;
-        append_json_string(out, e.text);
-      }
-      out += '}';
+      id_and_name(out, "id", e);
       break;
     case EventKind::task_switch:
-      out += ",\"data\":{"sv;
-      uint_field(out, "from_task", e.a);
-      out += ',';
-      uint_field(out, "to_task", e.b);
-      out += '}';
+      two_uint_fields(out, "from_task", e.a, "to_task", e.b);
       break;
     case EventKind::isr_enter:
-      out += ",\"data\":{"sv;
-      uint_field(out, "isr_id", e.a);
-      if (!e.text.empty()) {
-        out += ",\"name\":"sv;
-        append_json_string(out, e.text);
-      }
-      out += '}';
+      id_and_name(out, "isr_id", e);
       break;
     case EventKind::isr_exit:
       out += ",\"data\":{"sv;
@@ -179,11 +177,7 @@ void RecordFormatter::ndjson_body(OutBuffer& out, const Event& e) {
     case EventKind::idle_exit:
       break;
     case EventKind::counter:
-      out += ",\"data\":{"sv;
-      uint_field(out, "counter_id", e.a);
-      out += ',';
-      uint_field(out, "value", e.b);
-      out += '}';
+      two_uint_fields(out, "counter_id", e.a, "value", e.b);
       break;
     case EventKind::raw:
       out += ",\"data\":{\"data\":"sv;
