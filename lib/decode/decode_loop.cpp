@@ -1,37 +1,26 @@
 #include "decode/decode_loop.hpp"
 
-#include <vector>
-
-#include "core/clock.hpp"
-#include "core/signals.hpp"
-
 namespace tp {
+namespace {
+
+class SessionHandler final : public StreamHandler {
+ public:
+  explicit SessionHandler(ItmSession& session) : session_(session) {}
+  void on_data(std::span<const std::uint8_t> bytes, std::uint64_t now_us) override { session_.feed(bytes, now_us); }
+  void on_idle(std::uint64_t now_us) override { session_.idle(now_us); }
+  [[nodiscard]] bool wants_idle() const override { return session_.wants_idle(); }
+  void on_end(std::uint64_t now_us) override { session_.finish(now_us); }
+
+ private:
+  ItmSession& session_;
+};
+
+}  // namespace
 
 void run_decode_loop(ByteSource& source, ItmSession& session, BatchedWriter& writer, Progress& progress,
-                     const DecodeLoopOptions& options) {
-  std::vector<std::uint8_t> buffer(1U << 20U);
-  std::uint64_t next_report = monotonic_us() + options.report_every_us;
-  while (stop_requested() == 0) {
-    const bool idle_work = session.wants_idle() || writer.has_pending();
-    const ReadResult result = source.read(buffer, idle_work ? options.idle_poll_ms : -1);
-    const std::uint64_t now = monotonic_us();
-    if (result.status == ReadStatus::end_of_input) break;
-    if (result.status == ReadStatus::data) {
-      session.feed(std::span<const std::uint8_t>(buffer.data(), result.size), now);
-      writer.flush_if_stale(now);
-      progress.update(source.bytes_read());
-    } else if (result.status == ReadStatus::timeout) {
-      session.idle(now);
-      writer.flush();
-    }
-    if (options.report_every_us != 0 && options.on_report && now >= next_report) {
-      options.on_report();
-      next_report = now + options.report_every_us;
-    }
-  }
-  progress.finish();
-  session.finish(monotonic_us());
-  writer.flush();
+                     const StreamLoopOptions& options) {
+  SessionHandler handler(session);
+  run_stream_loop(source, handler, writer, progress, options);
 }
 
 }  // namespace tp

@@ -17,6 +17,20 @@ void NdjsonReader::report_bad(std::string_view message) {
   if (on_bad_line_) on_bad_line_(line_number_, message);
 }
 
+// On-Demand parses lazily and trusts the nesting it is given: walk the top-level object
+// once (skipping each value checks its nesting) so that handlers may use any access,
+// and reject text after the object. Returns why the line is bad, or nullptr.
+const char* NdjsonReader::check_structure(simdjson::ondemand::document& document) {
+  simdjson::ondemand::object object;
+  if (auto error = document.get_object().get(object); error != simdjson::SUCCESS) return simdjson::error_message(error);
+  for (auto field : object) {
+    if (field.error() != simdjson::SUCCESS) return simdjson::error_message(field.error());
+  }
+  if (document.current_location().error() != simdjson::OUT_OF_BOUNDS) return "text after the JSON object";
+  document.rewind();
+  return nullptr;
+}
+
 void NdjsonReader::process_line(std::size_t begin, std::size_t end) {
   ++line_number_;
   if (end > begin && buffer_[end - 1] == '\r') --end;
@@ -37,8 +51,18 @@ void NdjsonReader::process_line(std::size_t begin, std::size_t end) {
     return;
   }
   if (error == simdjson::SUCCESS) {
-    NdjsonLine line{document, std::string_view(data, length), line_number_};
+    if (const char* problem = check_structure(document)) {
+      report_bad(problem);
+      return;
+    }
+  }
+  if (error == simdjson::SUCCESS) {
+    NdjsonLine line{document, std::string_view(data, length), line_number_, {}};
     error = on_line_(line);
+    if (error != simdjson::SUCCESS && !line.problem.empty()) {
+      report_bad(line.problem);
+      return;
+    }
   }
   if (error != simdjson::SUCCESS) report_bad(simdjson::error_message(error));
 }

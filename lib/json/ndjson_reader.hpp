@@ -18,6 +18,7 @@ struct NdjsonLine {
   simdjson::ondemand::document& document;
   std::string_view text;  // the raw line, without its newline
   std::uint64_t number;   // 1-based
+  std::string problem;    // a handler may say why a line is bad (else simdjson's message)
 };
 
 class NdjsonReader {
@@ -42,6 +43,7 @@ class NdjsonReader {
 
  private:
   void process_line(std::size_t begin, std::size_t end);
+  static const char* check_structure(simdjson::ondemand::document& document);
   void report_bad(std::string_view message);
 
   LineHandler on_line_;

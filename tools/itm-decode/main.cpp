@@ -82,7 +82,7 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append);
   tp::ItmSession session(std::move(map), options, writer);
   tp::Progress progress(source.size(), log.verbosity() != tp::Verbosity::quiet && !o.follow);
-  tp::DecodeLoopOptions loop;
+  tp::StreamLoopOptions loop;
   if (log.verbosity() == tp::Verbosity::verbose) {
     loop.report_every_us = 1'000'000;
     loop.on_report = [&] { log.verbose(session.stats_summary()); };

@@ -1,0 +1,178 @@
+#include "records/record_filter.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "core/error.hpp"
+#include "records/field_path.hpp"
+#include "records/value_text.hpp"
+
+namespace tp {
+namespace {
+
+std::uint32_t parse_port(std::string_view text, std::string_view list) {
+  std::uint32_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || value > 255) {
+    throw Error(ExitCode::usage, fmt::format("--port '{}': '{}' is not a port 0-255", list, text));
+  }
+  return value;
+}
+
+std::vector<std::string_view> split(std::string_view list) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    if (comma > start) parts.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return parts;
+}
+
+FieldCondition parse_condition(std::string_view expression, std::string_view option) {
+  const std::size_t eq = expression.find('=');
+  if (eq == std::string_view::npos || eq == 0) {
+    throw Error(ExitCode::usage, fmt::format("{} '{}': expected FIELD=VALUE, e.g. event.data.message=boot", option,
+                                             expression));
+  }
+  const std::string_view field = resolve_field_alias(expression.substr(0, eq));
+  return FieldCondition{std::string(field), dotted_to_pointer(field), std::string(expression.substr(eq + 1)), {}};
+}
+
+}  // namespace
+
+std::vector<std::pair<std::uint32_t, std::uint32_t>> parse_port_list(std::string_view list) {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges;
+  for (const std::string_view part : split(list)) {
+    const std::size_t dash = part.find('-');
+    if (dash == std::string_view::npos) {
+      const std::uint32_t port = parse_port(part, list);
+      ranges.emplace_back(port, port);
+    } else {
+      const std::uint32_t first = parse_port(part.substr(0, dash), list);
+      const std::uint32_t last = parse_port(part.substr(dash + 1), list);
+      if (first > last) throw Error(ExitCode::usage, fmt::format("--port '{}': empty range {}", list, part));
+      ranges.emplace_back(first, last);
+    }
+  }
+  if (ranges.empty()) throw Error(ExitCode::usage, "--port needs a list such as 0,2-4");
+  return ranges;
+}
+
+std::vector<std::string> parse_name_list(std::string_view list) {
+  std::vector<std::string> names;
+  for (const std::string_view part : split(list)) names.emplace_back(part);
+  if (names.empty()) throw Error(ExitCode::usage, "an empty list was given");
+  return names;
+}
+
+FieldCondition parse_match(std::string_view expression) { return parse_condition(expression, "--match"); }
+
+FieldCondition parse_regex(std::string_view expression) {
+  FieldCondition condition = parse_condition(expression, "--regex");
+  condition.regex.emplace(condition.value);
+  return condition;
+}
+
+bool RecordFilter::port_selected(std::uint64_t port) const {
+  return std::any_of(criteria_.ports.begin(), criteria_.ports.end(),
+                     [port](const auto& range) { return port >= range.first && port <= range.second; });
+}
+
+bool RecordFilter::in(const std::vector<std::string>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+Verdict RecordFilter::judge(simdjson::ondemand::document& document, std::string& why) const {
+  simdjson::ondemand::object object;
+  if (auto error = document.get_object().get(object); error != simdjson::SUCCESS) {
+    why = error == simdjson::INCORRECT_TYPE ? "not a JSON object" : simdjson::error_message(error);
+    return Verdict::bad;
+  }
+  bool has_timestamp = false;
+  bool has_port = false;
+  bool has_event = false;
+  bool has_frames = false;
+  bool selected = true;
+  bool source_selected = false;  // a record without "source" has none of the sources asked for
+  std::uint64_t timestamp = 0;
+  for (auto field : object) {
+    std::string_view key;
+    if (auto error = field.unescaped_key().get(key); error != simdjson::SUCCESS) {
+      why = simdjson::error_message(error);
+      return Verdict::bad;
+    }
+    simdjson::error_code error = simdjson::SUCCESS;
+    if (key == "timestamp") {
+      has_timestamp = (error = field.value().get_uint64().get(timestamp)) == simdjson::SUCCESS;
+      if (!has_timestamp) why = "\"timestamp\" is not an unsigned integer";
+    } else if (key == "port") {
+      std::uint64_t port = 0;
+      has_port = (error = field.value().get_uint64().get(port)) == simdjson::SUCCESS && port <= 255;
+      if (!has_port) why = "\"port\" is not a port number 0-255";
+      if (!criteria_.ports.empty()) selected = selected && port_selected(port);
+    } else if (key == "event") {
+      std::string_view kind;
+      has_event = (error = field.value()["kind"].get_string().get(kind)) == simdjson::SUCCESS;
+      if (!has_event) why = "\"event\" has no \"kind\" string";
+      if (!criteria_.kinds.empty()) selected = selected && in(criteria_.kinds, kind);
+    } else if (key == "source") {
+      std::string_view source;
+      error = field.value().get_string().get(source);
+      source_selected = error == simdjson::SUCCESS && in(criteria_.sources, source);
+      if (error == simdjson::INCORRECT_TYPE) error = simdjson::SUCCESS;  // a non-string source just does not match
+    } else if (key == "frames") {
+      has_frames = true;
+    }
+    if (error != simdjson::SUCCESS) {
+      if (why.empty()) why = simdjson::error_message(error);
+      return Verdict::bad;
+    }
+  }
+  if (!has_timestamp) {
+    if (why.empty()) why = "no \"timestamp\"";
+    return Verdict::bad;
+  }
+  if (has_event && !has_port) {
+    if (why.empty()) why = "a record without \"port\"";
+    return Verdict::bad;
+  }
+  if (!has_event && !has_frames) {
+    why = "neither a record (\"event\") nor a frames line (\"frames\")";
+    return Verdict::bad;
+  }
+  if (has_frames && !has_event) {
+    // Raw frame lines carry no port, kind or source: only "Itm" as a kind selects them.
+    if (!criteria_.ports.empty()) selected = false;
+    if (!criteria_.kinds.empty()) selected = selected && in(criteria_.kinds, "Itm");
+  }
+  if (!criteria_.sources.empty() && !source_selected) selected = false;
+  if (criteria_.since && timestamp < *criteria_.since) selected = false;
+  if (criteria_.until && timestamp >= *criteria_.until) selected = false;
+  if (selected && !criteria_.conditions.empty()) {
+    const Verdict verdict = judge_conditions(document, why);
+    if (verdict == Verdict::bad) return verdict;
+    selected = verdict == Verdict::selected;
+  }
+  return selected != criteria_.invert ? Verdict::selected : Verdict::rejected;
+}
+
+Verdict RecordFilter::judge_conditions(simdjson::ondemand::document& document, std::string& why) const {
+  for (const FieldCondition& condition : criteria_.conditions) {
+    ValueText value;
+    const simdjson::error_code error = field_text(document, condition.pointer, value);
+    if (is_missing_field(error)) return Verdict::rejected;
+    if (error != simdjson::SUCCESS) {
+      why = fmt::format("{}: {}", condition.path, simdjson::error_message(error));
+      return Verdict::bad;
+    }
+    const bool match = condition.regex ? condition.regex->search(value.text) : value.text == condition.value;
+    if (!match) return Verdict::rejected;
+  }
+  return Verdict::selected;
+}
+
+}  // namespace tp

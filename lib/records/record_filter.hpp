@@ -1,0 +1,60 @@
+// Record selection for trace-filter: by port, kind, source, time window and field
+// values, on one simdjson On-Demand pass over each line. Lines are judged, never
+// re-encoded: a selected line is passed through byte for byte by the caller.
+#pragma once
+
+#include <simdjson.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "records/regex.hpp"
+
+namespace tp {
+
+struct FieldCondition {
+  std::string path;     // as given, for messages
+  std::string pointer;  // JSON Pointer
+  std::string value;    // --match: the text the field must equal
+  std::optional<Regex> regex;  // --regex: the pattern it must contain
+};
+
+struct FilterCriteria {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> ports;  // inclusive ranges
+  std::vector<std::string> kinds;                              // "Itm" selects raw frame lines
+  std::vector<std::string> sources;
+  std::optional<std::uint64_t> since;  // timestamp >= since
+  std::optional<std::uint64_t> until;  // timestamp < until
+  std::vector<FieldCondition> conditions;
+  bool invert = false;
+};
+
+// Parsers for the command-line forms; they throw tp::Error(usage) with the problem.
+std::vector<std::pair<std::uint32_t, std::uint32_t>> parse_port_list(std::string_view list);
+std::vector<std::string> parse_name_list(std::string_view list);
+// "event.data.message=Hello" (aliases allowed on the left).
+FieldCondition parse_match(std::string_view expression);
+FieldCondition parse_regex(std::string_view expression);
+
+enum class Verdict : std::uint8_t { selected, rejected, bad };
+
+class RecordFilter {
+ public:
+  explicit RecordFilter(FilterCriteria criteria) : criteria_(std::move(criteria)) {}
+
+  // Judges one parsed line. For a bad line, `why` says what is wrong with it.
+  Verdict judge(simdjson::ondemand::document& document, std::string& why) const;
+
+ private:
+  [[nodiscard]] bool port_selected(std::uint64_t port) const;
+  [[nodiscard]] static bool in(const std::vector<std::string>& names, std::string_view name);
+  Verdict judge_conditions(simdjson::ondemand::document& document, std::string& why) const;
+
+  FilterCriteria criteria_;
+};
+
+}  // namespace tp

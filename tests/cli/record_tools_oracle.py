@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""jq as the oracle for trace-filter and trace-csv, on random record corpora.
+
+Corpora hold every record kind, odd strings (quotes, backslashes, commas, newlines,
+control characters, unicode, emoji), escapes written both ways, random key order and
+spacing, and malformed lines. For each filter, trace-filter must select exactly the
+lines jq selects, passing them through byte for byte; trace-csv must equal
+jq -r '[...] | @csv'. Malformed lines must be counted and skipped, never fatal.
+
+Usage: record_tools_oracle.py BIN_DIR
+"""
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+BIN = sys.argv[1]
+FILTER = os.path.join(BIN, "trace-filter")
+CSV = os.path.join(BIN, "trace-csv")
+passed = failed = 0
+
+
+def check(ok, what):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL {what}")
+
+
+ODD = ["plain", 'quo"te', "back\\slash", "comma, here", "new\nline", "tab\there", "cr\rhere", "ctl\x01\x1f",
+       "caf\u00e9", "\u6f22\u5b57", "emoji \U0001F680", "", " lead and trail ", "slash/and~tilde", "boot", "error: fault"]
+
+
+def text(rng):
+    return "".join(rng.choice(ODD) for _ in range(rng.randint(1, 3)))
+
+
+def event(rng):
+    kind = rng.choice(["Text", "Marker", "TaskSwitch", "IsrEnter", "IsrExit", "IdleEnter", "IdleExit", "Counter",
+                       "Raw", "Exception", "PcSample", "DataTrace", "EventCounter", "Overflow", "Malformed"])
+    u32 = lambda: rng.randint(0, 2**32 - 1)
+    data = {
+        "Text": lambda: {"message": text(rng)},
+        "Marker": lambda: {"id": u32(), **({"name": text(rng)} if rng.random() < 0.5 else {})},
+        "TaskSwitch": lambda: {"from_task": u32(), "to_task": u32()},
+        "IsrEnter": lambda: {"isr_id": rng.randint(0, 300), "name": text(rng)},
+        "IsrExit": lambda: {"isr_id": rng.randint(0, 300)},
+        "Counter": lambda: {"counter_id": u32(), "value": rng.randint(0, 2**53)},
+        "Raw": lambda: {"data": [rng.randint(0, 255) for _ in range(rng.randint(1, 4))]},
+        "Exception": lambda: {"number": rng.randint(0, 511), "name": "IRQ5", "action": rng.choice(["enter", "exit", "resume"])},
+        "PcSample": lambda: {"pc": u32(), "sleep": rng.random() < 0.1},
+        "DataTrace": lambda: {"comparator": rng.randint(0, 3), "type": rng.choice(["pc", "read", "write"]), "value": u32(), "size": 4},
+        "EventCounter": lambda: {b: rng.random() < 0.5 for b in ["cpi", "exc", "sleep", "lsu", "fold", "cyc"]},
+        "Overflow": lambda: {},
+        "Malformed": lambda: {"reason": text(rng), "bytes": rng.randint(1, 9)},
+    }
+    ev = {"kind": kind}
+    if kind in data:
+        ev["data"] = data[kind]()
+    return ev
+
+
+def record(rng):
+    fields = [("timestamp", rng.randint(0, 2**53)), ("port", rng.randint(0, 255)), ("event", event(rng))]
+    if rng.random() < 0.9:
+        fields.append(("source", rng.choice(["itm", "dwt", "palm", "chibios"])))
+    fields.append(("clock", rng.choice(["cycles", "ns", "us"])))
+    rng.shuffle(fields)
+    separators = rng.choice([(",", ":"), (", ", ": ")])
+    return json.dumps(dict(fields), ensure_ascii=rng.random() < 0.5, separators=separators)
+
+
+# Bad for both tools: not one JSON object.
+NOT_OBJECTS = ["not json", "{\"timestamp\": 5", "[1,2,3]", "{\"timestamp\": 1, \"port\": 0, \"event\": {\"kind\": \"Text\"}} trailing",
+               "{\"a\": {\"b\": [1, {\"c\": 2}}"]
+# JSON objects that are not records: bad for trace-filter, still rows for trace-csv.
+NOT_RECORDS = ["{\"port\": 1, \"event\": {\"kind\": \"Text\"}}", "{\"timestamp\": -1, \"port\": 0, \"event\": {\"kind\": \"Text\"}}",
+               "{\"timestamp\": 1}", "{\"timestamp\": 1, \"event\": {\"kind\": \"Text\"}}", "{\"timestamp\": 2, \"port\": 300, \"event\": {}}"]
+BAD_LINES = NOT_OBJECTS + NOT_RECORDS
+
+
+def run(args, stdin_path):
+    with open(stdin_path, "rb") as stdin:
+        return subprocess.run(args, stdin=stdin, capture_output=True)
+
+
+def jq(expression, path, raw=False):
+    args = ["jq", "-r" if raw else "-c", expression, path]
+    return subprocess.run(args, capture_output=True, check=True).stdout
+
+
+FILTERS = [
+    (["--kind", "Text"], 'select(.event.kind == "Text")'),
+    (["--kind", "Exception,PcSample"], 'select(.event.kind == "Exception" or .event.kind == "PcSample")'),
+    (["--port", "0,3-5,200-255"], "select(.port == 0 or (.port >= 3 and .port <= 5) or .port >= 200)"),
+    (["--source", "dwt,palm"], 'select(.source == "dwt" or .source == "palm")'),
+    (["--since", "1000000000000000", "--until", "6000000000000000"],
+     "select(.timestamp >= 1000000000000000 and .timestamp < 6000000000000000)"),
+    (["--match", "message=boot"], 'select(.event.data.message == "boot")'),
+    (["--match", "event.data.action=enter", "--kind", "Exception"],
+     'select(.event.kind == "Exception" and .event.data.action == "enter")'),
+    (["--match", "event.data.sleep=true"], "select(.event.data.sleep == true)"),
+    (["--regex", "message=caf\u00e9|\U0001F680"], 'select((.event.data.message // null | type) == "string" and (.event.data.message | test("caf\u00e9|\U0001F680")))'),
+    (["--regex", "event.data.name=^IRQ"], 'select((.event.data.name | type) == "string" and (.event.data.name | test("^IRQ")))'),
+    (["--kind", "Text", "--invert"], 'select(.event.kind != "Text")'),
+    (["--port", "7-9", "--kind", "Counter,Marker", "--invert"],
+     'select(((.port >= 7 and .port <= 9) and (.event.kind == "Counter" or .event.kind == "Marker")) | not)'),
+]
+
+CSV_COLUMNS = [
+    ("time,port,kind,message", "[.timestamp, .port, .event.kind, .event.data.message]"),
+    ("timestamp,source,event.data.name,event.data.id,event.data.sleep",
+     "[.timestamp, .source, .event.data.name, .event.data.id, .event.data.sleep]"),
+]
+
+
+def one_corpus(seed, work):
+    rng = random.Random(seed)
+    lines = [record(rng) for _ in range(rng.randint(200, 1500))]
+    bad = 0
+    for _ in range(rng.randint(0, 6)):
+        lines.insert(rng.randrange(len(lines) + 1), rng.choice(BAD_LINES))
+        bad += 1
+    raw = os.path.join(work, f"raw-{seed}.ndjson")
+    with open(raw, "w", encoding="utf-8", newline="\n") as f:
+        f.write("\n".join(lines) + "\n")
+    good = os.path.join(work, f"good-{seed}.ndjson")
+    with open(good, "w", encoding="utf-8", newline="\n") as f:
+        f.write("\n".join(line for line in lines if line not in BAD_LINES) + "\n")
+    objects = os.path.join(work, f"objects-{seed}.ndjson")
+    with open(objects, "w", encoding="utf-8", newline="\n") as f:
+        f.write("\n".join(line for line in lines if line not in NOT_OBJECTS) + "\n")
+    not_objects = sum(1 for line in lines if line in NOT_OBJECTS)
+
+    for args, expression in FILTERS:
+        # On the raw corpus: the lines jq selects (by number), byte for byte, bad lines skipped.
+        result = run([FILTER, "--stats"] + args, raw)
+        numbers = [int(n) for n in jq(f"{expression} | input_line_number", good).split()]
+        good_lines = open(good, "rb").read().split(b"\n")
+        expected = b"".join(good_lines[n - 1] + b"\n" for n in numbers)
+        check(result.returncode == 0, f"seed {seed} {args}: exit {result.returncode}")
+        check(result.stdout == expected, f"seed {seed} {args}: selection differs from jq ({len(numbers)} expected)")
+        check(f"{bad} bad".encode() in result.stderr, f"seed {seed} {args}: {bad} bad lines not reported: {result.stderr[-200:]!r}")
+        # On jq's own canonical form: equal to jq -c select(...) output.
+        canonical = os.path.join(work, f"canon-{seed}.ndjson")
+        with open(canonical, "wb") as f:
+            f.write(jq(".", good))
+        check(run([FILTER] + args, canonical).stdout == jq(expression, canonical), f"seed {seed} {args}: != jq -c on jq's form")
+
+    for columns, expression in CSV_COLUMNS:
+        result = run([CSV, "--no-header", "--columns", columns], raw)
+        check(result.returncode == 0, f"seed {seed} csv {columns}: exit {result.returncode}")
+        check(result.stdout == jq(expression + " | @csv", objects, raw=True), f"seed {seed} csv {columns}: differs from jq @csv")
+        reported = not_objects == 0 or f"{not_objects} of".encode() in result.stderr
+        check(reported, f"seed {seed} csv: {not_objects} bad lines not reported: {result.stderr[-200:]!r}")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as work:
+        for seed in range(1, 13):
+            one_corpus(seed, work)
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(0 if failed == 0 else 1)
+
+
+main()

@@ -1,0 +1,111 @@
+// trace-filter: select NDJSON records by port, kind, source, time and field values;
+// selected lines pass through byte for byte.
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "core/cli.hpp"
+#include "records/line_stream.hpp"
+#include "records/record_filter.hpp"
+
+namespace {
+
+struct Options {
+  std::string input = "-";
+  std::string ports;
+  std::string kinds;
+  std::string sources;
+  std::optional<std::uint64_t> since;
+  std::optional<std::uint64_t> until;
+  std::vector<std::string> matches;
+  std::vector<std::string> regexes;
+  bool invert = false;
+  std::uint64_t limit = 0;
+  bool strict = false;
+  bool stats = false;
+};
+
+tp::FilterCriteria criteria_from(const Options& o) {
+  tp::FilterCriteria criteria;
+  if (!o.ports.empty()) criteria.ports = tp::parse_port_list(o.ports);
+  if (!o.kinds.empty()) criteria.kinds = tp::parse_name_list(o.kinds);
+  if (!o.sources.empty()) criteria.sources = tp::parse_name_list(o.sources);
+  criteria.since = o.since;
+  criteria.until = o.until;
+  for (const auto& m : o.matches) criteria.conditions.push_back(tp::parse_match(m));
+  for (const auto& r : o.regexes) criteria.conditions.push_back(tp::parse_regex(r));
+  criteria.invert = o.invert;
+  return criteria;
+}
+
+tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Logger& log) {
+  const tp::RecordFilter filter(criteria_from(o));
+  tp::ByteSource source = tp::ByteSource::open(o.input);
+  tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append);
+  std::uint64_t selected = 0;
+  std::string why;
+  std::unique_ptr<tp::LineStream> stream;
+  stream = std::make_unique<tp::LineStream>(
+      [&](tp::NdjsonLine& line) -> simdjson::error_code {
+        if (stream->done()) return simdjson::SUCCESS;  // --limit reached inside this chunk
+        why.clear();
+        const tp::Verdict verdict = filter.judge(line.document, why);
+        if (verdict == tp::Verdict::bad) {
+          line.problem = why;
+          return simdjson::INCORRECT_TYPE;
+        }
+        if (verdict == tp::Verdict::selected) {
+          tp::OutBuffer& out = writer.buffer();
+          out += line.text;
+          out += '\n';
+          writer.commit();
+          if (++selected == o.limit) stream->stop();
+        }
+        return simdjson::SUCCESS;
+      },
+      log, o.strict);
+  tp::Progress progress(source.size(), log.verbosity() != tp::Verbosity::quiet);
+  tp::run_stream_loop(source, *stream, writer, progress);
+  if (o.stats) {
+    tp::Logger(log.tool(), tp::Verbosity::normal, log.format())
+        .info(fmt::format("{} lines, {} selected, {} bad", stream->lines(), selected, stream->bad_lines()));
+  }
+  stream->report_summary(source.name());
+  return tp::ExitCode::ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  CLI::App app{
+      "Select tracepipe NDJSON records. Selected lines pass through unchanged. Criteria of\n"
+      "different options must all hold; the items of one list are alternatives.\n\n"
+      "Examples:\n"
+      "  itm-decode swo.bin | trace-filter --kind Text --port 0\n"
+      "  trace-filter --kind Exception --match event.data.action=enter log.ndjson\n"
+      "  trace-filter --regex 'message=(?i)error|fault' --since 1000000 log.ndjson",
+      "trace-filter"};
+  Options o;
+  tp::CommonOptions common;
+  app.add_option("FILE", o.input, "Input file ('-' or none = stdin)");
+  app.add_option("--port", o.ports, "Ports or ranges, e.g. 0,2-4")->type_name("LIST");
+  app.add_option("--kind", o.kinds, "Event kinds, e.g. Text,Exception (Itm: raw frame lines)")->type_name("LIST");
+  app.add_option("--source", o.sources, "Sources, e.g. itm,dwt")->type_name("LIST");
+  app.add_option("--since", o.since, "Only records with timestamp >= T")->type_name("T");
+  app.add_option("--until", o.until, "Only records with timestamp < T")->type_name("T");
+  app.add_option("--match", o.matches, "FIELD=VALUE: a dotted path (or alias: kind, message, time) equals VALUE")
+      ->type_name("FIELD=VALUE")
+      ->allow_extra_args(false);  // one value per --match, so a FILE after it stays a FILE
+  app.add_option("--regex", o.regexes, "FIELD=RE: the field contains a match of the Perl regex RE")
+      ->type_name("FIELD=RE")
+      ->allow_extra_args(false);
+  app.add_flag("--invert", o.invert, "Select the records that do not match");
+  app.add_option("--limit", o.limit, "Stop after N selected records")->type_name("N");
+  app.add_flag("--strict", o.strict, "A line that is not a record is an error (exit 6), not skipped");
+  app.add_flag("--stats", o.stats, "Print line, selected and bad counts on stderr at exit");
+  tp::add_common_options(app, common);
+  return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) { return run(o, common, log); });
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "trace-filter: internal error: %s\n", e.what());
+  return static_cast<int>(tp::ExitCode::internal);
+}
