@@ -81,8 +81,7 @@ std::vector<CsvColumn> preset_columns(std::string_view name) {
   for (const Preset& preset : presets) {
     if (preset.name == name) return parse_columns(preset.columns);
   }
-  throw Error(ExitCode::usage,
-              fmt::format("unknown preset '{}' (known: {})", name, fmt::join(preset_names(), ", ")));
+  throw Error(ExitCode::usage, fmt::format("unknown preset '{}' (known: {})", name, fmt::join(preset_names(), ", ")));
 }
 
 void append_csv_field(OutBuffer& out, std::string_view text, bool quote, char delimiter) {
@@ -155,17 +154,17 @@ simdjson::error_code CsvRowWriter::row(simdjson::ondemand::document& document, O
     if (i != 0) out += delimiter_;
     ValueText value;
     const simdjson::error_code error = field_text(document, columns_[i].pointer, value);
-    if (is_missing_field(error) || value.type == ValueType::null) continue;
-    if (error != simdjson::SUCCESS) {
+    if (error != simdjson::SUCCESS && !is_missing_field(error)) {
       out.commit_to(out.data() + start);
       return error;
     }
+    if (error != simdjson::SUCCESS || value.type == ValueType::null) continue;  // an empty cell
     if (time_ != TimeFormat::raw && columns_[i].pointer == "/timestamp" && value.type == ValueType::number) {
       if (append_time(out, value.text, clock_)) continue;
       ++unconverted_times_;
     }
-    const bool quote = value.type == ValueType::string || value.type == ValueType::object ||
-                       value.type == ValueType::array;
+    const bool quote =
+        value.type == ValueType::string || value.type == ValueType::object || value.type == ValueType::array;
     append_csv_field(out, value.text, quote, delimiter_);
   }
   out += line_end_;

@@ -19,7 +19,9 @@ void LineStream::on_data(std::span<const std::uint8_t> bytes, std::uint64_t /*no
   reader_.feed(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
-void LineStream::on_end(std::uint64_t /*now_us*/) { reader_.finish(); }
+void LineStream::on_end(std::uint64_t /*now_us*/) {
+  reader_.finish();
+}
 
 void LineStream::report_summary(std::string_view source_name) const {
   if (reader_.bad_lines() == 0) return;

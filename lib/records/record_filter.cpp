@@ -35,8 +35,8 @@ std::vector<std::string_view> split(std::string_view list) {
 FieldCondition parse_condition(std::string_view expression, std::string_view option) {
   const std::size_t eq = expression.find('=');
   if (eq == std::string_view::npos || eq == 0) {
-    throw Error(ExitCode::usage, fmt::format("{} '{}': expected FIELD=VALUE, e.g. event.data.message=boot", option,
-                                             expression));
+    throw Error(ExitCode::usage,
+                fmt::format("{} '{}': expected FIELD=VALUE, e.g. event.data.message=boot", option, expression));
   }
   const std::string_view field = resolve_field_alias(expression.substr(0, eq));
   return FieldCondition{std::string(field), dotted_to_pointer(field), std::string(expression.substr(eq + 1)), {}};
@@ -69,7 +69,9 @@ std::vector<std::string> parse_name_list(std::string_view list) {
   return names;
 }
 
-FieldCondition parse_match(std::string_view expression) { return parse_condition(expression, "--match"); }
+FieldCondition parse_match(std::string_view expression) {
+  return parse_condition(expression, "--match");
+}
 
 FieldCondition parse_regex(std::string_view expression) {
   FieldCondition condition = parse_condition(expression, "--regex");

@@ -17,9 +17,9 @@
 namespace tp {
 
 struct FieldCondition {
-  std::string path;     // as given, for messages
-  std::string pointer;  // JSON Pointer
-  std::string value;    // --match: the text the field must equal
+  std::string path;            // as given, for messages
+  std::string pointer;         // JSON Pointer
+  std::string value;           // --match: the text the field must equal
   std::optional<Regex> regex;  // --regex: the pattern it must contain
 };
 

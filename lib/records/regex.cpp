@@ -8,7 +8,9 @@
 
 namespace tp {
 
-void Regex::CodeDeleter::operator()(void* code) const noexcept { pcre2_code_free(static_cast<pcre2_code*>(code)); }
+void Regex::CodeDeleter::operator()(void* code) const noexcept {
+  pcre2_code_free(static_cast<pcre2_code*>(code));
+}
 void Regex::MatchDataDeleter::operator()(void* data) const noexcept {
   pcre2_match_data_free(static_cast<pcre2_match_data*>(data));
 }

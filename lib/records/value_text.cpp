@@ -3,8 +3,8 @@
 namespace tp {
 namespace {
 std::string_view trim_token(std::string_view token) {
-  while (!token.empty() && (token.back() == ' ' || token.back() == '\t' || token.back() == '\n' ||
-                            token.back() == '\r')) {
+  while (!token.empty() &&
+         (token.back() == ' ' || token.back() == '\t' || token.back() == '\n' || token.back() == '\r')) {
     token.remove_suffix(1);
   }
   return token;
@@ -30,18 +30,28 @@ simdjson::error_code value_text(simdjson::ondemand::value value, ValueText& out)
       if (auto error = value.get_array().get(array); error != simdjson::SUCCESS) return error;
       return array.raw_json().get(out.text);
     }
-    case simdjson::ondemand::json_type::number: out.type = ValueType::number; break;
-    case simdjson::ondemand::json_type::boolean: out.type = ValueType::boolean; break;
-    case simdjson::ondemand::json_type::null: out.type = ValueType::null; break;
+    case simdjson::ondemand::json_type::number:
+      out.type = ValueType::number;
+      break;
+    case simdjson::ondemand::json_type::boolean:
+      out.type = ValueType::boolean;
+      break;
+    case simdjson::ondemand::json_type::null:
+      out.type = ValueType::null;
+      break;
   }
   out.text = trim_token(value.raw_json_token());
   return simdjson::SUCCESS;
 }
 
 simdjson::error_code field_text(simdjson::ondemand::document& document, std::string_view pointer, ValueText& out) {
+  // After some errors simdjson abandons the document; looking again would dereference
+  // its released parser. Such a line is bad, not merely missing the field.
+  if (!document.is_alive()) return simdjson::TAPE_ERROR;
   simdjson::ondemand::value value;
-  if (auto error = document.at_pointer(pointer).get(value); error != simdjson::SUCCESS) return error;
-  return value_text(value, out);
+  simdjson::error_code error = document.at_pointer(pointer).get(value);
+  if (error == simdjson::SUCCESS) error = value_text(value, out);
+  return error == simdjson::SUCCESS || document.is_alive() ? error : simdjson::TAPE_ERROR;
 }
 
 bool is_missing_field(simdjson::error_code error) noexcept {

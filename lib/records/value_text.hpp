@@ -17,7 +17,8 @@ struct ValueText {
 
 simdjson::error_code value_text(simdjson::ondemand::value value, ValueText& out);
 
-// Looks up a JSON Pointer; NO_SUCH_FIELD (and friends) when it is not there.
+// Looks up a JSON Pointer; NO_SUCH_FIELD (and friends) when it is not there, TAPE_ERROR
+// when an earlier error made simdjson abandon the document.
 simdjson::error_code field_text(simdjson::ondemand::document& document, std::string_view pointer, ValueText& out);
 
 // True for the errors that mean "the path is not in this record" rather than "bad JSON".

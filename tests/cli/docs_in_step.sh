@@ -9,7 +9,7 @@ passed=0
 failed=0
 for binary in "$@"; do
   tool=$(basename "$binary")
-  options=$("$binary" --help | grep -oE -- '--[a-z][a-z0-9-]+' | sort -u)
+  options=$("$binary" --help | sed -n '/^Options:/,/^Exit codes:/p' | grep -oE -- '--[a-z][a-z0-9-]+' | sort -u)
   [ -n "$options" ] || { echo "FAIL $tool: no options found in --help"; failed=$((failed + 1)); continue; }
   for doc in "man/$tool.1" "completions/bash/$tool" "completions/zsh/_$tool" "completions/fish/$tool.fish"; do
     file=$root/$doc

@@ -33,7 +33,9 @@ bool output_is_empty(const tp::CommonOptions& common) {
 }
 
 tp::TimeFormat time_format(const std::string& name) {
-  return name == "seconds" ? tp::TimeFormat::seconds : name == "rfc3339" ? tp::TimeFormat::rfc3339 : tp::TimeFormat::raw;
+  return name == "seconds"   ? tp::TimeFormat::seconds
+         : name == "rfc3339" ? tp::TimeFormat::rfc3339
+                             : tp::TimeFormat::raw;
 }
 
 // Writes rows; until the columns are known (inferred from the first lines), lines wait.
@@ -56,9 +58,10 @@ class CsvSink {
   void finish(const tp::Logger& log) {
     if (!rows_) finish_inference();
     if (rows_->unconverted_times() != 0) {
-      log.warn(fmt::format("{} timestamps were left unconverted (--time {} needs --cpu-hz for cycles; rfc3339 "
-                           "works for host time only)",
-                           rows_->unconverted_times(), options_.time));
+      log.warn(
+          fmt::format("{} timestamps were left unconverted (--time {} needs --cpu-hz for cycles; rfc3339 "
+                      "works for host time only)",
+                      rows_->unconverted_times(), options_.time));
     }
   }
 
@@ -98,7 +101,8 @@ class CsvSink {
 };
 
 tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Logger& log) {
-  if (!o.columns.empty() && !o.preset.empty()) throw tp::Error(tp::ExitCode::usage, "--columns and --preset exclude each other");
+  if (!o.columns.empty() && !o.preset.empty())
+    throw tp::Error(tp::ExitCode::usage, "--columns and --preset exclude each other");
   if (o.delimiter.size() != 1) throw tp::Error(tp::ExitCode::usage, "--delimiter must be one character");
   const bool write_header = o.header && output_is_empty(common);
   tp::ByteSource source = tp::ByteSource::open(o.input);
@@ -128,10 +132,12 @@ int main(int argc, char** argv) try {
   Options o;
   tp::CommonOptions common;
   app.add_option("FILE", o.input, "Input file ('-' or none = stdin)");
-  app.add_option("--columns", o.columns, "Columns: time,port,kind,message or header=dotted.path,...")->type_name("LIST");
+  app.add_option("--columns", o.columns, "Columns: time,port,kind,message or header=dotted.path,...")
+      ->type_name("LIST");
   app.add_option("--preset", o.preset, "Named columns: basic, counters, exceptions, ekotrace")
       ->check(CLI::IsMember({"basic", "counters", "exceptions", "ekotrace"}));
-  app.add_flag("--header,!--no-header", o.header, "Write a header row (default; with --append only into an empty file)");
+  app.add_flag("--header,!--no-header", o.header,
+               "Write a header row (default; with --append only into an empty file)");
   app.add_option("--time", o.time, "Timestamp column as raw, seconds (by the record's clock) or rfc3339 (host time)")
       ->check(CLI::IsMember({"raw", "seconds", "rfc3339"}))
       ->default_val("raw");

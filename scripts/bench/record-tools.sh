@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Benchmark of trace-filter and trace-csv (issue: trace-filter and trace-csv, "Speed").
+# Generates a ~200 MB record file (itm-decode over the itm-synth stream: text, counters,
+# RTOS records, markers, DWT exceptions and PC samples), then in one run times the
+# tools next to the equivalent jq and Miller commands and prints throughput, ratios and
+# peak RSS. Targets: >= 10x jq and >= 3x mlr, memory flat.
+# Usage: scripts/bench/record-tools.sh [SIZE_MB]   (default 200: MB of records)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+size_mb=${1:-200}
+build=$root/build
+if [ ! -x "$build/tools/trace-filter" ] || [ ! -x "$build/tests/itm-synth" ]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
+  cmake --build "$build" > /dev/null
+fi
+for tool in jq mlr; do command -v "$tool" > /dev/null || { echo "needs $tool (scripts/install-deps)"; exit 1; }; done
+tools=$build/tools
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+records=$work/records.ndjson
+# itm-decode writes ~4.5 bytes of records per byte of this ITM stream.
+"$build/tests/itm-synth" --size $((size_mb * 1000000 * 2 / 9)) --seed 1 | "$tools/itm-decode" > "$records"
+bytes=$(stat -c %s "$records")
+lines=$(wc -l < "$records")
+
+measure() {  # measure NAME RUNS COMMAND: best wall time and its peak RSS
+  local name=$1 runs=$2 best=999999 rss=0 out t m
+  for _ in $(seq "$runs"); do
+    out=$( { /usr/bin/time -f "%e %M" bash -c "$3" > /dev/null; } 2>&1 | tail -n 1)
+    t=${out% *}
+    m=${out#* }
+    if awk -v a="$t" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$t; rss=$m; fi
+  done
+  printf '%s %s %s\n' "$name" "$best" "$rss"
+}
+
+filter_expr='select(.event.kind == "Text")'
+csv_columns='time,port,kind,message'
+echo "record tools benchmark: $(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }') MB, $lines records, $(nproc) cores"
+results=$work/results
+{
+  measure "trace-filter --kind Text" 3 "'$tools/trace-filter' --kind Text '$records'"
+  measure "jq -c 'select(.event.kind==\"Text\")'" 1 "jq -c '$filter_expr' '$records'"
+  measure "mlr filter '\$event[\"kind\"]==\"Text\"'" 1 "mlr --ijsonl --ojsonl filter '\$event[\"kind\"] == \"Text\"' '$records'"
+  measure "trace-filter --regex message=task.[0-3]" 3 "'$tools/trace-filter' --regex 'message=task [0-3] ' '$records'"
+  measure "trace-csv --columns $csv_columns" 3 "'$tools/trace-csv' --columns $csv_columns '$records'"
+  measure "jq -r '[...] | @csv'" 1 "jq -r '[.timestamp, .port, .event.kind, .event.data.message] | @csv' '$records'"
+  measure "mlr --ijsonl --ocsv flatten then cut" 1 \
+    "mlr --ijsonl --ocsv flatten then cut -o -f timestamp,port,event.kind,event.data.message then unsparsify -f timestamp,port,event.kind,event.data.message '$records'"
+  measure "trace-csv (inferred columns)" 3 "'$tools/trace-csv' '$records'"
+} > "$results"
+
+rate() { awk -v b="$bytes" -v s="$1" 'BEGIN { printf "%.0f", (s > 0) ? b / 1e6 / s : 0 }'; }
+time_of() { grep -F "$1" "$results" | head -1 | awk '{ print $(NF-1) }'; }
+printf '\n%-44s %8s %9s %10s\n' "command" "seconds" "MB/s" "peak RSS"
+while read -r line; do
+  rss=${line##* }
+  rest=${line% *}
+  seconds=${rest##* }
+  name=${rest% *}
+  printf '%-44s %8s %9s %8s KB\n' "$name" "$seconds" "$(rate "$seconds")" "$rss"
+done < "$results"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", (a > 0) ? b / a : 0 }'; }
+echo
+echo "trace-filter vs jq:  $(ratio "$(time_of 'trace-filter --kind')" "$(time_of 'jq -c')")   (target >= 10x)"
+echo "trace-filter vs mlr: $(ratio "$(time_of 'trace-filter --kind')" "$(time_of 'mlr filter')")   (target >= 3x)"
+echo "trace-csv vs jq:     $(ratio "$(time_of 'trace-csv --columns')" "$(time_of 'jq -r')")   (target >= 10x)"
+echo "trace-csv vs mlr:    $(ratio "$(time_of 'trace-csv --columns')" "$(time_of 'mlr --ijsonl --ocsv')")   (target >= 3x)"

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# CLI tests of the real trace-filter and trace-csv binaries: options, exit codes, pipes,
+# append mode for cron, interrupted runs. Usage: record_tools_cli.sh TOOLS_DIR
+set -u
+FILTER=$1/trace-filter
+CSV=$1/trace-csv
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+passed=0
+failed=0
+check() {
+  local name=$1
+  shift
+  if "$@"; then passed=$((passed + 1)); echo "ok   $name"; else failed=$((failed + 1)); echo "FAIL $name"; fi
+}
+
+record() {  # record TIMESTAMP PORT MESSAGE
+  printf '{"timestamp":%s,"port":%s,"event":{"kind":"Text","data":{"message":"%s"}},"source":"itm","clock":"us"}\n' "$1" "$2" "$3"
+}
+{ record 1 0 boot; record 2 1 "second, with comma"; record 3 0 'quote \"x\"'; } > "$WORK/in.ndjson"
+
+# --- trace-filter
+check "filter reads a file" test "$("$FILTER" --port 0 "$WORK/in.ndjson" | wc -l)" -eq 2
+check "and stdin" test "$("$FILTER" --port 0 < "$WORK/in.ndjson" | wc -l)" -eq 2
+check "selected lines are byte for byte" bash -c "'$FILTER' --match message=boot '$WORK/in.ndjson' | cmp -s - <(head -1 '$WORK/in.ndjson')"
+"$FILTER" --bogus > /dev/null 2> "$WORK/err"
+check "bad option exits 2" test $? -eq 2
+"$FILTER" --regex 'message=(' "$WORK/in.ndjson" > /dev/null 2> "$WORK/err"
+check "bad regex exits 2" test $? -eq 2
+check "and names the regex problem" grep -q "regular expression" "$WORK/err"
+"$FILTER" --port 300 "$WORK/in.ndjson" > /dev/null 2>&1
+check "bad port exits 2" test $? -eq 2
+printf 'garbage\n' | cat "$WORK/in.ndjson" - | "$FILTER" > "$WORK/out" 2> "$WORK/err"
+check "a bad line is skipped" test $? -eq 0 -a "$(wc -l < "$WORK/out")" -eq 3
+check "and reported with its line number" grep -q "line 4:" "$WORK/err"
+printf 'garbage\n' | cat "$WORK/in.ndjson" - | "$FILTER" --strict > "$WORK/out" 2> /dev/null
+check "--strict makes it fatal (exit 6)" test $? -eq 6
+check "after passing what came before" test "$(wc -l < "$WORK/out")" -eq 3
+yes "$(record 5 0 endless)" | timeout 10 "$FILTER" --limit 3 > "$WORK/out"
+check "--limit ends an endless input" test $? -eq 0 -a "$(wc -l < "$WORK/out")" -eq 3
+yes "$(record 5 0 endless)" | head -c 50000000 | "$FILTER" 2> "$WORK/err" | head -1 > /dev/null
+check "a closed pipe ends quietly" test "${PIPESTATUS[2]}" -eq 0 -a ! -s "$WORK/err"
+"$FILTER" --stats --kind Text "$WORK/in.ndjson" > /dev/null 2> "$WORK/err"
+check "--stats counts" grep -q "3 lines, 3 selected, 0 bad" "$WORK/err"
+
+# --- trace-csv
+"$CSV" --columns time,port,message "$WORK/in.ndjson" > "$WORK/out.csv"
+check "csv header and rows" test "$(head -1 "$WORK/out.csv")" = "time,port,message"
+check "RFC 4180 quoting" grep -qF '2,1,"second, with comma"' "$WORK/out.csv"
+check "quotes doubled" grep -qF '3,0,"quote ""x"""' "$WORK/out.csv"
+check "--no-header" test "$("$CSV" --no-header --columns port "$WORK/in.ndjson" | head -1)" = "0"
+check "--delimiter" test "$("$CSV" --delimiter ';' --columns time,port "$WORK/in.ndjson" | sed -n 2p)" = "1;0"
+check "--crlf" bash -c "'$CSV' --crlf --columns port '$WORK/in.ndjson' | head -1 | od -c | grep -q '\\\\r  \\\\n'"
+check "inferred columns" test "$("$CSV" "$WORK/in.ndjson" | head -1)" = "timestamp,port,event.kind,event.data.message,source,clock"
+check "--preset basic" test "$("$CSV" --preset basic "$WORK/in.ndjson" | head -1)" = "time,port,kind,message"
+check "--preset ekotrace header" test "$("$CSV" --preset ekotrace < /dev/null)" = \
+  "session_id,segment_id,segment_index,receive_time,tracer_id,event_id,event_payload,lc_tracer_id,lc_clock"
+check "--time seconds" test "$("$CSV" --no-header --time seconds --columns time "$WORK/in.ndjson" | head -1)" = "0.000001000"
+check "--time rfc3339" bash -c "'$CSV' --no-header --time rfc3339 --columns time '$WORK/in.ndjson' | head -1 | grep -qE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\\.[0-9]{6}Z$'"
+"$CSV" --columns time --preset basic "$WORK/in.ndjson" > /dev/null 2>&1
+check "--columns with --preset exits 2" test $? -eq 2
+
+# --- append mode for cron: one header; an interrupted run leaves only whole lines
+log=$WORK/cron.csv
+"$CSV" --preset basic -o "$log" --append "$WORK/in.ndjson"
+"$CSV" --preset basic -o "$log" --append "$WORK/in.ndjson"
+check "two appending runs, one header" test "$(grep -c '^time,' "$log")" -eq 1 -a "$(wc -l < "$log")" -eq 7
+: > "$WORK/empty.csv"
+"$CSV" --preset basic -o "$WORK/empty.csv" --append "$WORK/in.ndjson"
+check "an empty existing file gets the header" test "$(head -1 "$WORK/empty.csv")" = "time,port,kind,message"
+"$CSV" --preset basic -o "$log" "$WORK/in.ndjson"
+check "without --append the file is replaced" test "$(wc -l < "$log")" -eq 4
+
+whole_lines() {  # every line complete and with 4 fields, file ends in a newline
+  python3 - "$1" <<'PY'
+import csv, sys
+data = open(sys.argv[1], newline="").read()
+rows = list(csv.reader(data.splitlines(True)))
+sys.exit(0 if data.endswith("\n") and rows and all(len(r) == 4 for r in rows) else 1)
+PY
+}
+for signal in TERM INT KILL; do
+  log=$WORK/interrupted-$signal.csv
+  mkfifo "$WORK/fifo-$signal"
+  "$CSV" --preset basic -o "$log" --append < "$WORK/fifo-$signal" &
+  pid=$!
+  exec 3> "$WORK/fifo-$signal"
+  for i in $(seq 1 2000); do record "$i" 0 "line $i"; done >&3
+  printf '{"timestamp":9,"port":0,"event":{"kind":"Text","data":{"message":"half a li' >&3
+  sleep 0.5
+  kill -"$signal" "$pid"
+  wait "$pid" 2> /dev/null
+  exec 3>&-
+  check "SIG$signal mid-run leaves only whole lines" whole_lines "$log"
+  [ "$signal" = KILL ] || check "SIG$signal keeps every record read" test "$(wc -l < "$log")" -eq 2001
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
