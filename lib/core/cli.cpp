@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <new>
 
 #include "core/signals.hpp"
@@ -41,6 +42,17 @@ Logger make_logger(const CLI::App& app, const CommonOptions& options) {
   return Logger(app.get_name(), verbosity, options.log_format == "json" ? LogFormat::json : LogFormat::text);
 }
 }  // namespace
+
+int guard_main(std::string_view tool, const std::function<int()>& body) noexcept {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%.*s: internal error: %s\n", static_cast<int>(tool.size()), tool.data(), e.what());
+  } catch (...) {
+    std::fprintf(stderr, "%.*s: internal error\n", static_cast<int>(tool.size()), tool.data());
+  }
+  return static_cast<int>(ExitCode::internal);
+}
 
 int run_tool(CLI::App& app, CommonOptions& options, int argc, char** argv,
              const std::function<ExitCode(const Logger&)>& body) {

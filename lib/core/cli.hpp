@@ -37,4 +37,8 @@ void add_common_options(CLI::App& app, CommonOptions& options, CommonFlags flags
 int run_tool(CLI::App& app, CommonOptions& options, int argc, char** argv,
              const std::function<ExitCode(const Logger&)>& body);
 
+// For main(): runs `body` (which builds the CLI and calls run_tool) so that nothing can
+// escape main, not even an exception from building the option parser.
+int guard_main(std::string_view tool, const std::function<int()>& body) noexcept;
+
 }  // namespace tp

@@ -10,13 +10,9 @@
 #   - peak RSS (/usr/bin/time) for 20 MB, 200 MB and a 1 GB stream on stdin.
 # Usage: scripts/bench/itm-decode.sh [SIZE_MB]   (default 200)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
+source "$(dirname "$0")/common.sh"
 size_mb=${1:-200}
-build=$root/build
-if [ ! -x "$build/tools/itm-decode" ] || [ ! -x "$build/tests/itm-synth" ]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
-  cmake --build "$build" > /dev/null
-fi
+ensure_built tools/itm-decode tests/itm-synth
 decode=$build/tools/itm-decode
 synth=$build/tests/itm-synth
 work=$(mktemp -d)

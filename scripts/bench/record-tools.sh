@@ -6,13 +6,9 @@
 # peak RSS. Targets: >= 10x jq and >= 3x mlr, memory flat.
 # Usage: scripts/bench/record-tools.sh [SIZE_MB]   (default 200: MB of records)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
+source "$(dirname "$0")/common.sh"
 size_mb=${1:-200}
-build=$root/build
-if [ ! -x "$build/tools/trace-filter" ] || [ ! -x "$build/tests/itm-synth" ]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
-  cmake --build "$build" > /dev/null
-fi
+ensure_built tools/itm-decode tools/trace-filter tools/trace-csv tests/itm-synth
 for tool in jq mlr; do command -v "$tool" > /dev/null || { echo "needs $tool (scripts/install-deps)"; exit 1; }; done
 tools=$build/tools
 work=$(mktemp -d)

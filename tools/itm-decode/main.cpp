@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include <charconv>
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -101,9 +100,7 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   return tp::ExitCode::ok;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) try {
+int run_main(int argc, char** argv) {
   CLI::App app{
       "Decode ARM ITM/DWT trace (raw SWO bytes, or TPIU frames with --tpiu) into NDJSON records,\n"
       "one per line, shaped like a Callisto Event: {\"timestamp\":..,\"port\":..,\"event\":{\"kind\":..}}.\n\n"
@@ -148,7 +145,10 @@ int main(int argc, char** argv) try {
       ->type_name("MS");
   tp::add_common_options(app, common);
   return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) { return run(o, common, log); });
-} catch (const std::exception& e) {
-  std::fprintf(stderr, "itm-decode: internal error: %s\n", e.what());
-  return static_cast<int>(tp::ExitCode::internal);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return tp::guard_main("itm-decode", [&] { return run_main(argc, argv); });
 }

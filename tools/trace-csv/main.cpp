@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
-#include <cstdio>
 #include <deque>
 
 #include "core/cli.hpp"
@@ -117,9 +116,7 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   return tp::ExitCode::ok;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) try {
+int run_main(int argc, char** argv) {
   CLI::App app{
       "Flatten tracepipe NDJSON records to CSV (RFC 4180: strings quoted, numbers bare).\n"
       "Columns are dotted paths or aliases (time, port, kind, message, source, clock);\n"
@@ -150,7 +147,10 @@ int main(int argc, char** argv) try {
   app.add_flag("--strict", o.strict, "A line that is not JSON is an error (exit 6), not skipped");
   tp::add_common_options(app, common);
   return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) { return run(o, common, log); });
-} catch (const std::exception& e) {
-  std::fprintf(stderr, "trace-csv: internal error: %s\n", e.what());
-  return static_cast<int>(tp::ExitCode::internal);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return tp::guard_main("trace-csv", [&] { return run_main(argc, argv); });
 }

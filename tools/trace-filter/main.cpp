@@ -2,8 +2,6 @@
 // selected lines pass through byte for byte.
 #include <fmt/format.h>
 
-#include <cstdio>
-
 #include "core/cli.hpp"
 #include "records/line_stream.hpp"
 #include "records/record_filter.hpp"
@@ -74,9 +72,7 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   return tp::ExitCode::ok;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) try {
+int run_main(int argc, char** argv) {
   CLI::App app{
       "Select tracepipe NDJSON records. Selected lines pass through unchanged. Criteria of\n"
       "different options must all hold; the items of one list are alternatives.\n\n"
@@ -105,7 +101,10 @@ int main(int argc, char** argv) try {
   app.add_flag("--stats", o.stats, "Print line, selected and bad counts on stderr at exit");
   tp::add_common_options(app, common);
   return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) { return run(o, common, log); });
-} catch (const std::exception& e) {
-  std::fprintf(stderr, "trace-filter: internal error: %s\n", e.what());
-  return static_cast<int>(tp::ExitCode::internal);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return tp::guard_main("trace-filter", [&] { return run_main(argc, argv); });
 }
