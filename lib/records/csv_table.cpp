@@ -41,7 +41,7 @@ std::int64_t realtime_minus_monotonic_us() {
 }
 
 void append_rfc3339(OutBuffer& out, std::int64_t wall_us) {
-  const std::time_t seconds = static_cast<std::time_t>(wall_us / 1'000'000);
+  const auto seconds = static_cast<std::time_t>(wall_us / 1'000'000);
   std::tm utc{};
   gmtime_r(&seconds, &utc);
   fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", utc.tm_year + 1900,
@@ -73,6 +73,7 @@ std::vector<CsvColumn> parse_columns(std::string_view list) {
 
 std::vector<std::string_view> preset_names() {
   std::vector<std::string_view> names;
+  names.reserve(presets.size());
   for (const Preset& preset : presets) names.push_back(preset.name);
   return names;
 }
@@ -134,8 +135,10 @@ bool CsvRowWriter::append_time(OutBuffer& out, std::string_view timestamp, std::
   if (clock == "us") per_second = 1'000'000;
   if (clock == "cycles") per_second = cpu_hz_;
   if (per_second == 0) return false;
-  const double seconds = static_cast<double>(value / per_second) +
-                         static_cast<double>(value % per_second) / static_cast<double>(per_second);
+  // Whole seconds and the fraction apart, so large cycle counts keep their precision.
+  const std::uint64_t whole = value / per_second;
+  const std::uint64_t fraction = value % per_second;
+  const double seconds = static_cast<double>(whole) + static_cast<double>(fraction) / static_cast<double>(per_second);
   fmt::format_to(std::back_inserter(out), "{:.9f}", seconds);
   return true;
 }

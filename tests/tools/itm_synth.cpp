@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <random>
 
+#include "core/cli.hpp"
 #include "itm/encoder.hpp"
 #include "itm/tpiu.hpp"
 
@@ -56,9 +57,7 @@ void emit_event(ItmStreamEncoder& enc, std::mt19937& rng, std::uint64_t n) {
   enc.timestamp(50U + pick(5000));
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_main(int argc, char** argv) {
   CLI::App app{"Write a deterministic synthetic ITM stream to stdout", "itm-synth"};
   std::uint64_t size = 1U << 20U;
   std::uint32_t seed = 1;
@@ -97,4 +96,10 @@ int main(int argc, char** argv) {
     chunk.clear();
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return tp::guard_main("itm-synth", [&] { return run_main(argc, argv); });
 }
