@@ -1,0 +1,205 @@
+#include "palm/server.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <boost/asio.hpp>
+#include <chrono>
+#include <unordered_set>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/signals.hpp"
+
+namespace tp::palm {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+class Session;
+
+class Server::Impl {
+ public:
+  Impl(ServerOptions options, BatchedWriter& writer, const Logger& logger);
+
+  void run();
+  void emit(const Message& message, const Connection& connection, std::uint64_t host_us);
+  void closed(const std::shared_ptr<Session>& session, bool rejected);
+  [[nodiscard]] const Logger& logger() const noexcept { return logger_; }
+  [[nodiscard]] std::size_t max_message_size() const noexcept { return options_.max_message_size; }
+
+  ServerOptions options_;
+  BatchedWriter& writer_;
+  const Logger& logger_;
+  asio::io_context io_;
+  tcp::acceptor acceptor_;
+  asio::steady_timer tick_;
+  std::unordered_set<std::shared_ptr<Session>> sessions_;
+  ServerStats stats_;
+  bool stopping_ = false;
+
+ private:
+  void accept();
+  void schedule_tick();
+  void stop();
+};
+
+// One sender: reads its stream, parses it, hands records to the server.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(Server::Impl& server, tcp::socket socket, std::uint64_t id)
+      : server_(server), socket_(std::move(socket)), parser_(server.max_message_size()) {
+    connection_.id = id;
+    boost::system::error_code ec;
+    const auto endpoint = socket_.remote_endpoint(ec);
+    connection_.peer = ec ? "?" : fmt::format("{}:{}", endpoint.address().to_string(), endpoint.port());
+  }
+
+  void start() { read(); }
+  void close() {
+    boost::system::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+  }
+  [[nodiscard]] const Connection& connection() const noexcept { return connection_; }
+
+ private:
+  void read() {
+    socket_.async_read_some(
+        asio::buffer(buffer_),
+        [self = shared_from_this()](boost::system::error_code ec, std::size_t n) { self->on_read(ec, n); });
+  }
+
+  void on_read(boost::system::error_code ec, std::size_t n) {
+    if (!ec) {
+      const std::uint64_t now = monotonic_us();
+      const auto error = parser_.feed(std::span<const std::uint8_t>(buffer_.data(), n),
+                                      [&](const Message& m) { server_.emit(m, connection_, now); });
+      if (error) return reject(*error);
+      return read();
+    }
+    if (ec == asio::error::eof) {
+      if (const auto error = parser_.finish()) return reject(*error);
+      server_.logger().verbose(
+          fmt::format("connection {} ({}) closed by the sender", connection_.id, connection_.peer));
+    } else if (ec != asio::error::operation_aborted) {
+      server_.logger().warn(fmt::format("connection {} ({}): {}", connection_.id, connection_.peer, ec.message()));
+    }
+    close();
+    server_.closed(shared_from_this(), false);
+  }
+
+  void reject(const ParseError& error) {
+    server_.logger().error("INVALID_MESSAGE",
+                           fmt::format("connection {} ({}): byte {}: {}; closing this connection", connection_.id,
+                                       connection_.peer, error.offset, error.message));
+    close();
+    server_.closed(shared_from_this(), true);
+  }
+
+  Server::Impl& server_;
+  tcp::socket socket_;
+  Parser parser_;
+  Connection connection_;
+  std::array<std::uint8_t, 64 * 1024> buffer_{};
+};
+
+namespace {
+tcp::endpoint endpoint_for(const ServerOptions& options) {
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(options.address, ec);
+  if (ec) throw Error(ExitCode::usage, fmt::format("--listen: '{}' is not an IP address", options.address));
+  return {address, options.port};
+}
+}  // namespace
+
+Server::Impl::Impl(ServerOptions options, BatchedWriter& writer, const Logger& logger)
+    : options_(std::move(options)), writer_(writer), logger_(logger), acceptor_(io_), tick_(io_) {
+  const tcp::endpoint endpoint = endpoint_for(options_);
+  boost::system::error_code ec;
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    const std::string where = fmt::format("cannot listen on {}:{}: {}", options_.address, options_.port, ec.message());
+    if (ec == asio::error::address_in_use) throw Error(ExitCode::busy, where + " (another receiver runs there?)");
+    if (ec == asio::error::access_denied) throw Error(ExitCode::permission_denied, where);
+    throw Error(ExitCode::io_error, where);
+  }
+}
+
+void Server::Impl::accept() {
+  acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
+    if (stopping_) return;
+    if (!ec) {
+      auto session = std::make_shared<Session>(*this, std::move(socket), ++stats_.connections);
+      logger_.verbose(fmt::format("connection {} from {}", session->connection().id, session->connection().peer));
+      sessions_.insert(session);
+      session->start();
+    }
+    accept();
+  });
+}
+
+void Server::Impl::schedule_tick() {
+  // Flushes output that waits while input trickles, and notices SIGINT/SIGTERM.
+  tick_.expires_after(std::chrono::milliseconds(20));
+  tick_.async_wait([this](boost::system::error_code ec) {
+    if (ec || stopping_) return;
+    if (stop_requested() != 0) return stop();
+    writer_.flush();
+    schedule_tick();
+  });
+}
+
+void Server::Impl::emit(const Message& message, const Connection& connection, std::uint64_t host_us) {
+  ++stats_.messages;
+  stats_.skipped_parameters += message.skipped_parameters;
+  if (!options_.modules.empty() &&
+      std::find(options_.modules.begin(), options_.modules.end(), message.module) == options_.modules.end()) {
+    ++stats_.filtered;
+    return;
+  }
+  append_record(writer_.buffer(), message, connection, host_us, options_.format);
+  writer_.commit();
+}
+
+void Server::Impl::closed(const std::shared_ptr<Session>& session, bool rejected) {
+  if (rejected) ++stats_.rejected_streams;
+  sessions_.erase(session);
+  if (options_.once) stop();
+}
+
+void Server::Impl::stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  boost::system::error_code ignored;
+  acceptor_.close(ignored);
+  tick_.cancel();
+  for (const auto& session : sessions_) session->close();
+}
+
+void Server::Impl::run() {
+  accept();
+  schedule_tick();
+  io_.run();
+  sessions_.clear();
+  writer_.flush();
+}
+
+Server::Server(ServerOptions options, BatchedWriter& writer, const Logger& logger)
+    : impl_(std::make_unique<Impl>(std::move(options), writer, logger)) {}
+Server::~Server() = default;
+std::uint16_t Server::port() const {
+  return impl_->acceptor_.local_endpoint().port();
+}
+void Server::run() {
+  impl_->run();
+}
+const ServerStats& Server::stats() const {
+  return impl_->stats_;
+}
+
+}  // namespace tp::palm

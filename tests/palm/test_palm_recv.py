@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""palm-recv against senders over real TCP. Usage: test_palm_recv.py PATH/TO/palm-recv"""
+import json
+import os
+import re
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from palm_sender import BINARY, TEXT, TEXT_LINE, message, param, raw_message, attributes  # noqa: E402
+
+BIN = sys.argv[1]
+passed = failed = 0
+
+
+def check(ok, what):
+    global passed, failed
+    if ok:
+        passed += 1
+        print(f"ok   {what}")
+    else:
+        failed += 1
+        print(f"FAIL {what}")
+
+
+class Receiver:
+    """Runs palm-recv on a free loopback port and collects its output."""
+
+    def __init__(self, *args):
+        self.err = tempfile.NamedTemporaryFile(mode="w+", delete=False)
+        self.proc = subprocess.Popen([BIN, "--listen", "127.0.0.1:0", *args], stdout=subprocess.PIPE,
+                                     stderr=self.err, text=True)
+        self.port = None
+        for _ in range(200):
+            match = re.search(r"listening on 127\.0\.0\.1:(\d+)", open(self.err.name).read())
+            if match:
+                self.port = int(match.group(1))
+                break
+            time.sleep(0.02)
+        self.lines = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line)
+
+    def send(self, data, close=True):
+        s = socket.create_connection(("127.0.0.1", self.port))
+        s.sendall(data)
+        if close:
+            s.close()
+        return s
+
+    def wait_for(self, count, timeout=10):
+        deadline = time.time() + timeout
+        while len(self.lines) < count and time.time() < deadline:
+            time.sleep(0.01)
+        return [json.loads(line) for line in self.lines]
+
+    def stderr(self):
+        return open(self.err.name).read()
+
+    def stop(self):
+        self.proc.terminate()
+        code = self.proc.wait(10)
+        self.reader.join(5)
+        return code
+
+
+def records_of(receiver, connection):
+    return [r for r in (json.loads(line) for line in receiver.lines) if r["connection"] == connection]
+
+
+# --- every well-formed kind of message, over one connection
+r = Receiver()
+stream = (message(b"plain text", module=0x0200)
+          + message(b"with a line break", kind=TEXT_LINE)
+          + message(bytes(range(20)), kind=BINARY, module=0x8000)
+          + message([(TEXT, b"part one, "), (TEXT, b"part two, "), (TEXT_LINE, b"last part")])
+          + message(b"all optional", indent=3, pid=0x11223344, tid=7, timestamp=123456)
+          + message(b"user and unknown parameters", extra=[(0x80, b"user"), (0xFF, b""), (9, b"future")])
+          + message(b"nul padded\x00\x00"))
+r.send(stream)
+got = r.wait_for(7)
+check(len(got) == 7, "seven messages, seven records")
+check(got[0]["event"] == {"kind": "Text", "data": {"message": "plain text", "module": 0x0200, "line_break": False}},
+      "text")
+check(got[1]["event"]["data"]["line_break"] is True, "text with line break")
+check(got[2]["event"]["kind"] == "Raw" and got[2]["event"]["data"]["data"] == list(range(20))
+      and got[2]["event"]["data"]["module"] == 0x8000, "binary as Raw")
+check(got[3]["event"]["data"]["message"] == "part one, part two, last part" and got[3]["event"]["data"]["line_break"],
+      "multi-part trace data concatenated")
+data = got[4]["event"]["data"]
+check((data["indent"], data["pid"], data["tid"], data["sender_time"]) == (3, 0x11223344, 7, 123456),
+      "indentation, process id, thread id, time stamp")
+check(got[5]["event"]["data"]["message"] == "user and unknown parameters", "user and unknown parameters skipped")
+check(got[6]["event"]["data"]["message"] == "nul padded", "NUL padding dropped from text")
+check(all(g["source"] == "palm" and g["clock"] == "us" and g["connection"] == 1
+          and g["peer"].startswith("127.0.0.1:") for g in got), "source, clock, connection and peer on every record")
+# A message split into single bytes arrives the same.
+s = socket.create_connection(("127.0.0.1", r.port))
+for b in message(b"byte by byte", pid=1):
+    s.send(bytes([b]))
+s.close()
+got = r.wait_for(8)
+check(len(got) == 8 and got[7]["event"]["data"]["message"] == "byte by byte", "a message sent one byte at a time")
+check(r.stop() == 143, "SIGTERM: exit 143")
+
+# --- malformed streams: each closes only its own connection, at the right byte
+good = message(b"good")
+MALFORMED = [
+    ("wrong major version", message(b"x", version=(2, 0)), 0, "version 2.0"),
+    ("size smaller than a message", raw_message(param(0), total=7), 2, "smaller"),
+    ("oversized", message(b"y" * 2000), 2, "over the limit"),
+    ("parameter past the end", raw_message(attributes(1, TEXT) + struct.pack(">BH", 5, 50) + b"abc"), 14, "past the end"),
+    ("no end parameter", raw_message(attributes(1, TEXT) + param(5, b"abc")), 20, "no end-of-message"),
+    ("bytes after the end parameter", raw_message(attributes(1, TEXT) + param(5, b"a") + param(0) + b"zz"), 21, "after the end"),
+    ("trace data before attributes", raw_message(param(5, b"a") + attributes(1, TEXT) + param(0)), 6, "before the attributes"),
+    ("line-break part not last", message([(TEXT_LINE, b"a"), (TEXT, b"b")]), 26, "only the last"),
+    ("binary then text", message([(BINARY, b"a"), (TEXT, b"b")]), 26, "binary message has a text part"),
+    ("unknown trace kind", raw_message(param(1, struct.pack(">HHB", 1, 0, 7)) + param(5, b"a") + param(0)), 13, "unknown trace kind"),
+    ("wrong fixed length", raw_message(attributes(1, TEXT) + param(3, b"\x00\x01") + param(5, b"a") + param(0)), 14, "must be 4 bytes"),
+    ("no attributes or data", raw_message(param(0)), 6, "without attributes"),
+    ("truncated", message(b"truncated")[:-4], 25, "ended inside a message"),  # where the stream ended
+]
+r = Receiver("--max-message-size", "1024")
+keeper = socket.create_connection(("127.0.0.1", r.port))  # a good sender that keeps going throughout
+keeper.sendall(good)
+for number, (name, bad, offset_in_message, text) in enumerate(MALFORMED):
+    before = message(b"before " + name.encode())
+    s = r.send(before + bad, close=False)
+    # The receiver closes a bad stream itself; a truncated one ends when we close.
+    if name == "truncated":
+        s.close()
+    else:
+        s.settimeout(5)
+        closed = s.recv(1) == b""
+        s.close()
+        check(closed, f"{name}: the receiver closed that connection")
+    keeper.sendall(good)
+    connection = number + 2
+    deadline = time.time() + 5
+    while f"connection {connection} " not in r.stderr() and time.time() < deadline:
+        time.sleep(0.01)
+    expected_offset = len(before) + offset_in_message
+    line = [l for l in r.stderr().splitlines() if f"connection {connection} " in l]
+    check(bool(line) and f"byte {expected_offset}:" in line[0] and text in line[0],
+          f"{name}: error names the connection and byte {expected_offset}: {line[:1]}")
+keeper.close()
+got = r.wait_for(2 * len(MALFORMED) + 1)
+befores = [g["event"]["data"]["message"] for g in got if g["event"]["data"]["message"].startswith("before ")]
+check(len(befores) == len(MALFORMED), "records decoded before each bad message were kept")
+check(sum(1 for g in got if g["connection"] == 1) == len(MALFORMED) + 1, "the good sender lost nothing")
+r.stop()
+
+# --- module filter, text format, --once
+r = Receiver("--module", "dm,0x8000", "--format", "text", "--once", "--stats")
+r.send(message(b"memory", module=0x0100) + message(b"data manager", module=0x0200, indent=2, timestamp=42)
+       + message(b"AB\x01", kind=BINARY, module=0x8000))
+code = r.proc.wait(10)
+r.reader.join(5)
+text = "".join(r.lines)
+check(code == 0, "--once exits 0 when the sender disconnects")
+check("memory" not in text and "data manager" in text, "--module filters by module (names and numbers)")
+check(re.search(r"42 0x0200\s+data manager", text) is not None, "text rows: time stamp, module, indentation, message")
+check("0000: 41 42 01" in text and "AB." in text, "binary as a hex dump")
+check("3 messages, 1 filtered out by module" in r.stderr(), "--stats")
+
+# --- bad command lines
+code = subprocess.run([BIN, "--listen", "nonsense"], capture_output=True).returncode
+check(code == 2, "a bad --listen exits 2")
+blocker = socket.socket()
+blocker.bind(("127.0.0.1", 0))
+blocker.listen()
+busy = subprocess.run([BIN, "--listen", f"127.0.0.1:{blocker.getsockname()[1]}"], capture_output=True, text=True)
+check(busy.returncode == 5 and "cannot listen" in busy.stderr, "a port in use exits 5 (busy) with a clear message")
+blocker.close()
+
+# --- 100 concurrent senders x 10k messages: nothing lost, order kept per connection
+SENDERS, MESSAGES = 100, 10_000
+r = Receiver()
+payloads = [b"".join(message(b"%d:%d" % (sender, i), pid=sender) for i in range(MESSAGES)) for sender in range(SENDERS)]
+
+
+def send_all(data):
+    s = socket.create_connection(("127.0.0.1", r.port))
+    for i in range(0, len(data), 4096):
+        s.sendall(data[i:i + 4096])
+    s.close()
+
+
+threads = [threading.Thread(target=send_all, args=(p,)) for p in payloads]
+start = time.time()
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+deadline = time.time() + 60
+while len(r.lines) < SENDERS * MESSAGES and time.time() < deadline:
+    time.sleep(0.05)
+elapsed = time.time() - start
+r.stop()
+per_sender = {}
+ordered = True
+for line in r.lines:
+    rec = json.loads(line)
+    sender, i = map(int, rec["event"]["data"]["message"].split(":"))
+    expected = per_sender.get(sender, 0)
+    ordered = ordered and i == expected and rec["event"]["data"]["pid"] == sender
+    per_sender[sender] = expected + 1
+check(len(r.lines) == SENDERS * MESSAGES, f"{SENDERS} senders x {MESSAGES} messages: {len(r.lines)} records ({elapsed:.1f} s)")
+check(ordered and all(n == MESSAGES for n in per_sender.values()), "per-connection order preserved, nothing lost")
+
+print(f"{passed} passed, {failed} failed")
+sys.exit(0 if failed == 0 else 1)

@@ -1,0 +1,91 @@
+// palm-recv: receive Palm OS Emulator traces (Palm Reporter protocol over TCP) as records.
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "core/cli.hpp"
+#include "palm/server.hpp"
+
+namespace {
+
+struct Options {
+  std::string listen = fmt::format("127.0.0.1:{}", tp::palm::default_port);
+  std::string format = "ndjson";
+  std::string modules;
+  bool once = false;
+  std::size_t max_message_size = tp::palm::default_max_message_size;
+  bool stats = false;
+};
+
+// "127.0.0.1:9230", "[::1]:9230", ":9230" (loopback); port 0 = any free port.
+void parse_listen(const std::string& text, tp::palm::ServerOptions& options) {
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string::npos)
+    throw tp::Error(tp::ExitCode::usage, fmt::format("--listen '{}': expected ADDR:PORT", text));
+  std::string address = text.substr(0, colon);
+  if (address.size() >= 2 && address.front() == '[' && address.back() == ']')
+    address = address.substr(1, address.size() - 2);
+  if (!address.empty()) options.address = address;
+  const std::string port = text.substr(colon + 1);
+  unsigned value = 0;
+  const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (ec != std::errc{} || end != port.data() + port.size() || port.empty() || value > 65535) {
+    throw tp::Error(tp::ExitCode::usage, fmt::format("--listen '{}': '{}' is not a port number", text, port));
+  }
+  options.port = static_cast<std::uint16_t>(value);
+}
+
+tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Logger& log) {
+  tp::palm::ServerOptions options;
+  parse_listen(o.listen, options);
+  options.format = o.format == "text" ? tp::palm::Format::text : tp::palm::Format::ndjson;
+  if (!o.modules.empty()) options.modules = tp::palm::parse_module_list(o.modules);
+  options.once = o.once;
+  options.max_message_size = o.max_message_size;
+  tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append);
+  tp::palm::Server server(options, writer, log);
+  log.info(fmt::format("listening on {}:{}", options.address, server.port()));
+  server.run();
+  const tp::palm::ServerStats& s = server.stats();
+  if (o.stats) {
+    tp::Logger(log.tool(), tp::Verbosity::normal, log.format())
+        .info(fmt::format("{} connections, {} messages, {} filtered out by module, {} streams rejected, {} user or "
+                          "unknown parameters skipped",
+                          s.connections, s.messages, s.filtered, s.rejected_streams, s.skipped_parameters));
+  }
+  return tp::ExitCode::ok;
+}
+
+int run_main(int argc, char** argv) {
+  CLI::App app{
+      "Receive Palm OS Emulator traces (the Palm Reporter protocol, TCP) from any number of\n"
+      "senders and write them as NDJSON records (Text, or Raw for binary traces), one per line.\n"
+      "A sender whose stream is malformed is disconnected; the others keep going.\n\n"
+      "Examples:\n"
+      "  palm-recv | jq -r .event.data.message\n"
+      "  palm-recv --listen 0.0.0.0:9230 --module dm,app --format text\n"
+      "  palm-recv --once -o session.ndjson",
+      "palm-recv"};
+  Options o;
+  tp::CommonOptions common;
+  app.add_option("--listen", o.listen, "ADDR:PORT to listen on (port 0: any free port, logged)")
+      ->default_val(o.listen)
+      ->type_name("ADDR:PORT");
+  app.add_option("--format", o.format, "ndjson, or text: rows like the Reporter's window, binary as hex dumps")
+      ->check(CLI::IsMember({"ndjson", "text"}))
+      ->default_val("ndjson");
+  app.add_option("--module", o.modules, "Only these modules: numbers or mem, dm, ser, sys, app")->type_name("LIST");
+  app.add_flag("--once", o.once, "Exit when the first sender disconnects");
+  app.add_option("--max-message-size", o.max_message_size, "Largest message accepted, in bytes")
+      ->default_val(o.max_message_size)
+      ->check(CLI::Range(std::size_t{16}, std::size_t{1} << 30U));
+  app.add_flag("--stats", o.stats, "Print connection and message counts on stderr at exit");
+  tp::add_common_options(app, common);
+  return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) { return run(o, common, log); });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return tp::guard_main("palm-recv", [&] { return run_main(argc, argv); });
+}
