@@ -103,6 +103,9 @@ void Logger::warn(std::string_view message) const {
 void Logger::info(std::string_view message) const {
   if (verbosity_ >= Verbosity::normal) emit("info", {}, message);
 }
+void Logger::report(std::string_view message) const {
+  emit("info", {}, message);
+}
 void Logger::verbose(std::string_view message) const {
   if (verbosity_ >= Verbosity::verbose) emit("info", {}, message);
 }

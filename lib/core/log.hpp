@@ -19,6 +19,7 @@ class Logger {
   void warn(std::string_view message) const;
   void info(std::string_view message) const;     // shown unless --quiet
   void verbose(std::string_view message) const;  // shown with -v
+  void report(std::string_view message) const;   // asked for explicitly (--stats): shown even with -q
   [[nodiscard]] Verbosity verbosity() const noexcept { return verbosity_; }
   [[nodiscard]] LogFormat format() const noexcept { return format_; }
   [[nodiscard]] std::string_view tool() const noexcept { return tool_; }

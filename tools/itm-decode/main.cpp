@@ -88,8 +88,7 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   }
   tp::run_decode_loop(source, session, writer, progress, loop);
   if (o.stats) {
-    tp::Logger stats_log(log.tool(), tp::Verbosity::normal, log.format());
-    stats_log.info(session.stats_summary());
+    log.report(session.stats_summary());
   }
   const tp::DecodeStats stats = session.stats();
   if (stats.malformed_packets + stats.port_errors != 0) {

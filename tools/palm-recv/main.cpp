@@ -48,10 +48,10 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   server.run();
   const tp::palm::ServerStats& s = server.stats();
   if (o.stats) {
-    tp::Logger(log.tool(), tp::Verbosity::normal, log.format())
-        .info(fmt::format("{} connections, {} messages, {} filtered out by module, {} streams rejected, {} user or "
-                          "unknown parameters skipped",
-                          s.connections, s.messages, s.filtered, s.rejected_streams, s.skipped_parameters));
+    log.report(
+        fmt::format("{} connections, {} messages, {} filtered out by module, {} streams rejected, {} user or "
+                    "unknown parameters skipped",
+                    s.connections, s.messages, s.filtered, s.rejected_streams, s.skipped_parameters));
   }
   return tp::ExitCode::ok;
 }

@@ -65,8 +65,7 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   tp::Progress progress(source.size(), log.verbosity() != tp::Verbosity::quiet);
   tp::run_stream_loop(source, *stream, writer, progress);
   if (o.stats) {
-    tp::Logger(log.tool(), tp::Verbosity::normal, log.format())
-        .info(fmt::format("{} lines, {} selected, {} bad", stream->lines(), selected, stream->bad_lines()));
+    log.report(fmt::format("{} lines, {} selected, {} bad", stream->lines(), selected, stream->bad_lines()));
   }
   stream->report_summary(source.name());
   return tp::ExitCode::ok;
