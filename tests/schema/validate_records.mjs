@@ -2,15 +2,17 @@
 // schemas (lib/records/*.schema.json), checks every record kind shows up, and validates
 // the Callisto core kinds, wrapped as Event messages, against the original Callisto
 // project's own schema (../shared/reference/callisto-schema, skipped when absent).
-// Usage: node validate_records.mjs PROJECT_ROOT ITM_DECODE ITM_SYNTH SHARED_DIR
+// palm-recv's records are checked too, from messages sent over TCP.
+// Usage: node validate_records.mjs PROJECT_ROOT ITM_DECODE ITM_SYNTH SHARED_DIR [PALM_RECV]
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import net from 'node:net';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-const [root, decode, synth, shared] = process.argv.slice(2);
+const [root, decode, synth, shared, palmRecv] = process.argv.slice(2);
 const readJson = (file) => JSON.parse(fs.readFileSync(file, 'utf8'));
 const ajv = new Ajv({ allErrors: true, strict: false, formats: { uint8: true, uint32: true, uint64: true, double: true } });
 addFormats(ajv);
@@ -58,9 +60,52 @@ const outputs = [
   ['generated stream, --cpu-hz', run(['--cpu-hz', '48000000', streamFile])],
   ['rare kinds', run(['--port-map', mapFile, rareFile])],
 ];
+// Palm Reporter messages (protocol 1.0, big-endian): text, text with line break and all
+// optional parameters, binary.
+function palmMessage(kind, data, extra = []) {
+  const param = (op, body) => Buffer.concat([Buffer.from([op, body.length >> 8, body.length & 255]), body]);
+  const parts = [param(1, Buffer.from([0x02, 0x00, 0, 0, kind])), ...extra, param(5, data), param(0, Buffer.alloc(0))];
+  const body = Buffer.concat(parts);
+  const header = Buffer.alloc(6);
+  header.writeUInt8(1, 0);
+  header.writeUInt32BE(6 + body.length, 2);
+  return Buffer.concat([header, body]);
+}
+async function palmRecords() {
+  const child = spawn(palmRecv, ['--listen', '127.0.0.1:0', '--once']);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => { stdout += d; });
+  const port = await new Promise((resolve) => child.stderr.on('data', (d) => {
+    stderr += d;
+    const match = /listening on 127\.0\.0\.1:(\d+)/.exec(stderr);
+    if (match) resolve(Number(match[1]));
+  }));
+  const u32 = (v) => { const b = Buffer.alloc(4); b.writeUInt32BE(v); return b; };
+  const param = (op, body) => Buffer.concat([Buffer.from([op, body.length >> 8, body.length & 255]), body]);
+  await new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.end(Buffer.concat([
+        palmMessage(0, Buffer.from('plain "text"')),
+        palmMessage(1, Buffer.from('line'), [param(2, Buffer.from([3])), param(3, u32(7)), param(4, u32(8)), param(6, u32(9))]),
+        palmMessage(2, Buffer.from([0, 1, 255])),
+      ]));
+    });
+    socket.on('close', resolve);
+  });
+  await new Promise((resolve) => child.on('close', resolve));
+  return stdout.split('\n').filter((l) => l);
+}
+
 const sigrok = path.join(shared, 'reference/captures/sigrok-stm32f105/stm32f105_swo_tpiu_raw.bin');
 if (fs.existsSync(sigrok)) outputs.push(['sigrok capture (TPIU)', run(['--tpiu', sigrok])]);
 else console.log(`skip sigrok capture: ${sigrok} not found`);
+
+if (palmRecv) {
+  const lines = await palmRecords();
+  check(lines.length === 3, `palm-recv wrote ${lines.length} of 3 records`);
+  outputs.push(['palm-recv', lines]);
+}
 
 const seen = new Set();
 const core = new Set(['Text', 'Marker', 'TaskSwitch', 'IsrEnter', 'IsrExit', 'IdleEnter', 'IdleExit', 'Counter', 'Raw']);
