@@ -41,11 +41,6 @@ BatchedWriter::~BatchedWriter() {
 void BatchedWriter::flush() {
   last_flush_us_ = monotonic_us();
   if (buffer_.empty()) return;
-  if (discard_) {
-    bytes_written_ += buffer_.size();
-    buffer_.clear();
-    return;
-  }
   std::string_view rest = buffer_.view();
   while (!rest.empty()) {
     const ssize_t n = ::write(fd_.get(), rest.data(), rest.size());

@@ -44,8 +44,6 @@ class BatchedWriter {
   [[nodiscard]] std::uint64_t bytes_written() const noexcept { return bytes_written_; }
   [[nodiscard]] std::uint64_t write_calls() const noexcept { return write_calls_; }
   void set_max_delay_us(std::uint64_t us) noexcept { max_delay_us_ = us; }
-  // A writer that discards everything (for --format none and benchmarks).
-  void discard(bool on) noexcept { discard_ = on; }
 
  private:
   FileDescriptor fd_;
@@ -55,7 +53,6 @@ class BatchedWriter {
   std::uint64_t last_flush_us_ = 0;
   std::uint64_t bytes_written_ = 0;
   std::uint64_t write_calls_ = 0;
-  bool discard_ = false;
 };
 
 }  // namespace tp

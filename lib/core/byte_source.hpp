@@ -35,7 +35,6 @@ class ByteSource {
   // Size of a regular file (for progress), if known.
   [[nodiscard]] std::optional<std::uint64_t> size() const noexcept { return size_; }
   [[nodiscard]] std::uint64_t bytes_read() const noexcept { return bytes_read_; }
-  [[nodiscard]] int fd() const noexcept { return fd_.get(); }
 
  private:
   ByteSource(FileDescriptor fd, std::string name);

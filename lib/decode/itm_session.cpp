@@ -263,6 +263,7 @@ void ItmSession::finish(std::uint64_t host_us) {
 DecodeStats ItmSession::stats() const {
   DecodeStats stats = stats_;
   stats.filtered_writes = router_.filtered_writes();
+  stats.clock_changes = clock_.clock_changes();
   return stats;
 }
 
@@ -273,6 +274,12 @@ std::string ItmSession::stats_summary() const {
       "{} malformed packets ({} bytes), {} port decoder errors, {} writes to disabled ports",
       s.bytes, s.packets, s.records, s.syncs, s.overflows, s.timestamps, s.malformed_packets, s.malformed_bytes,
       s.port_errors, s.filtered_writes);
+  if (s.clock_changes != 0) out += fmt::format("; {} target clock changes (GTS ClkCh)", s.clock_changes);
+  out += "; packets by kind:";
+  for (std::size_t kind = 0; kind < s.by_kind.size(); ++kind) {
+    if (s.by_kind[kind] == 0) continue;
+    out += fmt::format(" {} {}", itm::packet_kind_name(static_cast<PacketKind>(kind)), s.by_kind[kind]);
+  }
   if (const auto* t = tpiu_stats()) {
     out += fmt::format("; TPIU: {} frames, {} full syncs, {} stream bytes, {} other-stream bytes, {} trigger bytes",
                        t->frames, t->full_syncs, t->selected_bytes, t->other_bytes, t->trigger_bytes);

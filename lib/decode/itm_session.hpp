@@ -54,6 +54,7 @@ struct DecodeStats {
   std::uint64_t port_errors = 0;  // malformed records reported by port decoders
   std::uint64_t records = 0;
   std::uint64_t filtered_writes = 0;
+  std::uint64_t clock_changes = 0;          // GTS1 ClkCh: target times on either side are not comparable
   std::array<std::uint64_t, 16> by_kind{};  // indexed by itm::PacketKind
 };
 

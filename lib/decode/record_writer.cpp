@@ -270,11 +270,4 @@ void RecordFormatter::stamp(Stamp& stamp, std::uint64_t timestamp, std::string_v
   }
 }
 
-void RecordFormatter::line(OutBuffer& out, std::uint64_t timestamp, std::string_view clock,
-                           std::string_view body) const {
-  Stamp parts;
-  stamp(parts, timestamp, clock);
-  line(out, parts, body);
-}
-
 }  // namespace tp

@@ -1,7 +1,8 @@
 // Formats events as record lines: NDJSON shaped like a Callisto Event's data
 // (DESIGN.md "The record"), or human-readable text lines for a terminal.
 // A record is built in two steps so that the time can be added later: body() writes
-// everything but the timestamp, line() wraps a body with its timestamp and clock.
+// everything but the timestamp; stamp() formats what goes around the bodies of one
+// timestamp, and line() puts a body between them.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +24,6 @@ class RecordFormatter {
   RecordFormatter(OutputFormat format, const PortMap* port_map) : format_(format), port_map_(port_map) {}
 
   void body(OutBuffer& out, const Event& event) const;
-  void line(OutBuffer& out, std::uint64_t timestamp, std::string_view clock, std::string_view body) const;
-
   // The parts of a line around its body, for writing many lines with one timestamp.
   struct Stamp {
     OutBuffer prefix;

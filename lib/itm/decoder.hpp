@@ -36,8 +36,6 @@ class ItmDecoder {
 
   // Forget partial state (e.g. after the byte source reconnects); keeps options.
   void reset() noexcept;
-  [[nodiscard]] bool synchronized() const noexcept { return state_ != State::unsynced; }
-  [[nodiscard]] std::uint8_t page() const noexcept { return page_; }
 
  private:
   enum class State : std::uint8_t { header, fixed_payload, continuation, unsynced };

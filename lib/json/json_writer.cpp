@@ -254,11 +254,6 @@ JsonWriter& JsonWriter::uint(std::uint64_t value) {
   append_uint(out_, value);
   return *this;
 }
-JsonWriter& JsonWriter::integer(std::int64_t value) {
-  before_value();
-  append_int(out_, value);
-  return *this;
-}
 JsonWriter& JsonWriter::number(double value) {
   before_value();
   append_double(out_, value);
@@ -272,11 +267,6 @@ JsonWriter& JsonWriter::boolean(bool value) {
 JsonWriter& JsonWriter::null() {
   before_value();
   out_ += "null";
-  return *this;
-}
-JsonWriter& JsonWriter::raw(std::string_view json) {
-  before_value();
-  out_ += json;
   return *this;
 }
 

@@ -36,12 +36,9 @@ class JsonWriter {
   JsonWriter& key(std::string_view name);
   JsonWriter& string(std::string_view value);
   JsonWriter& uint(std::uint64_t value);
-  JsonWriter& integer(std::int64_t value);
   JsonWriter& number(double value);
   JsonWriter& boolean(bool value);
   JsonWriter& null();
-  // Appends pre-encoded JSON as one value.
-  JsonWriter& raw(std::string_view json);
 
  private:
   void before_value();

@@ -68,11 +68,12 @@ void NdjsonReader::process_line(std::size_t begin, std::size_t end) {
 }
 
 void NdjsonReader::feed(std::span<const char> bytes) {
+  if (stopped_) return;
   const std::size_t needed = buffer_.size() + bytes.size() + simdjson::SIMDJSON_PADDING;
   if (buffer_.capacity() < needed) buffer_.reserve(needed * 2);
   buffer_.append(bytes.data(), bytes.size());
   std::size_t line_start = 0;
-  for (;;) {
+  while (!stopped_) {
     const std::size_t newline = std::string_view(buffer_).find('\n', line_start);
     if (newline == std::string_view::npos) break;
     if (discarding_) {
@@ -94,7 +95,7 @@ void NdjsonReader::feed(std::span<const char> bytes) {
 }
 
 void NdjsonReader::finish() {
-  if (!buffer_.empty() && !discarding_) {
+  if (!buffer_.empty() && !discarding_ && !stopped_) {
     if (buffer_.capacity() < buffer_.size() + simdjson::SIMDJSON_PADDING) {
       buffer_.reserve(buffer_.size() + simdjson::SIMDJSON_PADDING);
     }

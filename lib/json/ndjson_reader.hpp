@@ -37,6 +37,8 @@ class NdjsonReader {
   void feed(std::string_view bytes) { feed(std::span<const char>(bytes.data(), bytes.size())); }
   // End of input: a last line without a newline is still a line.
   void finish();
+  // No more lines are wanted: the rest of what was fed, and anything fed later, is ignored.
+  void stop() noexcept { stopped_ = true; }
 
   [[nodiscard]] std::uint64_t lines() const noexcept { return line_number_; }
   [[nodiscard]] std::uint64_t bad_lines() const noexcept { return bad_lines_; }
@@ -55,6 +57,7 @@ class NdjsonReader {
   std::uint64_t bad_lines_ = 0;
   bool strict_;
   bool discarding_ = false;  // inside an over-long line
+  bool stopped_ = false;
 };
 
 }  // namespace tp

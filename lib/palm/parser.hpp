@@ -52,7 +52,6 @@ class Parser {
   std::optional<ParseError> feed(std::span<const std::uint8_t> bytes, OnMessage&& on_message);
   // End of stream: an error if it ended inside a message.
   [[nodiscard]] std::optional<ParseError> finish() const;
-  [[nodiscard]] std::uint64_t offset() const noexcept { return offset_; }
 
  private:
   // Checks a complete header; returns the total size or an error.

@@ -23,7 +23,10 @@ class LineStream final : public StreamHandler {
   void on_end(std::uint64_t now_us) override;
   [[nodiscard]] bool done() const override { return done_; }
   // No more input is wanted (e.g. --limit reached).
-  void stop() noexcept { done_ = true; }
+  void stop() noexcept {
+    done_ = true;
+    reader_.stop();
+  }
 
   [[nodiscard]] std::uint64_t lines() const noexcept { return reader_.lines(); }
   [[nodiscard]] std::uint64_t bad_lines() const noexcept { return reader_.bad_lines(); }

@@ -36,6 +36,10 @@ check "and reported with its line number" grep -q "line 4:" "$WORK/err"
 printf 'garbage\n' | cat "$WORK/in.ndjson" - | "$FILTER" --strict > "$WORK/out" 2> /dev/null
 check "--strict makes it fatal (exit 6)" test $? -eq 6
 check "after passing what came before" test "$(wc -l < "$WORK/out")" -eq 3
+for i in $(seq 15); do echo "bad $i"; done | "$FILTER" 2> "$WORK/err" > /dev/null
+check "the first ten bad lines are shown" test "$(grep -c ': line [0-9]*:' "$WORK/err")" -eq 10
+check "then only counted" grep -q "further bad lines are counted, not shown" "$WORK/err"
+check "and summed up" grep -q "15 of 15 lines were not records" "$WORK/err"
 yes "$(record 5 0 endless)" | timeout 10 "$FILTER" --limit 3 > "$WORK/out"
 check "--limit ends an endless input" test $? -eq 0 -a "$(wc -l < "$WORK/out")" -eq 3
 yes "$(record 5 0 endless)" | head -c 50000000 | "$FILTER" 2> "$WORK/err" | head -1 > /dev/null

@@ -108,3 +108,20 @@ TEST_CASE("NDJSON reader: strict mode throws with the line number; over-long lin
   CHECK(bad_line == 1);
   CHECK(limited.lines() == 2);
 }
+
+TEST_CASE("NDJSON reader: stop() ends reading at once, in the middle of a chunk too") {
+  int handled = 0;
+  NdjsonReader* self = nullptr;
+  NdjsonReader reader(
+      [&](NdjsonLine&) {
+        if (++handled == 2) self->stop();
+        return simdjson::SUCCESS;
+      },
+      nullptr);
+  self = &reader;
+  reader.feed(std::string_view("{}\n{}\n{}\n{}\n"));
+  reader.feed(std::string_view("{}\n"));
+  reader.finish();
+  CHECK(handled == 2);
+  CHECK(reader.lines() == 2);
+}

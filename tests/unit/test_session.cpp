@@ -181,3 +181,21 @@ TEST_CASE("statistics separate malformed packets from port decoder errors") {
   CHECK(stats.malformed_bytes == 2);
   CHECK(stats.port_errors == 2);  // the garbage byte, and the unfinished record
 }
+
+TEST_CASE("statistics count packets by kind and target clock changes") {
+  std::vector<std::uint8_t> bytes;
+  ItmStreamEncoder enc(bytes);
+  enc.text(0, "ab\n");
+  enc.packet(make_pc_sample(0x08000000));
+  enc.packet(make_global_timestamp1(5, true, false));
+  const int fd = ::memfd_create("tracepipe-test", 0);
+  BatchedWriter writer(fd, true, 1 << 16);
+  ItmSession session(PortMap::standard(), SessionOptions{}, writer);
+  session.feed(bytes, 1);
+  session.finish(2);
+  const DecodeStats stats = session.stats();
+  CHECK(stats.by_kind[static_cast<std::size_t>(PacketKind::instrumentation)] == 3);
+  CHECK(stats.by_kind[static_cast<std::size_t>(PacketKind::pc_sample)] == 1);
+  CHECK(stats.clock_changes == 1);
+  CHECK(session.stats_summary().find("instrumentation 3 pc_sample 1") != std::string::npos);
+}

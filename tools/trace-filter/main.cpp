@@ -45,7 +45,6 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   std::unique_ptr<tp::LineStream> stream;
   stream = std::make_unique<tp::LineStream>(
       [&](tp::NdjsonLine& line) -> simdjson::error_code {
-        if (stream->done()) return simdjson::SUCCESS;  // --limit reached inside this chunk
         why.clear();
         const tp::Verdict verdict = filter.judge(line.document, why);
         if (verdict == tp::Verdict::bad) {
