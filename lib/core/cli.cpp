@@ -17,6 +17,7 @@ void add_common_options(CLI::App& app, CommonOptions& options, CommonFlags flags
   app.add_flag("-q,--quiet", options.quiet, "Print only errors on stderr");
   app.add_flag("-v,--verbose", options.verbose, "More detail on stderr (repeatable)");
   app.add_option("--log-format", options.log_format, "Diagnostics on stderr as text or JSON lines")
+      ->envname("TRACEPIPE_LOG_FORMAT")
       ->check(CLI::IsMember({"text", "json"}))
       ->default_val("text");
   app.set_version_flag("--version", std::string(app.get_name()) + " (tracepipe) " TRACEPIPE_VERSION);

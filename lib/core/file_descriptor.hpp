@@ -27,6 +27,11 @@ class FileDescriptor {
 
   [[nodiscard]] int get() const noexcept { return fd_; }
   [[nodiscard]] bool valid() const noexcept { return fd_ >= 0; }
+  // Gives up ownership: the caller closes it.
+  int release() noexcept {
+    owned_ = false;
+    return std::exchange(fd_, -1);
+  }
   void reset() noexcept {
     if (owned_ && fd_ >= 0) ::close(fd_);
     fd_ = -1;

@@ -269,5 +269,10 @@ JsonWriter& JsonWriter::null() {
   out_ += "null";
   return *this;
 }
+JsonWriter& JsonWriter::raw(std::string_view json) {
+  before_value();
+  out_ += json;
+  return *this;
+}
 
 }  // namespace tp

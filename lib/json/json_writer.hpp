@@ -39,6 +39,8 @@ class JsonWriter {
   JsonWriter& number(double value);
   JsonWriter& boolean(bool value);
   JsonWriter& null();
+  // A value that is already JSON text (trusted: not checked).
+  JsonWriter& raw(std::string_view json);
 
  private:
   void before_value();

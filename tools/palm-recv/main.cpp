@@ -1,9 +1,8 @@
 // palm-recv: receive Palm OS Emulator traces (Palm Reporter protocol over TCP) as records.
 #include <fmt/format.h>
 
-#include <charconv>
-
 #include "core/cli.hpp"
+#include "core/listen_address.hpp"
 #include "palm/server.hpp"
 
 namespace {
@@ -17,27 +16,11 @@ struct Options {
   bool stats = false;
 };
 
-// "127.0.0.1:9230", "[::1]:9230", ":9230" (loopback); port 0 = any free port.
-void parse_listen(const std::string& text, tp::palm::ServerOptions& options) {
-  const std::size_t colon = text.rfind(':');
-  if (colon == std::string::npos)
-    throw tp::Error(tp::ExitCode::usage, fmt::format("--listen '{}': expected ADDR:PORT", text));
-  std::string address = text.substr(0, colon);
-  if (address.size() >= 2 && address.front() == '[' && address.back() == ']')
-    address = address.substr(1, address.size() - 2);
-  if (!address.empty()) options.address = address;
-  const std::string port = text.substr(colon + 1);
-  unsigned value = 0;
-  const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-  if (ec != std::errc{} || end != port.data() + port.size() || port.empty() || value > 65535) {
-    throw tp::Error(tp::ExitCode::usage, fmt::format("--listen '{}': '{}' is not a port number", text, port));
-  }
-  options.port = static_cast<std::uint16_t>(value);
-}
-
 tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Logger& log) {
   tp::palm::ServerOptions options;
-  parse_listen(o.listen, options);
+  const tp::ListenAddress listen = tp::parse_listen_address(o.listen);
+  options.address = listen.address;
+  options.port = listen.port;
   options.format = o.format == "text" ? tp::palm::Format::text : tp::palm::Format::ndjson;
   if (!o.modules.empty()) options.modules = tp::palm::parse_module_list(o.modules);
   options.once = o.once;

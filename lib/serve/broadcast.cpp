@@ -1,0 +1,104 @@
+#include "serve/broadcast.hpp"
+
+#include "serve/protocol.hpp"
+#include "serve/websocket_frame.hpp"
+
+namespace tp::serve {
+
+namespace {
+constexpr std::size_t event_prefix = std::string_view(R"({"type":"Event","data":)").size();
+constexpr std::size_t itm_prefix = std::string_view(R"({"type":"Itm","data":)").size();
+}  // namespace
+
+void BatchBuilder::add(std::string_view line, const RecordRoute& route, std::uint64_t now_us) {
+  if (!batch_) {
+    batch_ = std::make_shared<Batch>();
+    batch_->created_us = now_us;
+  }
+  Batch& batch = *batch_;
+  const std::size_t offset = batch.bytes.size();
+  append_frame_header(batch.bytes, Opcode::text, (route.itm ? itm_prefix : event_prefix) + line.size() + 1);
+  if (route.itm) {
+    append_itm_message(batch.bytes, line);
+  } else {
+    append_event_message(batch.bytes, line);
+  }
+  batch.items.push_back(
+      BatchItem{static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(batch.bytes.size() - offset), route});
+  batch.kinds |= 1ULL << route.kind;
+  batch.port_bits |= route.port_bits;
+  batch.high_port = batch.high_port || route.high_port;
+}
+
+std::shared_ptr<const Batch> BatchBuilder::take() {
+  std::shared_ptr<const Batch> done = std::move(batch_);
+  batch_.reset();
+  return done;
+}
+
+std::uint64_t SendQueue::push(const std::shared_ptr<const Batch>& batch, const ClientFilter& filter) {
+  if (filter.accepts_all(*batch) && (data_bytes_ + batch->bytes.size() <= data_limit_)) {
+    chunks_.push_back(Chunk{batch, {}, batch->items.size(), true});
+    data_bytes_ += batch->bytes.size();
+    return 0;
+  }
+  return push_selected(*batch, filter);
+}
+
+std::uint64_t SendQueue::push_selected(const Batch& batch, const ClientFilter& filter) {
+  Chunk chunk;
+  chunk.data = true;
+  std::uint64_t dropped = 0;
+  for (const BatchItem& item : batch.items) {
+    if (!filter.accepts(item.route)) continue;
+    // A record larger than the whole budget still goes to an idle client.
+    const bool idle = data_bytes_ == 0 && chunk.own.empty();
+    if (!idle && data_bytes_ + chunk.own.size() + item.size > data_limit_) {
+      ++dropped;
+      continue;
+    }
+    chunk.own.append(batch.bytes, item.offset, item.size);
+    ++chunk.events;
+  }
+  if (chunk.events > 0) {
+    data_bytes_ += chunk.own.size();
+    chunks_.push_back(std::move(chunk));
+  }
+  return dropped;
+}
+
+bool SendQueue::push_control(std::string frame, bool advisory) {
+  if (advisory && control_bytes_ + frame.size() > control_limit_) return false;
+  control_bytes_ += frame.size();
+  chunks_.push_back(Chunk{nullptr, std::move(frame), 0, false});
+  return true;
+}
+
+void SendQueue::gather(std::vector<std::string_view>& out, std::size_t max_chunks, std::size_t max_bytes) const {
+  out.clear();
+  std::size_t total = 0;
+  for (const Chunk& chunk : chunks_) {
+    if (out.size() == max_chunks || (total >= max_bytes && !out.empty())) break;
+    out.push_back(chunk.view());
+    total += out.back().size();
+  }
+}
+
+Delivered SendQueue::pop(std::size_t chunks) {
+  Delivered delivered;
+  for (std::size_t i = 0; i < chunks && !chunks_.empty(); ++i) {
+    const Chunk& chunk = chunks_.front();
+    const std::size_t size = chunk.view().size();
+    if (chunk.data) {
+      data_bytes_ -= size;
+      delivered.events += chunk.events;
+      delivered.bytes += size;
+    } else {
+      control_bytes_ -= size;
+    }
+    chunks_.pop_front();
+  }
+  return delivered;
+}
+
+}  // namespace tp::serve

@@ -1,0 +1,75 @@
+// Command mode: the capture pipeline trace-serve runs itself (`trace-serve -- CMD ARGS...`).
+// The child gets its own process group (so `sh -c 'a | b'` stops as a whole), default
+// signal dispositions, and TRACEPIPE_LOG_FORMAT=json so tracepipe tools report errors as
+// JSON lines with the protocol's codes.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/file_descriptor.hpp"
+
+namespace tp::serve {
+
+// Replaces {name} in each argument with values[name]; unknown names stay as they are.
+std::vector<std::string> substitute_placeholders(const std::vector<std::string>& argv,
+                                                 const std::map<std::string, std::string>& values);
+
+// The protocol's code for a tracepipe exit status (README "Exit codes"), or "" when none fits.
+std::string_view protocol_code_for_exit(int exit_code) noexcept;
+
+// The protocol's code for a code in a child's JSON error line: protocol codes as they are,
+// tracepipe's NOT_FOUND and BUSY as PROBE_NOT_FOUND and PROBE_IN_USE, others "".
+std::string_view protocol_code_for_child(std::string_view code) noexcept;
+
+// One error report from the child's stderr in tracepipe's JSON log form
+// {"level":"error","code":"PROBE_NOT_FOUND","message":"..."}; nullopt for other lines.
+struct ChildError {
+  std::string code;
+  std::string message;
+};
+std::optional<ChildError> parse_child_error_line(std::string_view line);
+
+class ChildProcess {
+ public:
+  // Starts argv[0] (searched in PATH) with stdout and stderr on pipes. Throws tp::Error
+  // (not_found when the program does not exist).
+  static ChildProcess spawn(const std::vector<std::string>& argv);
+
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  ChildProcess(ChildProcess&& other) noexcept;
+  ChildProcess& operator=(ChildProcess&& other) noexcept;
+  // Kills the whole group if it still runs, and reaps it.
+  ~ChildProcess();
+
+  FileDescriptor take_stdout() noexcept { return std::move(stdout_); }
+  FileDescriptor take_stderr() noexcept { return std::move(stderr_); }
+  [[nodiscard]] pid_t pid() const noexcept { return pid_; }
+  [[nodiscard]] bool running() const noexcept { return pid_ > 0 && !status_; }
+
+  // Sends SIGTERM (then, with force, SIGKILL) to the child's process group.
+  void terminate(bool force = false) const noexcept;
+  // The wait status once the child has exited (non-blocking).
+  std::optional<int> poll();
+  // Exit status as a shell reports it: the code, or 128+signal.
+  [[nodiscard]] std::optional<int> exit_code() const noexcept;
+
+ private:
+  ChildProcess(pid_t pid, FileDescriptor out, FileDescriptor err) noexcept
+      : pid_(pid), stdout_(std::move(out)), stderr_(std::move(err)) {}
+  void reap_now() noexcept;
+
+  pid_t pid_ = -1;
+  FileDescriptor stdout_;
+  FileDescriptor stderr_;
+  std::optional<int> status_;
+};
+
+}  // namespace tp::serve

@@ -1,0 +1,142 @@
+#include "serve/handshake.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+#include "serve/sha1.hpp"
+
+namespace tp::serve {
+
+std::string base64_encode(std::string_view bytes) {
+  static constexpr std::string_view alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    const auto n = (std::uint32_t{static_cast<std::uint8_t>(bytes[i])} << 16U) |
+                   (std::uint32_t{static_cast<std::uint8_t>(bytes[i + 1])} << 8U) |
+                   std::uint32_t{static_cast<std::uint8_t>(bytes[i + 2])};
+    for (const unsigned shift : {18U, 12U, 6U, 0U}) out.push_back(alphabet[(n >> shift) & 63U]);
+  }
+  const std::size_t rest = bytes.size() - i;
+  if (rest > 0) {
+    std::uint32_t n = std::uint32_t{static_cast<std::uint8_t>(bytes[i])} << 16U;
+    if (rest == 2) n |= std::uint32_t{static_cast<std::uint8_t>(bytes[i + 1])} << 8U;
+    out.push_back(alphabet[(n >> 18U) & 63U]);
+    out.push_back(alphabet[(n >> 12U) & 63U]);
+    out.push_back(rest == 2 ? alphabet[(n >> 6U) & 63U] : '=');
+    out.push_back('=');
+  }
+  return out;
+}
+
+std::string websocket_accept_key(std::string_view client_key) {
+  // RFC 6455 section 1.3: the key with this GUID appended, SHA-1, base64.
+  const std::string joined = fmt::format("{}258EAFA5-E914-47DA-95CA-C5AB0DC85B11", client_key);
+  const Sha1Digest digest = sha1(joined);
+  return base64_encode(std::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
+}
+
+bool constant_time_equal(std::string_view a, std::string_view b) noexcept {
+  unsigned difference = a.size() == b.size() ? 0U : 1U;
+  const std::size_t n = std::max(a.size(), b.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0U;
+    const auto y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0U;
+    difference |= x ^ y;
+  }
+  return difference == 0;
+}
+
+namespace {
+int hex_value(char c) noexcept {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string percent_decode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '+') {
+      out.push_back(' ');
+    } else if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 && hex_value(text[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2])));
+      i += 2;
+    } else {
+      out.push_back(text[i]);
+    }
+  }
+  return out;
+}
+}  // namespace
+
+std::string_view target_path(std::string_view target) noexcept {
+  return target.substr(0, target.find('?'));
+}
+
+std::optional<std::string> query_parameter(std::string_view target, std::string_view name) {
+  const std::size_t question = target.find('?');
+  if (question == std::string_view::npos) return std::nullopt;
+  std::string_view query = target.substr(question + 1);
+  query = query.substr(0, query.find('#'));
+  while (!query.empty()) {
+    const std::size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    const std::size_t eq = pair.find('=');
+    if (percent_decode(pair.substr(0, eq)) == name) {
+      return eq == std::string_view::npos ? std::string{} : percent_decode(pair.substr(eq + 1));
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string_view> bearer_token(std::string_view authorization) noexcept {
+  constexpr std::string_view scheme = "bearer ";
+  if (authorization.size() < scheme.size()) return std::nullopt;
+  for (std::size_t i = 0; i < scheme.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(authorization[i])) != scheme[i]) return std::nullopt;
+  }
+  std::string_view token = authorization.substr(scheme.size());
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
+  return token;
+}
+
+OriginPolicy::OriginPolicy(std::string_view listen_address, std::uint16_t port, std::vector<std::string> extra) {
+  for (const std::string_view host : {"127.0.0.1", "localhost", "[::1]"}) {
+    allowed_.push_back(fmt::format("http://{}:{}", host, port));
+  }
+  const bool wildcard_bind = listen_address == "0.0.0.0" || listen_address == "::";
+  if (!wildcard_bind && listen_address != "127.0.0.1" && listen_address != "::1") {
+    const bool v6 = listen_address.find(':') != std::string_view::npos;
+    allowed_.push_back(v6 ? fmt::format("http://[{}]:{}", listen_address, port)
+                          : fmt::format("http://{}:{}", listen_address, port));
+  }
+  for (std::string& origin : extra) {
+    if (origin == "*") any_ = true;
+    while (!origin.empty() && origin.back() == '/') origin.pop_back();
+    allowed_.push_back(std::move(origin));
+  }
+}
+
+bool OriginPolicy::allows(std::optional<std::string_view> origin) const {
+  if (!origin || any_) return true;
+  std::string lowered(*origin);
+  std::transform(lowered.begin(), lowered.end(), lowered.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return std::any_of(allowed_.begin(), allowed_.end(), [&](const std::string& allowed) {
+    return lowered.size() == allowed.size() &&
+           std::equal(allowed.begin(), allowed.end(), lowered.begin(),
+                      [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+  });
+}
+
+}  // namespace tp::serve

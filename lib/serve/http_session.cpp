@@ -1,0 +1,157 @@
+#include "serve/http_session.hpp"
+
+#include <fmt/format.h>
+
+#include <boost/beast/websocket/rfc6455.hpp>
+#include <chrono>
+
+#include "serve/viewer_assets.hpp"
+#include "serve/ws_client.hpp"
+
+namespace tp::serve {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+namespace {
+constexpr auto request_timeout = std::chrono::seconds(10);
+constexpr std::size_t header_limit = 16U << 10U;
+constexpr std::size_t body_limit = 16U << 10U;
+// The viewer loads only its own files and talks only to this server.
+constexpr std::string_view content_security_policy =
+    "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data: blob:; style-src 'self'; "
+    "script-src 'self'; frame-ancestors 'none'";
+std::string_view view(beast::string_view text) noexcept {
+  return {text.data(), text.size()};
+}
+beast::string_view beast_view(std::string_view text) noexcept {
+  return {text.data(), text.size()};
+}
+}  // namespace
+
+HttpSession::HttpSession(Server::Impl& server, tcp::socket socket) : server_(server), stream_(std::move(socket)) {
+  boost::system::error_code ec;
+  const auto endpoint = stream_.socket().remote_endpoint(ec);
+  peer_ = ec ? "?" : fmt::format("{}:{}", endpoint.address().to_string(), endpoint.port());
+}
+
+void HttpSession::read_request() {
+  parser_.emplace();
+  parser_->header_limit(header_limit);
+  parser_->body_limit(body_limit);
+  stream_.expires_after(request_timeout);
+  http::async_read(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+    if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == asio::error::operation_aborted) {
+      return;
+    }
+    if (ec) {
+      self->server_.log_.verbose(fmt::format("HTTP from {}: {}", self->peer_, ec.message()));
+      Request bad;
+      bad.version(11);
+      return self->respond(http::status::bad_request, "text/plain", ec.message() + "\n", bad);
+    }
+    self->on_request(self->parser_->get());
+  });
+}
+
+void HttpSession::on_request(const Request& request) {
+  if (server_.stopping_) return respond(http::status::service_unavailable, "text/plain", "shutting down\n", request);
+  const std::string_view path = target_path(view(request.target()));
+  if (path == "/ws") {
+    if (beast::websocket::is_upgrade(request)) return upgrade(request);
+    return respond(http::status::upgrade_required, "text/plain", "this is a WebSocket endpoint\n", request,
+                   {{"Upgrade", "websocket"}});
+  }
+  if (request.method() != http::verb::get && request.method() != http::verb::head) {
+    return respond(http::status::method_not_allowed, "text/plain", "GET only\n", request, {{"Allow", "GET, HEAD"}});
+  }
+  const std::string_view wanted = path == "/" ? "/index.html" : path;
+  for (const Asset& asset : viewer_assets()) {
+    if (asset.path == wanted) {
+      return respond(http::status::ok, asset.content_type, std::string(asset.body), request,
+                     {{"Content-Security-Policy", content_security_policy}});
+    }
+  }
+  respond(http::status::not_found, "text/plain", "not found\n", request);
+}
+
+void HttpSession::upgrade(const Request& request) {
+  const auto header = [&](std::string_view name) -> std::optional<std::string_view> {
+    const auto found = request.find(beast_view(name));
+    if (found == request.end()) return std::nullopt;
+    return std::string_view(found->value().data(), found->value().size());
+  };
+  const auto refuse = [&](http::status status, std::string reason) {
+    ++server_.stats_.rejected_clients;
+    server_.log_.verbose(fmt::format("WebSocket from {} refused: {}", peer_, reason));
+    respond(status, "text/plain", reason + "\n", request);
+  };
+  if (header("Sec-WebSocket-Version").value_or("") != "13") {
+    ++server_.stats_.rejected_clients;
+    return respond(http::status::upgrade_required, "text/plain", "WebSocket version 13 only\n", request,
+                   {{"Sec-WebSocket-Version", "13"}});
+  }
+  const auto key = header("Sec-WebSocket-Key");
+  if (!key || key->size() != 24) return refuse(http::status::bad_request, "missing or malformed Sec-WebSocket-Key");
+  if (!server_.origins_.allows(header("Origin"))) {
+    return refuse(http::status::forbidden,
+                  fmt::format("origin {} is not allowed (see --allow-origin)", header("Origin").value_or("")));
+  }
+  bool authenticated = !server_.options_.token.has_value();
+  if (!authenticated) {
+    std::optional<std::string> presented = query_parameter(view(request.target()), "token");
+    if (const auto authorization = header("Authorization")) {
+      if (const auto bearer = bearer_token(*authorization)) presented = std::string(*bearer);
+    }
+    if (presented) {
+      if (!constant_time_equal(*presented, *server_.options_.token)) {
+        return refuse(http::status::unauthorized, "wrong token");
+      }
+      authenticated = true;
+    }
+  }
+  if (!server_.can_accept_client()) {
+    return refuse(http::status::service_unavailable,
+                  fmt::format("too many clients (--max-clients {})", server_.options_.max_clients));
+  }
+  auto response = std::make_shared<std::string>(
+      fmt::format("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                  "Sec-WebSocket-Accept: {}\r\nServer: trace-serve\r\n\r\n",
+                  websocket_accept_key(*key)));
+  stream_.expires_never();
+  asio::async_write(stream_.socket(), asio::buffer(*response),
+                    [self = shared_from_this(), response, authenticated](beast::error_code ec, std::size_t) {
+                      if (ec || self->server_.stopping_) return;
+                      const auto early = self->buffer_.data();
+                      const std::string early_bytes(static_cast<const char*>(early.data()), early.size());
+                      auto client = std::make_shared<WsClient>(self->server_, self->stream_.release_socket(),
+                                                               self->peer_, authenticated);
+                      self->server_.client_opened(client);
+                      client->start(early_bytes);
+                    });
+}
+
+void HttpSession::respond(http::status status, std::string_view content_type, std::string body, const Request& request,
+                          std::initializer_list<std::pair<std::string_view, std::string_view>> extra) {
+  auto response = std::make_shared<http::response<http::string_body>>(status, request.version());
+  response->set(http::field::server, "trace-serve");
+  response->set(http::field::content_type, beast_view(content_type));
+  response->set(http::field::cache_control, "no-cache");
+  response->set("X-Content-Type-Options", "nosniff");
+  for (const auto& [name, value] : extra) response->set(beast_view(name), beast_view(value));
+  const bool head = request.method() == http::verb::head;
+  response->body() = head ? std::string{} : std::move(body);
+  response->prepare_payload();
+  if (head) response->content_length(body.size());
+  const bool keep_alive = request.keep_alive() && status == http::status::ok;
+  response->keep_alive(keep_alive);
+  http::async_write(stream_, *response,
+                    [self = shared_from_this(), response, keep_alive](beast::error_code ec, std::size_t) {
+                      if (ec) return;
+                      if (keep_alive) return self->read_request();
+                      beast::error_code ignored;
+                      self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+                    });
+}
+
+}  // namespace tp::serve

@@ -1,0 +1,36 @@
+// Internal to lib/serve: one HTTP connection. Serves the viewer's files, and turns a
+// request for /ws into a WebSocket client after checking Origin, the token and the
+// client limit (RFC 6455 section 4.2).
+#pragma once
+
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <memory>
+#include <optional>
+#include <utility>  // before Boost.Asio 1.74, which needs std::exchange
+
+#include "serve/server_impl.hpp"
+
+namespace tp::serve {
+
+class HttpSession : public std::enable_shared_from_this<HttpSession> {
+ public:
+  HttpSession(Server::Impl& server, tcp::socket socket);
+  void start() { read_request(); }
+
+ private:
+  using Request = boost::beast::http::request<boost::beast::http::string_body>;
+  void read_request();
+  void on_request(const Request& request);
+  void upgrade(const Request& request);
+  void respond(boost::beast::http::status status, std::string_view content_type, std::string body,
+               const Request& request, std::initializer_list<std::pair<std::string_view, std::string_view>> extra = {});
+
+  Server::Impl& server_;
+  boost::beast::tcp_stream stream_;
+  boost::beast::flat_buffer buffer_;
+  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  std::string peer_;
+};
+
+}  // namespace tp::serve

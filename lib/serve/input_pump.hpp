@@ -1,0 +1,58 @@
+// Reads NDJSON records on a thread of its own (stdin or a capture command's output),
+// classifies and frames them into batches, and hands each batch to the server. It never
+// waits for clients: the server decides what each client gets.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "core/byte_source.hpp"
+#include "serve/broadcast.hpp"
+
+namespace tp::serve {
+
+struct PumpCallbacks {
+  std::function<void(std::shared_ptr<const Batch>)> publish;                   // on the pump's thread
+  std::function<void(std::uint64_t line, std::string_view problem)> bad_line;  // on the pump's thread
+  std::function<void(std::string_view error)> ended;                           // once; error empty at end of input
+};
+
+class InputPump {
+ public:
+  static constexpr std::size_t default_batch_bytes = 256U << 10U;
+
+  InputPump(ByteSource source, KindTable& kinds, PumpCallbacks callbacks,
+            std::size_t batch_bytes = default_batch_bytes);
+  InputPump(const InputPump&) = delete;
+  InputPump& operator=(const InputPump&) = delete;
+  InputPump(InputPump&&) = delete;
+  InputPump& operator=(InputPump&&) = delete;
+  ~InputPump();
+
+  // Stops reading at the next poll (within 20 ms); what was read is still published.
+  void stop() noexcept { stop_.store(true); }
+  [[nodiscard]] std::uint64_t records() const noexcept { return records_.load(); }
+  [[nodiscard]] std::uint64_t bad_lines() const noexcept { return bad_lines_.load(); }
+  [[nodiscard]] bool saw_cycles_clock() const noexcept { return cycles_clock_.load(); }
+
+ private:
+  void run();
+
+  ByteSource source_;
+  RecordClassifier classifier_;
+  PumpCallbacks callbacks_;
+  std::size_t batch_bytes_;
+  BatchBuilder builder_;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> records_{0};
+  std::atomic<std::uint64_t> bad_lines_{0};
+  std::atomic<bool> cycles_clock_{false};
+  std::thread thread_;  // last: starts after everything it uses
+};
+
+}  // namespace tp::serve

@@ -1,0 +1,61 @@
+// What trace-serve needs to know about each input line to route it: its kind (interned to
+// a small number so a client's kind filter is one bit test), its ports, and whether a strict
+// Callisto client could take it (core kinds must have the schema's fields and types).
+#pragma once
+
+#include <simdjson.h>
+
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tp::serve {
+
+// Kind names -> bit numbers, shared by the input thread and the server thread.
+class KindTable {
+ public:
+  static constexpr std::size_t capacity = 64;
+  static constexpr std::uint8_t other = capacity - 1;  // every kind past the table's end
+  static constexpr std::uint8_t itm = 9;               // raw frame lines (Itm messages)
+  // The Callisto TraceEvent kinds take bits 0-8, Itm bit 9.
+  static constexpr std::array<std::string_view, 10> builtin = {
+      "Text", "Marker", "TaskSwitch", "IsrEnter", "IsrExit", "IdleEnter", "IdleExit", "Counter", "Raw", "Itm"};
+  // What a client gets before it sends SetFilter.event_types: everything a strict Callisto
+  // client can validate.
+  static constexpr std::uint64_t callisto_kinds = (1ULL << builtin.size()) - 1;
+
+  KindTable();
+  std::uint8_t intern(std::string_view name);
+  // Bits for a SetFilter.event_types list; "*" means every kind.
+  std::uint64_t mask_for(const std::vector<std::string>& names);
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> names_;
+};
+
+struct RecordRoute {
+  std::uint8_t kind = 0;
+  std::uint32_t port_bits = 0;  // ports 0-31
+  bool high_port = false;       // a port above 31 (ITM pages): passes only an all-ports mask
+  bool itm = false;             // a raw frames line
+  bool cycles_clock = false;    // "clock":"cycles": DWT timestamps are in use
+};
+
+class RecordClassifier {
+ public:
+  explicit RecordClassifier(KindTable& kinds) : kinds_(kinds) {}
+  // The route of a record or frames line, or nullopt with the reason in `problem`.
+  std::optional<RecordRoute> classify(simdjson::ondemand::document& document, std::string& problem);
+
+ private:
+  std::uint8_t kind_bit(std::string_view name);
+  KindTable& kinds_;
+  std::vector<std::pair<std::string, std::uint8_t>> cache_;  // this thread's copy of the table
+};
+
+}  // namespace tp::serve

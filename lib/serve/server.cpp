@@ -1,0 +1,396 @@
+#include "serve/server.hpp"
+
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/signals.hpp"
+#include "serve/http_session.hpp"
+#include "serve/ws_client.hpp"
+
+namespace tp::serve {
+
+namespace {
+
+constexpr int max_batches_in_flight = 32;
+constexpr std::uint64_t child_kill_grace_us = 2'000'000;
+constexpr std::uint64_t shutdown_grace_us = 500'000;
+
+tcp::endpoint endpoint_for(const ServeOptions& options) {
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(options.address, ec);
+  if (ec) throw Error(ExitCode::usage, fmt::format("--listen: '{}' is not an IP address", options.address));
+  return {address, options.port};
+}
+
+double seconds(const timeval& tv) {
+  return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+}
+
+double process_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+}  // namespace
+
+CpuMeter::CpuMeter()
+    : last_cpu_s_(process_cpu_seconds()),
+      last_wall_s_(static_cast<double>(monotonic_us()) / 1e6),
+      cores_(static_cast<double>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)))) {}
+
+double CpuMeter::sample() {
+  const double cpu = process_cpu_seconds();
+  const double wall = static_cast<double>(monotonic_us()) / 1e6;
+  const double load = wall > last_wall_s_ ? (cpu - last_cpu_s_) / (wall - last_wall_s_) / cores_ : 0.0;
+  last_cpu_s_ = cpu;
+  last_wall_s_ = wall;
+  return std::clamp(load, 0.0, 1.0);
+}
+
+Server::Impl::Impl(ServeOptions options, const Logger& logger)
+    : options_(std::move(options)),
+      log_(logger),
+      acceptor_(io_),
+      tick_(io_),
+      stats_timer_(io_),
+      server_id_(random_uuid()),
+      origins_(options_.address, options_.port, options_.allowed_origins) {
+  const tcp::endpoint endpoint = endpoint_for(options_);
+  boost::system::error_code ec;
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    const std::string where = fmt::format("cannot listen on {}:{}: {}", options_.address, options_.port, ec.message());
+    if (ec == asio::error::address_in_use) throw Error(ExitCode::busy, where + " (another trace-serve runs there?)");
+    if (ec == asio::error::access_denied) throw Error(ExitCode::permission_denied, where);
+    throw Error(ExitCode::io_error, where);
+  }
+  if (options_.port == 0) {
+    // The real port is known only now; the browser's Origin will name it.
+    options_.port = acceptor_.local_endpoint().port();
+    origins_ = OriginPolicy(options_.address, options_.port, options_.allowed_origins);
+  }
+}
+
+void Server::Impl::accept() {
+  acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
+    if (stopping_) return;
+    if (!ec) std::make_shared<HttpSession>(*this, std::move(socket))->start();
+    accept();
+  });
+}
+
+void Server::Impl::client_opened(const std::shared_ptr<WsClient>& client) {
+  clients_.insert(client);
+  log_.verbose(fmt::format("client {} connected from {} ({} now)", client->id(), client->peer(), clients_.size()));
+}
+
+void Server::Impl::client_closed(const std::shared_ptr<WsClient>& client) {
+  const bool was_tracing = client->tracing();
+  clients_.erase(client);
+  log_.verbose(fmt::format("client {} ({}) gone ({} left)", client->id(), client->peer(), clients_.size()));
+  if (was_tracing) client_stopped();
+}
+
+StatusInfo Server::Impl::status_for(const ConnectRequest& connect) const {
+  StatusInfo status;
+  status.connected = true;
+  status.target = options_.target;
+  status.chip = options_.chip ? options_.chip : connect.chip;
+  status.probe = options_.probe ? options_.probe : connect.probe_selector;
+  return status;
+}
+
+std::string Server::Impl::meta() const {
+  const bool dwt = options_.dwt_available.value_or(pump_ && pump_->saw_cycles_clock());
+  return meta_message(options_.ports_map_json, options_.cpu_hz, dwt || seen_cycles_clock_);
+}
+
+std::size_t Server::Impl::tracing_clients() const {
+  return static_cast<std::size_t>(
+      std::count_if(clients_.begin(), clients_.end(), [](const auto& client) { return client->tracing(); }));
+}
+
+void Server::Impl::for_tracing(const std::function<void(WsClient&)>& action) {
+  // Copied: an action may end a client's tracing.
+  const std::vector<std::shared_ptr<WsClient>> clients(clients_.begin(), clients_.end());
+  for (const auto& client : clients) {
+    if (client->tracing()) action(*client);
+  }
+}
+
+// ---- input ---------------------------------------------------------------------------
+
+void Server::Impl::start_pump(ByteSource source) {
+  pump_running_ = true;
+  PumpCallbacks callbacks;
+  callbacks.publish = [this](std::shared_ptr<const Batch> batch) { publish(std::move(batch)); };
+  callbacks.bad_line = [this](std::uint64_t line, std::string_view problem) {
+    if (++bad_lines_reported_ <= 10) {
+      log_.warn(fmt::format("line {}: {}; skipped{}", line, problem,
+                            bad_lines_reported_ == 10 ? " (further bad lines are only counted)" : ""));
+    }
+  };
+  callbacks.ended = [this](std::string_view error) {
+    asio::post(io_, [this, error = std::string(error)] { pump_ended(error); });
+  };
+  pump_ = std::make_unique<InputPump>(std::move(source), kinds_, std::move(callbacks));
+}
+
+// On the pump's thread. Batches wait for the server thread; when too many wait (the
+// server cannot keep up at all) the newest are dropped and counted for every tracing client.
+void Server::Impl::publish(std::shared_ptr<const Batch> batch) {
+  if (in_flight_.load(std::memory_order_relaxed) >= max_batches_in_flight) {
+    overloaded_events_.fetch_add(batch->items.size(), std::memory_order_relaxed);
+    return;
+  }
+  in_flight_.fetch_add(1, std::memory_order_relaxed);
+  asio::post(io_, [this, batch = std::move(batch)] {
+    in_flight_.fetch_sub(1, std::memory_order_relaxed);
+    distribute(batch);
+  });
+}
+
+void Server::Impl::distribute(const std::shared_ptr<const Batch>& batch) {
+  // What a capture command writes after it was told to stop belongs to no client.
+  if (child_stopping_) return;
+  stats_.records += batch->items.size();
+  const std::uint64_t overloaded = overloaded_events_.exchange(0, std::memory_order_relaxed);
+  for (const auto& client : clients_) {
+    if (overloaded > 0) client->add_drops(overloaded);
+    client->deliver(batch);
+  }
+}
+
+void Server::Impl::pump_ended(const std::string& error) {
+  if (pump_) {
+    seen_cycles_clock_ = seen_cycles_clock_ || pump_->saw_cycles_clock();
+    stats_.bad_lines += pump_->bad_lines();
+    stats_.records_read += pump_->records();
+  }
+  pump_.reset();
+  pump_running_ = false;
+  if (!error.empty()) log_.error("IO_ERROR", fmt::format("reading records: {}", error));
+  if (!command_mode()) {
+    input_ended_ = true;
+    input_ended_at_us_ = monotonic_us();
+    log_.info(fmt::format("input ended after {} records{}", stats_.records_read,
+                          options_.exit_on_eof ? "" : "; still serving (Ctrl-C to stop)"));
+  }
+}
+
+// ---- command mode --------------------------------------------------------------------
+
+void Server::Impl::client_started(WsClient& client, const StartRequest& request) {
+  if (!command_mode()) return;
+  last_start_ = CommandStart{request, client.status()};
+  if (child_) {
+    if (child_stopping_) restart_pending_ = true;
+    return;
+  }
+  start_command();
+}
+
+void Server::Impl::start_command() {
+  const CommandStart& start = *last_start_;
+  const std::uint32_t baud = start.request.baud_rate.value_or(options_.default_baud);
+  const std::map<std::string, std::string> values = {
+      {"baud_rate", std::to_string(baud)},
+      {"allow_mask", std::to_string(start.request.allow_mask)},
+      {"allow_mask_hex", fmt::format("0x{:08x}", start.request.allow_mask)},
+      {"probe_selector", start.status.probe.value_or("")},
+      {"chip", start.status.chip.value_or("")},
+  };
+  const std::vector<std::string> argv = substitute_placeholders(options_.command, values);
+  try {
+    child_ = ChildProcess::spawn(argv);
+  } catch (const Error& e) {
+    log_.error(std::string(e.protocol_code()), e.what());
+    for_tracing([&](WsClient& client) {
+      client.send_error("", e.what());
+      client.end_tracing(true);
+    });
+    return;
+  }
+  ++stats_.commands_started;
+  log_.info(fmt::format("started the capture command (pid {}): {}", child_->pid(), fmt::join(argv, " ")));
+  child_reported_error_ = false;
+  child_stopping_ = false;
+  restart_pending_ = false;
+  FileDescriptor out = child_->take_stdout();
+  FileDescriptor err = child_->take_stderr();
+  start_pump(ByteSource::from_fd(out.release(), "the capture command's output", true));
+  child_stderr_.emplace(io_, err.release());
+  stderr_line_.clear();
+  read_child_stderr();
+}
+
+void Server::Impl::client_stopped() {
+  if (!command_mode() || !child_ || child_stopping_ || tracing_clients() > 0) return;
+  log_.verbose("no client is tracing: stopping the capture command");
+  child_stopping_ = true;
+  child_->terminate();
+  child_kill_at_us_ = monotonic_us() + child_kill_grace_us;
+}
+
+void Server::Impl::read_child_stderr() {
+  child_stderr_->async_read_some(asio::buffer(stderr_buffer_), [this](boost::system::error_code ec, std::size_t n) {
+    if (ec) {
+      if (!stderr_line_.empty()) child_line(stderr_line_);
+      stderr_line_.clear();
+      child_stderr_.reset();
+      return;
+    }
+    stderr_line_.append(stderr_buffer_.data(), n);
+    std::size_t newline = 0;
+    while ((newline = stderr_line_.find('\n')) != std::string::npos) {
+      child_line(std::string_view(stderr_line_).substr(0, newline));
+      stderr_line_.erase(0, newline + 1);
+    }
+    if (stderr_line_.size() > 65536) stderr_line_.clear();  // a runaway line: not a report
+    read_child_stderr();
+  });
+}
+
+void Server::Impl::child_line(std::string_view line) {
+  if (line.empty()) return;
+  const auto error = parse_child_error_line(line);
+  if (!error) {
+    log_.info(fmt::format("command: {}", line));
+    return;
+  }
+  log_.verbose(fmt::format("command reported {}: {}", error->code, error->message));
+  if (child_stopping_) return;
+  child_reported_error_ = true;
+  for_tracing([&](WsClient& client) {
+    client.send_error(protocol_code_for_child(error->code), "capture command: " + error->message);
+  });
+}
+
+void Server::Impl::check_child() {
+  if (!child_) return;
+  const auto status = child_->poll();
+  const std::uint64_t now = monotonic_us();
+  if (child_stopping_ && !status && now >= child_kill_at_us_) child_->terminate(true);
+  if (!status) return;
+  if (pump_running_ || child_stderr_) {
+    // Exited, but something it started may still hold the pipes: end the whole group.
+    if (child_exit_seen_us_ == 0) child_exit_seen_us_ = now;
+    if (now - child_exit_seen_us_ > child_kill_grace_us) {
+      child_->terminate(true);
+      if (pump_) pump_->stop();
+      if (child_stderr_) child_stderr_->close();
+    }
+    return;
+  }
+  finish_command();
+}
+
+void Server::Impl::finish_command() {
+  const int code = child_->exit_code().value_or(1);
+  if (!child_stopping_) {
+    if (code != 0 && !child_reported_error_) {
+      const std::string message = code > 128 ? fmt::format("capture command killed by signal {}", code - 128)
+                                             : fmt::format("capture command exited with status {}", code);
+      log_.error(std::string(protocol_code_for_exit(code)), message);
+      for_tracing([&](WsClient& client) { client.send_error(protocol_code_for_exit(code), message); });
+    } else if (code == 0) {
+      log_.info("the capture command ended");
+    }
+    for_tracing([&](WsClient& client) { client.end_tracing(code == 0); });
+  }
+  child_.reset();
+  child_exit_seen_us_ = 0;
+  const bool restart = restart_pending_ || (child_stopping_ && tracing_clients() > 0);
+  child_stopping_ = false;
+  if (restart && tracing_clients() > 0) start_command();
+}
+
+// ---- timers and life cycle -----------------------------------------------------------
+
+void Server::Impl::schedule_tick() {
+  tick_.expires_after(std::chrono::milliseconds(20));
+  tick_.async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    if (stop_requested() != 0 && !stopping_) stop();
+    if (stopping_) {
+      if (clients_.empty() || monotonic_us() - stopped_at_us_ > shutdown_grace_us) return io_.stop();
+    } else {
+      check_child();
+      if (options_.exit_on_eof && input_ended_ && in_flight_.load() == 0) {
+        const bool drained = std::all_of(clients_.begin(), clients_.end(), [](const auto& c) { return c->idle(); });
+        if (drained || monotonic_us() - input_ended_at_us_ > 5'000'000) stop();
+      }
+    }
+    schedule_tick();
+  });
+}
+
+void Server::Impl::schedule_stats() {
+  stats_timer_.expires_after(std::chrono::microseconds(static_cast<std::int64_t>(options_.stats_interval_s * 1e6)));
+  stats_timer_.async_wait([this](boost::system::error_code ec) {
+    if (ec || stopping_) return;
+    const std::uint64_t now = monotonic_us();
+    const double interval =
+        last_stats_us_ == 0 ? options_.stats_interval_s : static_cast<double>(now - last_stats_us_) / 1e6;
+    last_stats_us_ = now;
+    const double load = cpu_.sample();
+    for (const auto& client : clients_) client->send_stats(load, interval);
+    schedule_stats();
+  });
+}
+
+void Server::Impl::stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  stopped_at_us_ = monotonic_us();
+  boost::system::error_code ignored;
+  acceptor_.close(ignored);
+  stats_timer_.cancel();
+  if (pump_) pump_->stop();
+  if (child_) child_->terminate();
+  for (const auto& client : std::vector<std::shared_ptr<WsClient>>(clients_.begin(), clients_.end())) {
+    client->close(close_code::going_away, "server shutting down");
+  }
+}
+
+void Server::Impl::run() {
+  accept();
+  schedule_tick();
+  schedule_stats();
+  if (!command_mode()) start_pump(ByteSource::open(options_.input));
+  io_.run();
+  for (const auto& client : clients_) client->force_close();
+  if (pump_) {
+    pump_->stop();
+    stats_.bad_lines += pump_->bad_lines();
+    stats_.records_read += pump_->records();
+    pump_.reset();
+  }
+  for (const auto& client : clients_) stats_.events_dropped += client->dropped();
+  clients_.clear();
+  child_.reset();
+}
+
+Server::Server(ServeOptions options, const Logger& logger)
+    : impl_(std::make_unique<Impl>(std::move(options), logger)) {}
+Server::~Server() = default;
+std::uint16_t Server::port() const {
+  return impl_->acceptor_.local_endpoint().port();
+}
+void Server::run() {
+  impl_->run();
+}
+ServeStats Server::stats() const {
+  return impl_->stats_;
+}
+
+}  // namespace tp::serve

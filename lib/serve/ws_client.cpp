@@ -1,0 +1,263 @@
+#include "serve/ws_client.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/clock.hpp"
+
+namespace tp::serve {
+
+namespace {
+constexpr std::uint64_t one_second_us = 1'000'000;
+constexpr std::size_t control_budget = 256U << 10U;
+constexpr std::size_t max_gather_chunks = 64;
+constexpr std::size_t max_gather_bytes = 1U << 20U;
+}  // namespace
+
+WsClient::WsClient(Server::Impl& server, tcp::socket socket, std::string peer, bool authenticated)
+    : server_(server),
+      socket_(std::move(socket)),
+      close_timer_(server.io_),
+      peer_(std::move(peer)),
+      id_(server.next_client_id()),
+      parser_(server.options_.max_message_size),
+      queue_(server.options_.queue_limit, control_budget),
+      authenticated_(authenticated),
+      tokens_(server.options_.max_message_rate * 2),
+      refilled_us_(monotonic_us()) {
+  boost::system::error_code ignored;
+  socket_.set_option(tcp::no_delay(true), ignored);
+}
+
+void WsClient::start(std::string_view early_bytes) {
+  send(hello_message(server_.server_id_, rfc3339_now()));
+  if (!early_bytes.empty()) {
+    on_bytes(
+        std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(early_bytes.data()), early_bytes.size()));
+  }
+  read();
+}
+
+void WsClient::read() {
+  socket_.async_read_some(asio::buffer(read_buffer_),
+                          [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
+                            if (ec) return self->closed();
+                            self->on_bytes(std::span<const std::uint8_t>(self->read_buffer_.data(), n));
+                            self->read();
+                          });
+}
+
+void WsClient::on_bytes(std::span<const std::uint8_t> bytes) {
+  if (closing_) return;  // after our close frame, only the peer's EOF matters
+  const auto violation = parser_.feed(bytes, [this](const ClientFrame& frame) { on_frame(frame); });
+  if (!violation) return;
+  server_.log_.verbose(fmt::format("client {} ({}): {}", id_, peer_, violation->message));
+  if (violation->close_code == close_code::message_too_big) {
+    send_error(codes::invalid_message, fmt::format("message too large: {}", violation->message));
+  }
+  close(violation->close_code, violation->message);
+}
+
+void WsClient::on_frame(const ClientFrame& frame) {
+  switch (frame.opcode) {
+    case Opcode::ping:
+      queue_.push_control(make_frame(Opcode::pong, frame.payload), true);
+      return write_more();
+    case Opcode::pong:
+      return;
+    case Opcode::close:
+      return close(frame.close_code == 1005 ? close_code::normal : frame.close_code, "");
+    case Opcode::binary:
+      if (!admit_message()) return;
+      return send_error(codes::invalid_message, "binary messages are not part of the protocol: send JSON text");
+    default:
+      if (!admit_message()) return;
+      return on_message(frame.payload);
+  }
+}
+
+// Token bucket: max_message_rate per second, bursts of twice that. Past it messages are
+// refused (one Error per second says so); a client that keeps flooding is disconnected.
+bool WsClient::admit_message() {
+  const double rate = server_.options_.max_message_rate;
+  const std::uint64_t now = monotonic_us();
+  tokens_ = std::min(rate * 2, tokens_ + rate * static_cast<double>(now - refilled_us_) / 1e6);
+  refilled_us_ = now;
+  if (tokens_ >= 1) {
+    tokens_ -= 1;
+    return true;
+  }
+  if (now - refusal_window_us_ >= one_second_us) {
+    refusal_window_us_ = now;
+    refused_in_window_ = 0;
+  }
+  if (++refused_in_window_ == 1) {
+    send_error(codes::invalid_message,
+               fmt::format("too many messages: at most {} per second; messages are ignored for now", rate), true);
+  }
+  if (static_cast<double>(refused_in_window_) > rate * 20) close(close_code::policy_violation, "flooding");
+  return false;
+}
+
+void WsClient::on_message(std::string_view text) {
+  auto parsed = server_.parser_.parse(text);
+  if (const auto* error = std::get_if<ProtocolError>(&parsed)) return send_error(error->code, error->message);
+  auto& message = std::get<ClientMessage>(parsed);
+  if (!authenticated_ && !std::holds_alternative<ConnectRequest>(message)) {
+    return send_error(codes::permission_denied, "this server needs a token: send Connect with data.token first");
+  }
+  std::visit([this](const auto& request) { handle(request); }, message);
+}
+
+void WsClient::handle(const ConnectRequest& request) {
+  if (!authenticated_) {
+    const auto& expected = server_.options_.token;
+    if (!request.token || !expected || !constant_time_equal(*request.token, *expected)) {
+      send_error(codes::permission_denied, request.token ? "wrong token" : "this server needs a token");
+      return close(close_code::policy_violation, "authentication failed");
+    }
+    authenticated_ = true;
+  }
+  connected_ = true;
+  status_ = server_.status_for(request);
+  send(status_message(status_));
+}
+
+void WsClient::handle(const StartRequest& request) {
+  if (!connected_) return send_error(codes::not_connected, "send Connect before Start");
+  if (tracing_) return send_error(codes::already_tracing, "already tracing: send Stop first");
+  allow_mask_ = request.allow_mask;
+  filter_.port_mask = allow_mask_ & port_mask_;
+  send(server_.meta());
+  tracing_ = true;
+  server_.client_started(*this, request);
+}
+
+void WsClient::handle(const StopRequest& /*request*/) {
+  const bool was_tracing = tracing_;
+  tracing_ = false;
+  send(status_message(status_));
+  if (was_tracing) server_.client_stopped();
+}
+
+void WsClient::handle(const SetFilterRequest& request) {
+  port_mask_ = request.port_mask.value_or(0xFFFFFFFFU);
+  filter_.port_mask = allow_mask_ & port_mask_;
+  filter_.kinds = request.event_types ? server_.kinds_.mask_for(*request.event_types) : KindTable::callisto_kinds;
+}
+
+void WsClient::end_tracing(bool still_connected) {
+  tracing_ = false;
+  connected_ = still_connected;
+  StatusInfo status = status_;
+  status.connected = still_connected;
+  send(status_message(status));
+}
+
+void WsClient::deliver(const std::shared_ptr<const Batch>& batch) {
+  if (!tracing_ || closing_) return;
+  const std::uint64_t dropped = queue_.push(batch, filter_);
+  if (dropped > 0) note_drops(dropped);
+  write_more();
+}
+
+void WsClient::add_drops(std::uint64_t events) {
+  if (!tracing_ || events == 0) return;
+  note_drops(events);
+}
+
+void WsClient::note_drops(std::uint64_t events) {
+  dropped_ += events;
+  drops_unreported_ += events;
+  const std::uint64_t now = monotonic_us();
+  if (now - last_overflow_report_us_ < one_second_us) return;
+  send_error(codes::buffer_overflow,
+             fmt::format("this client is not keeping up: its send queue ({} bytes) is full; {} events dropped",
+                         server_.options_.queue_limit, drops_unreported_),
+             true);
+  drops_unreported_ = 0;
+  last_overflow_report_us_ = now;
+}
+
+void WsClient::send(const std::string& message, bool advisory) {
+  if (closing_) return;
+  if (queue_.push_control(make_frame(Opcode::text, message), advisory)) write_more();
+}
+
+void WsClient::send_error(std::string_view code, std::string_view message, bool advisory) {
+  send(error_message(rfc3339_now(), message, code), advisory);
+}
+
+void WsClient::send_stats(double cpu_load, double interval_s) {
+  if (!authenticated_ || closing_) return;
+  StatsInfo stats;
+  const std::uint64_t sent = events_sent_ - last_events_;
+  const std::uint64_t dropped = dropped_ - last_dropped_;
+  stats.events_per_sec = static_cast<double>(sent) / interval_s;
+  stats.bytes_per_sec = static_cast<double>(bytes_sent_ - last_bytes_) / interval_s;
+  stats.drop_rate = sent + dropped == 0 ? 0.0 : static_cast<double>(dropped) / static_cast<double>(sent + dropped);
+  stats.cpu_load = cpu_load;
+  stats.events_total = events_sent_;
+  stats.dropped_total = dropped_;
+  stats.queued_bytes = queue_.data_bytes();
+  last_events_ = events_sent_;
+  last_bytes_ = bytes_sent_;
+  last_dropped_ = dropped_;
+  send(stats_message(rfc3339_now(), stats), true);
+}
+
+void WsClient::write_more() {
+  if (writing_ || closed_) return;
+  if (queue_.empty()) {
+    if (closing_) {
+      boost::system::error_code ignored;
+      socket_.shutdown(tcp::socket::shutdown_send, ignored);
+    }
+    return;
+  }
+  queue_.gather(gathered_, max_gather_chunks, max_gather_bytes);
+  buffers_.clear();
+  for (const std::string_view chunk : gathered_) buffers_.emplace_back(chunk.data(), chunk.size());
+  writing_ = true;
+  asio::async_write(socket_, buffers_,
+                    [self = shared_from_this(), chunks = gathered_.size()](boost::system::error_code ec, std::size_t) {
+                      self->writing_ = false;
+                      if (ec) return self->closed();
+                      const Delivered delivered = self->queue_.pop(chunks);
+                      self->events_sent_ += delivered.events;
+                      self->bytes_sent_ += delivered.bytes;
+                      self->server_.stats_.events_sent += delivered.events;
+                      self->write_more();
+                    });
+}
+
+void WsClient::close(std::uint16_t code, std::string_view reason) {
+  if (closing_) return;
+  queue_.push_control(make_close_frame(code, reason), false);
+  closing_ = true;
+  write_more();
+  // A client that does not answer the close frame is cut off after two seconds.
+  close_timer_.expires_after(std::chrono::seconds(2));
+  close_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    if (!ec) self->closed();
+  });
+}
+
+void WsClient::force_close() noexcept {
+  boost::system::error_code ignored;
+  socket_.shutdown(tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+}
+
+void WsClient::closed() {
+  if (closed_) return;
+  closed_ = true;
+  closing_ = true;
+  close_timer_.cancel();
+  force_close();
+  server_.stats_.events_dropped += dropped_;
+  server_.client_closed(shared_from_this());
+}
+
+}  // namespace tp::serve

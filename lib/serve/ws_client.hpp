@@ -1,0 +1,97 @@
+// Internal to lib/serve: one WebSocket client of the Callisto protocol. It owns its socket
+// after the HTTP upgrade, its bounded send queue, its filter and its protocol state
+// (authenticated -> connected -> tracing).
+#pragma once
+
+#include <array>
+#include <boost/asio.hpp>
+#include <memory>
+#include <string>
+#include <utility>  // before Boost.Asio 1.74, which needs std::exchange
+#include <vector>
+
+#include "serve/broadcast.hpp"
+#include "serve/protocol.hpp"
+#include "serve/server_impl.hpp"
+#include "serve/websocket_frame.hpp"
+
+namespace tp::serve {
+
+class WsClient : public std::enable_shared_from_this<WsClient> {
+ public:
+  WsClient(Server::Impl& server, tcp::socket socket, std::string peer, bool authenticated);
+
+  // Sends Hello, handles bytes the client sent along with its upgrade request, reads on.
+  void start(std::string_view early_bytes);
+  void deliver(const std::shared_ptr<const Batch>& batch);
+  void add_drops(std::uint64_t events);
+  void send(const std::string& message, bool advisory = false);
+  void send_error(std::string_view code, std::string_view message, bool advisory = false);
+  void send_stats(double cpu_load, double interval_s);
+  // Sends a close frame after what is queued, then closes the socket.
+  void close(std::uint16_t code, std::string_view reason);
+  // Tracing ends from the server's side (the capture command ended or failed).
+  void end_tracing(bool still_connected);
+  void force_close() noexcept;
+
+  [[nodiscard]] bool tracing() const noexcept { return tracing_; }
+  [[nodiscard]] const StatusInfo& status() const noexcept { return status_; }
+  [[nodiscard]] std::uint64_t dropped() const noexcept { return dropped_; }
+  [[nodiscard]] bool idle() const noexcept { return queue_.empty() && !writing_; }
+  [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
+  [[nodiscard]] const std::string& peer() const noexcept { return peer_; }
+
+ private:
+  void read();
+  void on_bytes(std::span<const std::uint8_t> bytes);
+  void on_frame(const ClientFrame& frame);
+  void on_message(std::string_view text);
+  bool admit_message();
+  void handle(const ConnectRequest& request);
+  void handle(const StartRequest& request);
+  void handle(const StopRequest& request);
+  void handle(const SetFilterRequest& request);
+  void write_more();
+  void note_drops(std::uint64_t events);
+  void closed();
+
+  Server::Impl& server_;
+  tcp::socket socket_;
+  asio::steady_timer close_timer_;
+  std::string peer_;
+  std::uint64_t id_;
+  FrameParser parser_;
+  SendQueue queue_;
+  std::array<std::uint8_t, 16384> read_buffer_{};
+  std::vector<std::string_view> gathered_;
+  std::vector<asio::const_buffer> buffers_;
+  bool writing_ = false;
+  bool closing_ = false;
+  bool closed_ = false;
+
+  bool authenticated_;
+  bool connected_ = false;
+  bool tracing_ = false;
+  StatusInfo status_;
+  std::uint32_t allow_mask_ = 0xFFFFFFFFU;
+  std::uint32_t port_mask_ = 0xFFFFFFFFU;
+  ClientFilter filter_;
+
+  // Rate limit on client messages: a token bucket.
+  double tokens_;
+  std::uint64_t refilled_us_;
+  std::uint64_t refused_in_window_ = 0;
+  std::uint64_t refusal_window_us_ = 0;
+
+  // Counters for Stats.
+  std::uint64_t events_sent_ = 0;
+  std::uint64_t bytes_sent_ = 0;
+  std::uint64_t dropped_ = 0;
+  std::uint64_t last_events_ = 0;
+  std::uint64_t last_bytes_ = 0;
+  std::uint64_t last_dropped_ = 0;
+  std::uint64_t drops_unreported_ = 0;
+  std::uint64_t last_overflow_report_us_ = 0;
+};
+
+}  // namespace tp::serve

@@ -1,0 +1,154 @@
+// The web viewer in a real browser: headless Debian Chromium driven by playwright-core
+// loads the page from trace-serve, is fed a known stream, and the test checks the console
+// text, the timeline's task bars, the counter plot's points, the exception and PC views,
+// the port/kind filters, search, pause and export; it saves a screenshot.
+// Usage: node test_browser.mjs PROJECT_ROOT BUILD_DIR ARTIFACT_DIR
+import { chromium } from 'playwright-core';
+import fs from 'node:fs';
+import path from 'node:path';
+import { check, finish, startServer, generateRecords, feed, sleep } from './lib.mjs';
+
+const [, buildDir, artifacts] = process.argv.slice(2);
+const browserPath = process.env.CHROMIUM || '/usr/bin/chromium';
+if (!fs.existsSync(browserPath)) {
+  console.log(`skipped: no Chromium at ${browserPath} (scripts/install-deps installs Debian's chromium)`);
+  process.exit(77);
+}
+fs.mkdirSync(artifacts, { recursive: true });
+
+const known = [
+  { timestamp: 100, port: 0, event: { kind: 'Text', data: { message: 'boot: tracepipe viewer test' } }, source: 'itm', clock: 'cycles' },
+  { timestamp: 150, port: 4, event: { kind: 'Text', data: { message: 'user port four says hi' } }, source: 'itm', clock: 'cycles' },
+  { timestamp: 200, port: 1, event: { kind: 'TaskSwitch', data: { from_task: 0, to_task: 1 } }, source: 'itm', clock: 'cycles' },
+  { timestamp: 300, port: 1, event: { kind: 'IsrEnter', data: { isr_id: 10, name: 'TIM1_IRQHandler' } }, source: 'itm', clock: 'cycles' },
+  { timestamp: 340, port: 1, event: { kind: 'IsrExit', data: { isr_id: 10 } }, source: 'itm', clock: 'cycles' },
+  { timestamp: 400, port: 1, event: { kind: 'TaskSwitch', data: { from_task: 1, to_task: 2 } }, source: 'itm', clock: 'cycles' },
+  { timestamp: 500, port: 1, event: { kind: 'IdleEnter' }, source: 'itm', clock: 'cycles' },
+  { timestamp: 600, port: 1, event: { kind: 'IdleExit' }, source: 'itm', clock: 'cycles' },
+  { timestamp: 650, port: 2, event: { kind: 'Marker', data: { id: 7, name: 'checkpoint' } }, source: 'itm', clock: 'cycles' },
+  { timestamp: 700, port: 1, event: { kind: 'TaskSwitch', data: { from_task: 2, to_task: 1 } }, source: 'itm', clock: 'cycles' },
+  { timestamp: 710, port: 0, event: { kind: 'Exception', data: { number: 15, name: 'SysTick', action: 'enter' } }, source: 'dwt', clock: 'cycles' },
+  { timestamp: 720, port: 0, event: { kind: 'PcSample', data: { pc: 134218000, sleep: false } }, source: 'dwt', clock: 'cycles' },
+];
+for (let i = 0; i < 50; i++) {
+  known.push({ timestamp: 800 + i * 10, port: 3, event: { kind: 'Counter', data: { counter_id: 1, value: i * i } }, source: 'itm', clock: 'cycles' });
+}
+const knownLines = known.map((r) => JSON.stringify(r));
+const generated = generateRecords(buildDir, 3000000, 4).split('\n').filter((l) => l);
+
+const server = await startServer(path.join(buildDir, 'tools/trace-serve'), ['--cpu-hz', '48000000']);
+const browser = await chromium.launch({
+  executablePath: browserPath,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+         '--disable-component-update', '--disable-sync'],
+});
+try {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, acceptDownloads: true });
+  const pageErrors = [];
+  page.on('pageerror', (error) => pageErrors.push(String(error)));
+  page.on('console', (message) => { if (message.type() === 'error') pageErrors.push(message.text()); });
+  await page.goto(`${server.http}/`);
+  await page.waitForFunction(() => document.getElementById('connection').textContent === 'live', null, { timeout: 10000 });
+  check(true, 'the viewer connects and starts tracing');
+  await feed(server.child.stdin, knownLines, 5000);
+
+  await page.waitForFunction(() => document.getElementById('console').textContent.includes('boot: tracepipe viewer test'), null, { timeout: 5000 });
+  const consoleText = await page.textContent('#console');
+  check(consoleText.includes('0 Console') && consoleText.includes('user port four says hi'), 'the console shows the text with port names from Meta');
+
+  await page.click('#tabs button[data-tab="timeline"]');
+  await page.click('#timeline-fit');
+  await page.waitForFunction(() => Number(document.getElementById('timeline').dataset.bars) > 0, null, { timeout: 5000 });
+  const bars = Number(await page.getAttribute('#timeline', 'data-bars'));
+  check(bars >= 5, `the timeline draws task, ISR and idle bars (${bars})`);
+  await page.screenshot({ path: path.join(artifacts, 'viewer-timeline.png') });
+  const canvasInk = await page.evaluate(() => {
+    const canvas = document.getElementById('timeline');
+    const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+    let coloured = 0;
+    for (let i = 0; i < pixels.length; i += 4) if (pixels[i + 2] > 200 && pixels[i] < 120) coloured++;
+    return coloured;
+  });
+  check(canvasInk > 100, `task bars are painted on the canvas (${canvasInk} bar-coloured pixels)`);
+  const box = await page.locator('#timeline').boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + 40);
+  await page.mouse.wheel(0, -400);
+  const zoomed = await page.evaluate(() => window.tracepipe.state.view);
+  check(zoomed.follow === false && zoomed.end - zoomed.start < 700, `wheel zooms the timeline (${zoomed.start}..${zoomed.end})`);
+
+  await page.click('#tabs button[data-tab="counters"]');
+  await page.waitForFunction(() => Number(document.getElementById('counters').dataset.points) > 0, null, { timeout: 5000 });
+  const points = Number(await page.getAttribute('#counters', 'data-points'));
+  check(points === 50, `the counter plot has a point per Counter record (${points})`);
+  check((await page.textContent('#counter-legend')).includes('counter 1: 2401'), 'the legend shows the latest counter value');
+
+  await page.click('#tabs button[data-tab="markers"]');
+  await page.waitForFunction(() => document.querySelector('#markers tbody').textContent.includes('checkpoint'), null, { timeout: 5000 });
+  check(true, 'the marker list shows the marker');
+  await page.click('#tabs button[data-tab="exceptions"]');
+  await page.waitForFunction(() => document.querySelector('#exception-counts tbody').textContent.includes('SysTick'), null, { timeout: 5000 });
+  check(true, 'the exception view shows the exception (extended kinds reach the viewer)');
+  await page.click('#tabs button[data-tab="pcsamples"]');
+  await page.waitForFunction(() => document.querySelector('#pc-top tbody').textContent.includes('0x08000110'), null, { timeout: 5000 });
+  check(true, 'the PC-sample view shows the sampled PC');
+
+  // Filters: hide port 4, then the Text kind.
+  await page.click('#tabs button[data-tab="console"]');
+  await page.uncheck('#port-filters input[data-port="4"]');
+  await page.waitForFunction(() => !document.getElementById('console').textContent.includes('user port four'), null, { timeout: 5000 });
+  check((await page.textContent('#console')).includes('boot: tracepipe'), 'the port filter hides port 4 and keeps port 0');
+  await page.check('#port-filters input[data-port="4"]');
+  await page.fill('#search', 'four says');
+  await page.waitForFunction(() => !document.getElementById('console').textContent.includes('boot:'), null, { timeout: 5000 });
+  check((await page.locator('#console mark').count()) === 1, 'search keeps matching lines and highlights the match');
+  await page.fill('#search', '');
+  await page.uncheck('#kind-filters input[data-kind="Text"]');
+  await page.waitForFunction(() => document.querySelectorAll('#console .line').length === 0, null, { timeout: 5000 });
+  check(true, 'the kind filter hides Text records');
+  await page.check('#kind-filters input[data-kind="Text"]');
+
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-ndjson')]);
+  const exported = fs.readFileSync(await download.path(), 'utf8').trim().split('\n');
+  check(exported.length === knownLines.length && exported.every((line, i) => line === knownLines[i]), `NDJSON export is the records as served (${exported.length})`);
+  const [csvDownload] = await Promise.all([page.waitForEvent('download'), page.click('#export-csv')]);
+  const csv = fs.readFileSync(await csvDownload.path(), 'utf8').trim().split('\n');
+  check(csv[0].startsWith('timestamp,port,kind,message') && csv.length === knownLines.length + 1, 'CSV export has a header and a row per record');
+
+  // Pause freezes the views while records keep arriving; a fast stream stays responsive.
+  await page.click('#pause');
+  const linesBefore = await page.locator('#console .line').count();
+  await feed(server.child.stdin, [JSON.stringify({ timestamp: 5000, port: 0, event: { kind: 'Text', data: { message: 'while paused' } } })], 1000);
+  await sleep(500);
+  check((await page.locator('#console .line').count()) === linesBefore, 'pause freezes the console');
+  await page.click('#pause');
+  await page.waitForFunction(() => document.getElementById('console').textContent.includes('while paused'), null, { timeout: 5000 });
+  check(true, 'resume shows what arrived meanwhile');
+
+  const started = Date.now();
+  await feed(server.child.stdin, generated, 100000);
+  const fedSeconds = (Date.now() - started) / 1000;
+  const expected = knownLines.length + 1 + generated.length;
+  await page.waitForFunction((n) => {
+    const { total, stats } = window.tracepipe.state;
+    return total + (stats?.dropped_total ?? 0) >= n;
+  }, expected, { timeout: 30000 }).catch(() => null);
+  const seen = await page.evaluate(() => ({ total: window.tracepipe.state.total, dropped: window.tracepipe.state.stats?.dropped_total }));
+  console.log(`viewer: ${seen.total} records received, ${seen.dropped} dropped by the server for it, of ${expected}`);
+  check(seen.total + seen.dropped === expected, 'every record reached the viewer or was counted as dropped');
+  const probe = await page.evaluate(async () => {
+    const t0 = performance.now();
+    await new Promise((resolve) => requestAnimationFrame(() => resolve()));
+    return performance.now() - t0;
+  });
+  check(probe < 500, `the page stays responsive after ${generated.length} records in ${fedSeconds.toFixed(1)} s (next frame in ${probe.toFixed(0)} ms)`);
+  await page.click('#tabs button[data-tab="timeline"]');
+  await page.dblclick('#timeline');
+  await sleep(400);
+  await page.screenshot({ path: path.join(artifacts, 'viewer-live.png') });
+  check(fs.statSync(path.join(artifacts, 'viewer-live.png')).size > 10000, `screenshots saved in ${artifacts}`);
+  check(pageErrors.length === 0, `no errors in the page (${pageErrors.slice(0, 3).join(' | ')})`);
+} finally {
+  await browser.close();
+  server.child.kill('SIGTERM');
+}
+finish();

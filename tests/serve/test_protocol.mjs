@@ -1,0 +1,354 @@
+// trace-serve against real WebSocket clients: the original Callisto client's flow, every
+// error code, auth, Origin, limits, filters, backpressure with a stalled client, 100
+// clients, and command mode with the real tools. Every server message is validated
+// against the project's protocol schemas and Callisto's own.
+// Usage: node test_protocol.mjs PROJECT_ROOT BUILD_DIR SHARED_DIR
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import {
+  check, finish, validators, startServer, Client, generateRecords, coreKinds, feed, sleep, rssKb,
+} from './lib.mjs';
+
+const [root, buildDir, shared] = process.argv.slice(2);
+const serve = path.join(buildDir, 'tools/trace-serve');
+const schemas = validators(root, shared);
+const allClients = [];
+const client = (url, options) => {
+  const c = new Client(url, schemas, options);
+  allClients.push(c);
+  return c;
+};
+
+const records = generateRecords(buildDir, 4000000, 11).split('\n').filter((l) => l);
+const recordKind = (line) => JSON.parse(line).event?.kind;
+const coreRecords = records.filter((l) => coreKinds.has(recordKind(l)));
+console.log(`${records.length} records, ${coreRecords.length} of core kinds`);
+
+async function step(name, body) {
+  console.log(`-- ${name}`);
+  try {
+    await body();
+  } catch (error) {
+    check(false, `${name}: ${error.stack || error}`);
+  }
+}
+
+function httpGet(url, headers = {}) {
+  return new Promise((resolve, reject) => {
+    http.get(url, { headers }, (response) => {
+      let body = '';
+      response.on('data', (chunk) => { body += chunk; });
+      response.on('end', () => resolve({ status: response.statusCode, headers: response.headers, body }));
+    }).on('error', reject);
+  });
+}
+
+// ---- stdin mode ----------------------------------------------------------------------
+const server = await startServer(serve, ['--queue-size', '65536', '--max-message-rate', '50', '-v']);
+
+await step('the original client flow', async () => {
+  const c = client(server.url);
+  await c.opened;
+  const hello = await c.type('Hello');
+  check(/^[0-9a-f-]{36}$/.test(hello.data.server_id) && hello.data.version === '0.1.0', 'Hello has a UUID and the version');
+  await sleep(1000);
+  c.send({ type: 'Connect', data: { probe_selector: null, chip: null, token: null } });
+  const status = await c.type('Status');
+  check(status.data.connected === true && status.data.chip === null, 'Status after Connect');
+  await sleep(500);
+  c.send({ type: 'Start', data: { allow_mask: 0xFFFFFFFF, baud_rate: 2000000 } });
+  const meta = await c.type('Meta');
+  check(meta.data.ports_map['0'].name === 'Console' && meta.data.ports_map['1'].decoder === 'TaskIsr', 'Meta carries the standard port map');
+  const second = client(server.url);
+  const hello2 = await second.type('Hello');
+  check(hello2.data.server_id === hello.data.server_id, 'one server_id per server process');
+  second.close();
+  await feed(server.child.stdin, records.slice(0, 3000), 20000);
+  const expected = records.slice(0, 3000).filter((l) => coreKinds.has(recordKind(l))).length;
+  await c.next(() => c.events >= expected, 5000, `${expected} events`);
+  const stats = await c.next((m) => m.type === 'Stats' && m.data.events_total >= expected, 3000, 'Stats with the events');
+  check(stats.data.events_total === expected, `Stats.events_total ${stats.data.events_total} == ${expected} events received`);
+  const events = c.messages.filter((m) => m.type === 'Event');
+  check(events.every((m) => coreKinds.has(m.data.event.kind)), 'a client without SetFilter gets only Callisto kinds');
+  const sent = records.slice(0, 3000).filter((l) => coreKinds.has(recordKind(l)));
+  check(events.length === sent.length && events.every((m, i) => JSON.stringify(m.data) === JSON.stringify(JSON.parse(sent[i]))),
+        'events are the input records, in order, unchanged');
+  check(stats.data.events_per_sec > 0 && stats.data.bytes_per_sec > 0, 'Stats report measured, non-zero rates while events flow');
+  check(c.counts.Hello === 1 && c.counts.Status >= 1 && c.counts.Meta === 1 && c.counts.Stats >= 1, 'Hello, Status, Meta, Events and Stats received');
+  c.send({ type: 'Stop' });
+  const stopped = await c.type('Status');
+  check(stopped.data.connected === true, 'Stop -> Status');
+  const before = c.events;
+  await feed(server.child.stdin, records.slice(3000, 3500), 20000);
+  await sleep(300);
+  check(c.events === before, 'no events after Stop');
+  c.close();
+});
+
+await step('protocol errors', async () => {
+  const c = client(server.url);
+  await c.type('Hello');
+  c.send('{"type":');
+  check((await c.error('INVALID_MESSAGE')).data.message.includes('not JSON'), 'bad JSON -> INVALID_MESSAGE');
+  c.send({ type: 'Connect', data: {} }); // fine, but first: unknown type
+  await c.type('Status');
+  c.ws.send(JSON.stringify({ type: 'Launch', data: {} }));
+  check((await c.error('INVALID_MESSAGE')).data.message.includes('unknown message type'), 'unknown type -> INVALID_MESSAGE');
+  c.ws.send('[1,2]');
+  await c.error('INVALID_MESSAGE');
+  c.ws.send(Buffer.from([1, 2, 3]), { binary: true });
+  check((await c.error('INVALID_MESSAGE')).data.message.includes('binary'), 'binary message -> INVALID_MESSAGE');
+  c.ws.send(JSON.stringify({ type: 'Start', data: { allow_mask: 'all' } }));
+  await c.error('INVALID_PARAMETERS');
+  c.ws.send(JSON.stringify({ type: 'Start', data: { allow_mask: 4294967296 } }));
+  await c.error('INVALID_PARAMETERS');
+  c.ws.send(JSON.stringify({ type: 'Start', data: {} }));
+  await c.error('INVALID_PARAMETERS');
+  c.ws.send(JSON.stringify({ type: 'SetFilter', data: { event_types: 'Text' } }));
+  await c.error('INVALID_PARAMETERS');
+  c.ws.send(JSON.stringify({ type: 'Connect', data: { chip: 42 } }));
+  check(!!(await c.error('INVALID_PARAMETERS')), 'wrong field types -> INVALID_PARAMETERS');
+  c.send({ type: 'Start', data: { allow_mask: 1, baud_rate: null } });
+  await c.type('Meta');
+  c.send({ type: 'Start', data: { allow_mask: 1, baud_rate: null } });
+  check(!!(await c.error('ALREADY_TRACING')), 'second Start -> ALREADY_TRACING');
+  const fresh = client(server.url);
+  await fresh.type('Hello');
+  fresh.send({ type: 'Start', data: { allow_mask: 1, baud_rate: null } });
+  check(!!(await fresh.error('NOT_CONNECTED')), 'Start before Connect -> NOT_CONNECTED');
+  const pong = new Promise((resolve) => fresh.ws.once('pong', (data) => resolve(String(data))));
+  fresh.ws.ping('hi');
+  check((await pong) === 'hi', 'ping -> pong');
+  check(c.ws.readyState === 1 && fresh.ws.readyState === 1, 'bad messages do not close the connection');
+  c.close();
+  fresh.close();
+});
+
+await step('oversized and flooding messages', async () => {
+  const big = client(server.url);
+  await big.type('Hello');
+  big.ws.send(JSON.stringify({ type: 'Connect', data: { chip: 'x'.repeat(70000) } }));
+  const error = await big.error('INVALID_MESSAGE');
+  check(error.data.message.includes('too large'), 'oversized message -> INVALID_MESSAGE');
+  check((await big.closed).code === 1009, 'oversized message -> close 1009');
+
+  const flood = client(server.url);
+  await flood.type('Hello');
+  for (let i = 0; i < 3000; i++) flood.ws.send('{"type":"Stop"}');
+  const limited = await flood.next((m) => m.type === 'Error' && m.data.message.includes('too many messages'), 5000, 'rate error');
+  check(limited.data.code === 'INVALID_MESSAGE', 'flooding -> a rate-limit Error');
+  check((await flood.closed).code === 1008, 'a client that keeps flooding is disconnected (1008)');
+  check(flood.counts.Status < 200, `at most the burst of messages was answered (${flood.counts.Status})`);
+  const after = client(server.url);
+  await after.connectAndStart();
+  check(true, 'the server serves others after a flood');
+  after.close();
+});
+
+await step('filters and extended kinds', async () => {
+  const port0 = client(server.url);
+  await port0.connectAndStart({ allow_mask: 0xFFFFFFFF, baud_rate: null }, { port_mask: 1, event_types: null });
+  const allowed = client(server.url);
+  await allowed.connectAndStart({ allow_mask: 0b1010, baud_rate: null });
+  const exceptions = client(server.url, { strict: false });
+  await exceptions.connectAndStart({ allow_mask: 0xFFFFFFFF, baud_rate: null }, { port_mask: null, event_types: ['Exception', 'PcSample'] });
+  const everything = client(server.url, { strict: false });
+  await everything.connectAndStart({ allow_mask: 0xFFFFFFFF, baud_rate: null }, { port_mask: null, event_types: ['*'] });
+  const slice = records.slice(4000, 8000);
+  await feed(server.child.stdin, slice, 20000);
+  const parsed = slice.map((l) => JSON.parse(l));
+  const want = {
+    port0: parsed.filter((r) => r.port === 0 && coreKinds.has(r.event.kind)).length,
+    allowed: parsed.filter((r) => (r.port === 1 || r.port === 3) && coreKinds.has(r.event.kind)).length,
+    exceptions: parsed.filter((r) => ['Exception', 'PcSample'].includes(r.event.kind)).length,
+    everything: parsed.length,
+  };
+  await everything.next(() => everything.events >= want.everything, 5000, 'all records');
+  await sleep(300);
+  const events = (c) => c.messages.filter((m) => m.type === 'Event');
+  check(port0.events === want.port0 && events(port0).every((m) => m.data.port === 0), `SetFilter.port_mask: ${port0.events} == ${want.port0}`);
+  check(allowed.events === want.allowed && events(allowed).every((m) => [1, 3].includes(m.data.port)), `Start.allow_mask: ${allowed.events} == ${want.allowed}`);
+  check(want.exceptions > 0 && exceptions.events === want.exceptions, `SetFilter.event_types [Exception, PcSample]: ${exceptions.events} == ${want.exceptions}`);
+  check(everything.events === want.everything, `event_types ["*"]: every record (${everything.events} == ${want.everything})`);
+  for (const c of [port0, allowed, exceptions, everything]) c.close();
+});
+
+await step('a stalled client among 10 that keep up', async () => {
+  const keepers = [];
+  for (let i = 0; i < 10; i++) {
+    const c = client(server.url, { keep: false });
+    await c.connectAndStart();
+    keepers.push(c);
+  }
+  const stalled = client(server.url, { keep: false });
+  await stalled.connectAndStart();
+  stalled.ws._socket.pause();  // stops reading: the kernel buffers fill, then its queue
+  const rssBefore = rssKb(server.child.pid, 'VmRSS');
+  const slice = records.slice(8000, 108000);
+  const expected = slice.filter((l) => coreKinds.has(recordKind(l))).length;
+  await feed(server.child.stdin, slice, 25000);
+  await Promise.all(keepers.map((c) => c.next(() => c.events >= expected, 20000, 'all events')));
+  await sleep(500);
+  check(keepers.every((c) => c.events === expected), `10 clients that keep up receive all ${expected} events (${keepers.map((c) => c.events).join(',')})`);
+  const rss = rssKb(server.child.pid, 'VmRSS');
+  check(rss < 80 * 1024 || process.env.TRACEPIPE_SANITIZED, `memory stays bounded with a stalled client: RSS ${rss} kB (was ${rssBefore} kB; 15 MB went through)`);
+  stalled.ws._socket.resume();
+  const overflow = await stalled.error('BUFFER_OVERFLOW', 10000);
+  check(overflow.data.message.includes('dropped'), 'the stalled client gets BUFFER_OVERFLOW');
+  const stats = await stalled.next((m) => m.type === 'Stats' && m.data.events_total + m.data.dropped_total >= expected,
+                                   10000, 'Stats with everything sent or dropped');
+  check(stats.data.dropped_total > 0 && stats.data.events_total + stats.data.dropped_total === expected,
+        `its drops are counted: ${stats.data.dropped_total} dropped + ${stats.data.events_total} sent == ${expected}`);
+  await stalled.next(() => stalled.events >= stats.data.events_total, 10000, 'the rest of its queue');
+  check(stalled.events === stats.data.events_total, `it receives exactly what Stats says was sent (${stalled.events})`);
+  check(stalled.messages.some((m) => m.type === 'Stats' && m.data.drop_rate > 0), 'its Stats.drop_rate shows the drops');
+  for (const c of [...keepers, stalled]) c.close();
+});
+
+await step('100 concurrent clients', async () => {
+  const clients = [];
+  for (let i = 0; i < 100; i++) clients.push(client(server.url, { keep: false }));
+  await Promise.all(clients.map((c) => c.connectAndStart()));
+  const slice = records.slice(108000, 111000);
+  const expected = slice.filter((l) => coreKinds.has(recordKind(l))).length;
+  await feed(server.child.stdin, slice, 10000);
+  await Promise.all(clients.map((c) => c.next(() => c.events >= expected, 20000, 'all events').catch(() => null)));
+  check(clients.every((c) => c.events === expected), `100 clients each receive all ${expected} events`);
+  await Promise.all(clients.map((c) => c.close()));
+});
+
+await step('HTTP', async () => {
+  const index = await httpGet(`${server.http}/`);
+  check(index.status === 200 && index.body.includes('<canvas id="timeline">') && index.headers['content-security-policy'], 'GET / serves the viewer with a CSP');
+  const script = await httpGet(`${server.http}/viewer.js`);
+  check(script.status === 200 && script.headers['content-type'].startsWith('text/javascript'), 'GET /viewer.js');
+  check((await httpGet(`${server.http}/nope`)).status === 404, '404 for unknown paths');
+  check((await httpGet(`${server.http}/ws`)).status === 426, 'GET /ws without upgrade -> 426');
+  const origin = client(server.url, { ws: { origin: 'http://evil.example' } });
+  check(await origin.opened.then(() => false, (e) => e.message === 'HTTP 403'), 'a foreign Origin is refused (403)');
+  const own = client(server.url, { ws: { origin: `http://127.0.0.1:${server.port}` } });
+  await own.opened;
+  check(true, 'the server\'s own Origin is accepted');
+  own.close();
+  const raw = net.connect(server.port, '127.0.0.1');
+  raw.write('GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n' +
+            'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n');
+  const handshake = await new Promise((resolve) => raw.once('data', (d) => resolve(String(d))));
+  check(handshake.includes('101') && handshake.includes('s3pPLMBiTxaQ9kYGzzhZRbK+xOo='), 'RFC 6455 accept key');
+  raw.write(Buffer.from([0x81, 0x02, 0x68, 0x69]));  // an unmasked client frame
+  const closing = await new Promise((resolve) => { let all = Buffer.alloc(0); raw.on('data', (d) => { all = Buffer.concat([all, d]); if (all.includes(Buffer.from([0x88]))) resolve(all); }); });
+  const at = closing.indexOf(0x88);
+  check(closing.readUInt16BE(at + 2) === 1002, 'an unmasked client frame -> close 1002');
+  raw.destroy();
+});
+
+server.child.stdin.end();
+server.child.kill('SIGTERM');
+const exit = await server.exited;
+check(exit.code === 143, `SIGTERM -> exit 143 (${exit.code})`);
+
+// ---- auth ----------------------------------------------------------------------------
+await step('token auth', async () => {
+  const secured = await startServer(serve, ['--allow-origin', 'http://good.example'], { env: { TRACE_SERVE_TOKEN: 's3cret' } });
+  const header = client(secured.url, { ws: { headers: { Authorization: 'Bearer s3cret' } } });
+  await header.connectAndStart();
+  check(true, 'token in the Authorization header');
+  const query = client(`${secured.url}?token=s3cret`);
+  await query.connectAndStart();
+  check(true, 'token in ?token=');
+  const wrongHeader = client(secured.url, { ws: { headers: { Authorization: 'Bearer nope' } } });
+  check(await wrongHeader.opened.then(() => false, (e) => e.message === 'HTTP 401'), 'a wrong header token is refused (401)');
+  const viaConnect = client(secured.url);
+  await viaConnect.type('Hello');
+  viaConnect.send({ type: 'Start', data: { allow_mask: 1, baud_rate: null } });
+  check(!!(await viaConnect.error('PERMISSION_DENIED')), 'messages before authentication -> PERMISSION_DENIED');
+  viaConnect.send({ type: 'Connect', data: { probe_selector: null, chip: null, token: 's3cret' } });
+  check((await viaConnect.type('Status')).data.connected, 'token in Connect.token');
+  const wrongConnect = client(secured.url);
+  await wrongConnect.type('Hello');
+  wrongConnect.send({ type: 'Connect', data: { probe_selector: null, chip: null, token: 'guess' } });
+  check(!!(await wrongConnect.error('PERMISSION_DENIED')), 'a wrong Connect.token -> PERMISSION_DENIED');
+  check((await wrongConnect.closed).code === 1008, '... and the connection is closed');
+  const good = client(`${secured.url}?token=s3cret`, { ws: { origin: 'http://good.example' } });
+  await good.opened;
+  check(true, '--allow-origin admits that origin');
+  for (const c of [header, query, viaConnect, good]) c.close();
+  secured.child.kill('SIGINT');
+  check((await secured.exited).code === 130, 'SIGINT -> exit 130');
+});
+
+// ---- command mode --------------------------------------------------------------------
+const synth = path.join(buildDir, 'tests/itm-synth');
+const decode = path.join(buildDir, 'tools/itm-decode');
+
+await step('command mode with the real tools', async () => {
+  const pipeline = `${synth} --size 200000 --seed 5 | ${decode}`;
+  const expected = generateRecords(buildDir, 200000, 5).split('\n').filter((l) => l && coreKinds.has(recordKind(l))).length;
+  const cmd = await startServer(serve, ['-v', '--', 'sh', '-c', pipeline]);
+  const c = client(cmd.url, { keep: false });
+  await c.connectAndStart();
+  const status = await c.next((m) => m.type === 'Status', 10000, 'Status at the end of the command');
+  check(status.data.connected === true, 'a command that ends well -> Status connected');
+  check(c.events === expected, `the command's records reach the client (${c.events} == ${expected})`);
+  c.close();
+  cmd.child.kill('SIGTERM');
+  await cmd.exited;
+});
+
+await step('command mode: placeholders, stop when the last client leaves, restart', async () => {
+  const script = `printf '{"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"baud=%s mask=%s chip=%s probe=%s"}}}\\n' {baud_rate} {allow_mask_hex} '{chip}' '{probe_selector}'; while :; do ${synth} --size 3000 --seed 2; sleep 0.05; done | ${decode}`;
+  const cmd = await startServer(serve, ['-v', '--', 'sh', '-c', script]);
+  const c = client(cmd.url);
+  await c.opened;
+  await c.type('Hello');
+  c.send({ type: 'Connect', data: { probe_selector: 'VID:PID:0483:374B', chip: 'STM32F407VG', token: null } });
+  await c.type('Status');
+  c.send({ type: 'Start', data: { allow_mask: 0xF, baud_rate: 4000000 } });
+  const first = await c.next((m) => m.type === 'Event', 5000, 'first event');
+  check(first.data.event.data.message === 'baud=4000000 mask=0x0000000f chip=STM32F407VG probe=VID:PID:0483:374B',
+        `placeholders substituted: ${first.data.event.data.message}`);
+  await c.next(() => c.events > 50, 5000, 'a stream');
+  c.send({ type: 'Stop' });
+  await c.type('Status');
+  await sleep(1000);
+  check(cmd.log().includes('no client is tracing: stopping the capture command'), 'Stop by the last client stops the command');
+  c.messages.length = 0;
+  c.send({ type: 'Start', data: { allow_mask: 0xF, baud_rate: null } });
+  const again = await c.next((m) => m.type === 'Event', 5000, 'first event again');
+  check(again.data.event.data.message.startsWith('baud=2000000 '), 'Start again restarts it (null baud -> --baud default)');
+  const runs = (cmd.log().match(/started the capture command/g) || []).length;
+  check(runs === 2, `the command ran twice (${runs})`);
+  c.close();
+  await sleep(1000);
+  check((cmd.log().match(/stopping the capture command/g) || []).length === 2, 'the last client leaving stops it too');
+  cmd.child.kill('SIGTERM');
+  check((await cmd.exited).code === 143, 'command mode exits on SIGTERM');
+});
+
+await step('command mode: failures become protocol errors', async () => {
+  const cases = [
+    ['a JSON error line', `echo '{"level":"error","code":"PROBE_NOT_FOUND","message":"no LPC-Link2 attached"}' >&2; exit 3`, 'PROBE_NOT_FOUND', 'no LPC-Link2'],
+    ['an exit code', 'exit 5', 'PROBE_IN_USE', 'status 5'],
+    ['an exit code', 'exit 8', 'TARGET_NOT_RESPONDING', 'status 8'],
+    ['a real tool', `${decode} /nonexistent/capture.bin`, 'PROBE_NOT_FOUND', 'nonexistent'],
+    ['a baud rate error', `echo '{"level":"error","code":"BAUD_RATE_ERROR","message":"cannot reach 7 MHz"}' >&2; exit 9`, 'BAUD_RATE_ERROR', '7 MHz'],
+  ];
+  for (const [what, script, code, text] of cases) {
+    const cmd = await startServer(serve, ['--', 'sh', '-c', script]);
+    const c = client(cmd.url);
+    await c.connectAndStart();
+    const error = await c.error(code, 5000);
+    check(error.data.message.includes(text), `${what} -> Error ${code}: ${error.data.message}`);
+    const status = await c.next((m) => m.type === 'Status', 5000, 'Status after the failure');
+    check(status.data.connected === false, `${what} -> Status connected:false`);
+    check(c.messages.filter((m) => m.type === 'Error').length === 0, `${what}: one Error, not two`);
+    c.close();
+    cmd.child.kill('SIGTERM');
+    await cmd.exited;
+  }
+});
+
+const invalid = allClients.flatMap((c) => c.invalid);
+check(invalid.length === 0, `every server message is valid against both schemas (${invalid.length} invalid: ${invalid.slice(0, 3).join(' | ')})`);
+finish();

@@ -1,0 +1,481 @@
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <simdjson.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/error.hpp"
+#include "json/ndjson_reader.hpp"
+#include "serve/broadcast.hpp"
+#include "serve/child_process.hpp"
+#include "serve/handshake.hpp"
+#include "serve/protocol.hpp"
+#include "serve/sha1.hpp"
+#include "serve/websocket_frame.hpp"
+
+using namespace tp;
+using namespace tp::serve;
+
+namespace {
+
+std::string hex(const Sha1Digest& digest) {
+  std::string out;
+  for (const auto byte : digest) out += fmt::format("{:02x}", byte);
+  return out;
+}
+
+// A client frame as a browser sends it: masked.
+std::vector<std::uint8_t> client_frame(unsigned opcode, std::string_view payload, bool fin = true,
+                                       std::uint8_t first_extra = 0) {
+  std::vector<std::uint8_t> out;
+  out.push_back(static_cast<std::uint8_t>((fin ? 0x80U : 0U) | opcode | first_extra));
+  const std::size_t n = payload.size();
+  if (n < 126) {
+    out.push_back(static_cast<std::uint8_t>(0x80U | n));
+  } else if (n <= 0xFFFF) {
+    out.push_back(0x80U | 126U);
+    out.push_back(static_cast<std::uint8_t>(n >> 8U));
+    out.push_back(static_cast<std::uint8_t>(n));
+  } else {
+    out.push_back(0x80U | 127U);
+    for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<std::uint8_t>(n >> shift));
+  }
+  const std::array<std::uint8_t, 4> mask{0x37, 0xfa, 0x21, 0x3d};
+  out.insert(out.end(), mask.begin(), mask.end());
+  for (std::size_t i = 0; i < n; ++i) out.push_back(static_cast<std::uint8_t>(payload[i]) ^ mask[i % 4]);
+  return out;
+}
+
+struct Parsed {
+  std::vector<std::pair<Opcode, std::string>> frames;
+  std::optional<FrameViolation> violation;
+};
+
+Parsed parse_frames(const std::vector<std::uint8_t>& bytes, std::size_t chunk = 0, std::size_t limit = 1024) {
+  FrameParser parser(limit);
+  Parsed parsed;
+  if (chunk == 0) chunk = std::max<std::size_t>(1, bytes.size());
+  for (std::size_t i = 0; i < bytes.size() && !parsed.violation; i += chunk) {
+    parsed.violation = parser.feed(
+        std::span(bytes).subspan(i, std::min(chunk, bytes.size() - i)),
+        [&](const ClientFrame& frame) { parsed.frames.emplace_back(frame.opcode, std::string(frame.payload)); });
+  }
+  return parsed;
+}
+
+std::vector<std::uint8_t> concat(std::initializer_list<std::vector<std::uint8_t>> parts) {
+  std::vector<std::uint8_t> out;
+  for (const auto& part : parts) out.insert(out.end(), part.begin(), part.end());
+  return out;
+}
+
+RecordRoute classify(std::string_view line, std::string* problem_out = nullptr) {
+  static KindTable kinds;
+  RecordClassifier classifier(kinds);
+  std::optional<RecordRoute> route;
+  std::string problem;
+  NdjsonReader reader(
+      [&](NdjsonLine& l) {
+        route = classifier.classify(l.document, problem);
+        return simdjson::SUCCESS;
+      },
+      [](std::uint64_t, std::string_view) {});
+  const std::string text = std::string(line) + "\n";
+  reader.feed(std::string_view(text));
+  if (problem_out != nullptr) *problem_out = problem;
+  if (!route) throw std::runtime_error(problem.empty() ? "not classified" : problem);
+  return *route;
+}
+
+bool rejected(std::string_view line) {
+  try {
+    classify(line);
+    return false;
+  } catch (const std::runtime_error&) {
+    return true;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("sha1 and base64 known answers; RFC 6455 accept key") {
+  CHECK(hex(sha1("")) == "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+  CHECK(hex(sha1("abc")) == "a9993e364706816aba3e25717850c26c9cd0d89d");
+  CHECK(hex(sha1(std::string(1000, 'a'))) == "291e9a6c66994949b57ba5e650361e98fc36b1ba");
+  CHECK(hex(sha1("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")) ==
+        "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
+  CHECK(base64_encode("") == "");
+  CHECK(base64_encode("f") == "Zg==");
+  CHECK(base64_encode("fo") == "Zm8=");
+  CHECK(base64_encode("foo") == "Zm9v");
+  CHECK(base64_encode("foobar") == "Zm9vYmFy");
+  CHECK(websocket_accept_key("dGhlIHNhbXBsZSBub25jZQ==") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");  // RFC 6455 1.3
+}
+
+TEST_CASE("tokens, queries and bearer headers") {
+  CHECK(constant_time_equal("secret", "secret"));
+  CHECK_FALSE(constant_time_equal("secret", "secreT"));
+  CHECK_FALSE(constant_time_equal("secret", "secret2"));
+  CHECK_FALSE(constant_time_equal("", "x"));
+  CHECK(constant_time_equal("", ""));
+  CHECK(query_parameter("/ws?token=abc", "token") == "abc");
+  CHECK(query_parameter("/ws?x=1&token=a%2Bb%20c+d", "token") == "a+b c d");
+  CHECK(query_parameter("/ws?token", "token") == "");
+  CHECK_FALSE(query_parameter("/ws", "token").has_value());
+  CHECK_FALSE(query_parameter("/ws?tokens=1", "token").has_value());
+  CHECK(query_parameter("/ws?token=%zz", "token") == "%zz");
+  CHECK(target_path("/ws?token=1") == "/ws");
+  CHECK(bearer_token("Bearer abc") == "abc");
+  CHECK(bearer_token("bearer   abc  ") == "abc");
+  CHECK_FALSE(bearer_token("Basic abc").has_value());
+  CHECK_FALSE(bearer_token("Bear").has_value());
+}
+
+TEST_CASE("origin policy: own origins, the allowlist, no DNS rebinding by Host") {
+  const OriginPolicy local("127.0.0.1", 9229, {});
+  CHECK(local.allows(std::nullopt));
+  CHECK(local.allows("http://127.0.0.1:9229"));
+  CHECK(local.allows("http://localhost:9229"));
+  CHECK(local.allows("HTTP://LOCALHOST:9229"));
+  CHECK(local.allows("http://[::1]:9229"));
+  CHECK_FALSE(local.allows("http://localhost:9230"));
+  CHECK_FALSE(local.allows("http://evil.example:9229"));  // a rebinding page: Host would match its Origin
+  CHECK_FALSE(local.allows("null"));
+  const OriginPolicy listed("10.0.0.5", 80, {"https://dash.example/"});
+  CHECK(listed.allows("http://10.0.0.5:80"));
+  CHECK(listed.allows("https://dash.example"));
+  CHECK_FALSE(listed.allows("https://dash.example.evil"));
+  CHECK(OriginPolicy("::1", 1, {"*"}).allows("http://anything"));
+}
+
+TEST_CASE("server frames: minimal length encodings") {
+  for (const std::size_t n : {0U, 125U, 126U, 65535U, 65536U}) {
+    const std::string frame = make_frame(Opcode::text, std::string(n, 'x'));
+    const std::size_t header = n < 126 ? 2 : n <= 65535 ? 4 : 10;
+    CHECK(frame.size() == header + n);
+    CHECK(static_cast<std::uint8_t>(frame[0]) == 0x81);
+  }
+  const std::string close = make_close_frame(1009, std::string(300, 'r'));
+  CHECK(close.size() == 2 + 125);  // a control frame carries at most 125 bytes
+  CHECK(static_cast<std::uint8_t>(close[2]) == 0x03);
+  CHECK(static_cast<std::uint8_t>(close[3]) == 0xF1);
+}
+
+TEST_CASE("client frames: messages, fragments, control frames, at any split") {
+  const auto bytes =
+      concat({client_frame(1, "{\"type\":\"Stop\"}"), client_frame(1, "{\"ty", false), client_frame(9, "ping!"),
+              client_frame(0, "pe\":", false), client_frame(0, "1}"), client_frame(2, std::string(300, 'b')),
+              client_frame(8,
+                           "\x03\xe8"
+                           "bye")});
+  for (const std::size_t chunk : {0U, 1U, 2U, 3U, 7U, 64U}) {
+    const Parsed parsed = parse_frames(bytes, chunk);
+    REQUIRE_FALSE(parsed.violation);
+    REQUIRE(parsed.frames.size() == 5);
+    CHECK(parsed.frames[0] == std::pair{Opcode::text, std::string("{\"type\":\"Stop\"}")});
+    CHECK(parsed.frames[1] == std::pair{Opcode::ping, std::string("ping!")});
+    CHECK(parsed.frames[2] == std::pair{Opcode::text, std::string("{\"type\":1}")});
+    CHECK(parsed.frames[3].second.size() == 300);
+    CHECK(parsed.frames[4] == std::pair{Opcode::close, std::string("bye")});
+  }
+}
+
+TEST_CASE("client frames: protocol violations carry the close code to send") {
+  const auto violation = [](const std::vector<std::uint8_t>& bytes, std::size_t limit = 1024) {
+    const Parsed parsed = parse_frames(bytes, 0, limit);
+    return parsed.violation ? parsed.violation->close_code : std::uint16_t{0};
+  };
+  CHECK(violation({0x81, 0x02, 'h', 'i'}) == close_code::protocol_error);                  // unmasked
+  CHECK(violation(client_frame(1, "x", true, 0x40)) == close_code::protocol_error);        // RSV1
+  CHECK(violation(client_frame(3, "x")) == close_code::protocol_error);                    // opcode 3
+  CHECK(violation(client_frame(9, std::string(126, 'p'))) == close_code::protocol_error);  // long ping
+  CHECK(violation(client_frame(9, "p", false)) == close_code::protocol_error);             // fragmented ping
+  CHECK(violation(client_frame(0, "x")) == close_code::protocol_error);                    // stray continuation
+  CHECK(violation(concat({client_frame(1, "a", false), client_frame(1, "b")})) == close_code::protocol_error);
+  CHECK(violation(client_frame(1, std::string(1025, 'x'))) == close_code::message_too_big);
+  CHECK(violation(concat({client_frame(1, std::string(600, 'x'), false), client_frame(0, std::string(600, 'x'))})) ==
+        close_code::message_too_big);
+  CHECK(violation(client_frame(1, "\xff\xfe")) == close_code::invalid_payload);
+  CHECK(violation(concat({client_frame(1, "\xe2\x82", false), client_frame(0, "\xac")})) == 0);  // "€" split
+  CHECK(violation(client_frame(8, "\x03")) == close_code::protocol_error);                       // 1-byte close payload
+  CHECK(violation(client_frame(8, "\x03\xed")) == close_code::protocol_error);       // code 1005 is not sendable
+  CHECK(violation(client_frame(8, "\x0b\xb8\xff")) == close_code::invalid_payload);  // reason not UTF-8
+  // A 64-bit length with the top bit set, announced before any payload: refused at once.
+  CHECK(violation({0x81, 0xFF, 0x80, 0, 0, 0, 0, 0, 0, 0}) == close_code::protocol_error);
+  CHECK(violation({0x81, 0xFF, 0, 0, 1, 0, 0, 0, 0, 0}) == close_code::message_too_big);
+
+  FrameParser parser(64);
+  const auto bad = client_frame(1, "x", true, 0x40);
+  CHECK(parser.feed(bad, [](const ClientFrame&) {}));
+  int frames = 0;
+  CHECK_FALSE(parser.feed(client_frame(1, "ok"), [&](const ClientFrame&) { ++frames; }));
+  CHECK(frames == 0);  // nothing after a violation
+}
+
+TEST_CASE("client messages: the protocol's types, with errors by code") {
+  ClientMessageParser parser;
+  const auto parse = [&](std::string_view text) { return parser.parse(text); };
+  const auto code_of = [&](std::string_view text) -> std::string_view {
+    const auto result = parse(text);
+    const auto* error = std::get_if<ProtocolError>(&result);
+    return error != nullptr ? error->code : "";
+  };
+  {
+    const auto result = parse(R"({"type":"Connect","data":{"probe_selector":"VID:PID:0483:374B","chip":null}})");
+    const auto& connect = std::get<ConnectRequest>(std::get<ClientMessage>(result));
+    CHECK(connect.probe_selector == "VID:PID:0483:374B");
+    CHECK_FALSE(connect.chip);
+    CHECK_FALSE(connect.token);
+  }
+  {
+    const auto result = parse(R"({"type":"Start","data":{"allow_mask":4294967295,"baud_rate":2000000}})");
+    const auto& start = std::get<StartRequest>(std::get<ClientMessage>(result));
+    CHECK(start.allow_mask == 0xFFFFFFFFU);
+    CHECK(start.baud_rate == 2000000U);
+  }
+  CHECK(std::holds_alternative<StopRequest>(std::get<ClientMessage>(parse(R"({"type":"Stop"})"))));
+  CHECK(std::holds_alternative<StopRequest>(std::get<ClientMessage>(parse(R"({"type":"Stop","data":null})"))));
+  {
+    const auto result = parse(R"({"type":"SetFilter","data":{"port_mask":null,"event_types":["Text","*"]}})");
+    const auto& filter = std::get<SetFilterRequest>(std::get<ClientMessage>(result));
+    CHECK_FALSE(filter.port_mask);
+    CHECK(filter.event_types == std::vector<std::string>{"Text", "*"});
+  }
+  CHECK(code_of("{") == codes::invalid_message);
+  CHECK(code_of("[]") == codes::invalid_message);
+  CHECK(code_of(R"({"data":{}})") == codes::invalid_message);
+  CHECK(code_of(R"({"type":7})") == codes::invalid_message);
+  CHECK(code_of(R"({"type":"Launch","data":{}})") == codes::invalid_message);
+  CHECK(code_of(R"({"type":"Connect"})") == codes::invalid_parameters);
+  CHECK(code_of(R"({"type":"Connect","data":{"token":1}})") == codes::invalid_parameters);
+  CHECK(code_of(R"({"type":"Start","data":{}})") == codes::invalid_parameters);
+  CHECK(code_of(R"({"type":"Start","data":{"allow_mask":-1}})") == codes::invalid_parameters);
+  CHECK(code_of(R"({"type":"Start","data":{"allow_mask":4294967296}})") == codes::invalid_parameters);
+  CHECK(code_of(R"({"type":"Start","data":{"allow_mask":1.5}})") == codes::invalid_parameters);
+  CHECK(code_of(R"({"type":"Start","data":{"allow_mask":1,"baud_rate":0}})") == codes::invalid_parameters);
+  CHECK(code_of(R"({"type":"SetFilter","data":{"event_types":[1]}})") == codes::invalid_parameters);
+  CHECK(code_of(R"({"type":"SetFilter","data":{"event_types":[""]}})") == codes::invalid_parameters);
+  CHECK(code_of(R"({"type":"SetFilter","data":{"port_mask":"all"}})") == codes::invalid_parameters);
+}
+
+TEST_CASE("server messages have the schema's fields and types") {
+  simdjson::dom::parser parser;
+  const auto parse = [&](const std::string& text) { return parser.parse(text).value(); };
+  CHECK(std::regex_match(rfc3339_now(), std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)")));
+  const std::string uuid = random_uuid();
+  CHECK(std::regex_match(uuid, std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
+  CHECK(random_uuid() != uuid);
+  auto hello = parse(hello_message(uuid, "2026-01-01T00:00:00.000Z"));
+  CHECK(std::string_view(hello["data"]["server_id"]) == uuid);
+  auto status = parse(status_message(StatusInfo{true, std::nullopt, "STM32F407VG", std::nullopt}));
+  CHECK(bool(status["data"]["connected"]));
+  CHECK(status["data"]["target"].is_null());
+  CHECK(std::string_view(status["data"]["chip"]) == "STM32F407VG");
+  auto meta =
+      parse(meta_message(R"({"0":{"port":0,"name":"Console","decoder":"Text","enabled":true}})", 168000000, true));
+  CHECK(std::uint64_t(meta["data"]["cpu_hz"]) == 168000000U);
+  CHECK(parse(meta_message("{}", std::nullopt, false))["data"]["cpu_hz"].is_null());
+  StatsInfo stats;
+  stats.events_per_sec = 1250.5;
+  stats.drop_rate = 0.001;
+  stats.cpu_load = 0.45;
+  stats.events_total = 9;
+  auto stats_doc = parse(stats_message("2026-01-01T00:00:00.000Z", stats));
+  CHECK(double(stats_doc["data"]["events_per_sec"]) == doctest::Approx(1250.5));
+  CHECK(double(stats_doc["data"]["cpu_load"]) == doctest::Approx(0.45));
+  CHECK(std::uint64_t(stats_doc["data"]["events_total"]) == 9U);
+  stats.cpu_load.reset();
+  stats.events_per_sec = std::numeric_limits<double>::infinity();
+  auto no_load = parse(stats_message("2026-01-01T00:00:00.000Z", stats));
+  CHECK(no_load["data"]["cpu_load"].is_null());
+  CHECK(double(no_load["data"]["events_per_sec"]) == 0.0);
+  auto error = parse(error_message("t", "a \"quoted\"\nmessage", ""));
+  CHECK(error["data"]["code"].is_null());
+  CHECK(std::string_view(error["data"]["message"]) == "a \"quoted\"\nmessage");
+  std::string event;
+  append_event_message(event, R"({"timestamp":1,"port":0,"event":{"kind":"IdleEnter"}})");
+  CHECK(event == R"({"type":"Event","data":{"timestamp":1,"port":0,"event":{"kind":"IdleEnter"}}})");
+}
+
+TEST_CASE("record routes: kinds, ports, Callisto's required fields") {
+  const RecordRoute text =
+      classify(R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"hi"}},"clock":"cycles"})");
+  CHECK(text.kind == 0);
+  CHECK(text.port_bits == 1U);
+  CHECK(text.cycles_clock);
+  CHECK(classify(R"({"port":31,"timestamp":2,"event":{"data":{"to_task":2,"from_task":1},"kind":"TaskSwitch"}})")
+            .port_bits == 0x80000000U);
+  const RecordRoute high = classify(R"({"timestamp":1,"port":40,"event":{"kind":"Raw","data":{"data":[1,255]}}})");
+  CHECK(high.high_port);
+  CHECK(high.port_bits == 0U);
+  const RecordRoute exception =
+      classify(R"({"timestamp":1,"port":0,"event":{"kind":"Exception","data":{"number":15}},"source":"dwt"})");
+  CHECK(exception.kind >= KindTable::builtin.size());
+  CHECK_FALSE(exception.cycles_clock);
+  const RecordRoute frames = classify(R"({"timestamp":7,"frames":[{"port":0,"data":[72]},{"port":3,"data":[]}]})");
+  CHECK(frames.itm);
+  CHECK(frames.kind == KindTable::itm);
+  CHECK(frames.port_bits == 0b1001U);
+  CHECK_FALSE(rejected(R"({"timestamp":1,"port":0,"event":{"kind":"IdleEnter"}})"));
+  CHECK_FALSE(rejected(R"({"timestamp":1,"port":2,"event":{"kind":"Marker","data":{"id":7,"name":null}}})"));
+  CHECK_FALSE(rejected(
+      R"({"timestamp":1,"port":3,"event":{"kind":"Counter","data":{"counter_id":1,"value":18446744073709551615}}})"));
+  CHECK(rejected(R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":5}}})"));
+  CHECK(rejected(R"({"timestamp":1,"port":0,"event":{"kind":"Text"}})"));
+  CHECK(rejected(R"({"timestamp":1,"port":2,"event":{"kind":"Marker","data":{"id":4294967296}}})"));
+  CHECK(rejected(R"({"timestamp":1,"port":2,"event":{"kind":"Marker","data":{"id":1,"name":3}}})"));
+  CHECK(rejected(R"({"timestamp":1,"port":1,"event":{"kind":"TaskSwitch","data":{"from_task":1}}})"));
+  CHECK(rejected(R"({"timestamp":1,"port":1,"event":{"kind":"IsrExit","data":{}}})"));
+  CHECK(rejected(R"({"timestamp":1,"port":3,"event":{"kind":"Counter","data":{"counter_id":1,"value":-1}}})"));
+  CHECK(rejected(R"({"timestamp":1,"port":0,"event":{"kind":"Raw","data":{"data":[256]}}})"));
+  CHECK(rejected(R"({"timestamp":1,"port":0,"event":{"kind":"Itm"}})"));
+  CHECK(rejected(R"({"timestamp":-1,"port":0,"event":{"kind":"IdleEnter"}})"));
+  CHECK(rejected(R"({"timestamp":1,"port":256,"event":{"kind":"IdleEnter"}})"));
+  CHECK(rejected(R"({"timestamp":1,"port":0})"));
+  CHECK(rejected(R"({"timestamp":1,"frames":[{"port":300,"data":[]}]})"));
+  CHECK(rejected(R"({"timestamp":1,"frames":[{"port":1,"data":["a"]}]})"));
+  CHECK(rejected(R"({"timestamp":1,"frames":{}})"));
+  std::string problem;
+  CHECK_THROWS(classify(R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{}}})", &problem));
+}
+
+TEST_CASE("kind table: interning, '*', and the overflow bucket") {
+  KindTable kinds;
+  CHECK(kinds.intern("Text") == 0);
+  CHECK(kinds.intern("Itm") == KindTable::itm);
+  const auto thread_exit = kinds.intern("ThreadExit");
+  CHECK(thread_exit == KindTable::builtin.size());
+  CHECK(kinds.intern("ThreadExit") == thread_exit);
+  CHECK(kinds.mask_for({"Text", "ThreadExit"}) == ((1ULL << 0U) | (1ULL << thread_exit)));
+  CHECK(kinds.mask_for({"Text", "*"}) == ~0ULL);
+  for (int i = 0; i < 100; ++i) kinds.intern(fmt::format("Kind{}", i));
+  CHECK(kinds.intern("OneTooMany") == KindTable::other);
+}
+
+TEST_CASE("send queues: shared batches, filtered copies, bounded with exact drop counts") {
+  BatchBuilder builder;
+  const std::string line = R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"hello"}}})";
+  const std::string line3 = R"({"timestamp":2,"port":3,"event":{"kind":"Counter","data":{"counter_id":1,"value":2}}})";
+  for (int i = 0; i < 10; ++i) {
+    builder.add(line, classify(line), 0);
+    builder.add(line3, classify(line3), 0);
+  }
+  const auto batch = builder.take();
+  CHECK(builder.empty());
+  REQUIRE(batch->items.size() == 20);
+  const std::size_t frame0 = batch->items[0].size;
+  CHECK(frame0 == 2 + std::string_view(R"({"type":"Event","data":)").size() + line.size() + 1);
+
+  SendQueue everything(1 << 20, 4096);
+  CHECK(everything.push(batch, ClientFilter{}) == 0);
+  std::vector<std::string_view> gathered;
+  everything.gather(gathered, 64, 1 << 20);
+  REQUIRE(gathered.size() == 1);
+  CHECK(gathered[0].data() == batch->bytes.data());  // the shared bytes, not a copy
+
+  ClientFilter port0;
+  port0.port_mask = 1;
+  CHECK(port0.accepts(batch->items[0].route));
+  CHECK_FALSE(port0.accepts(batch->items[1].route));
+  CHECK_FALSE(port0.accepts_all(*batch));
+  SendQueue filtered(1 << 20, 4096);
+  CHECK(filtered.push(batch, port0) == 0);
+  filtered.gather(gathered, 64, 1 << 20);
+  REQUIRE(gathered.size() == 1);
+  CHECK(gathered[0].size() == 10 * frame0);
+  const Delivered delivered = filtered.pop(1);
+  CHECK(delivered.events == 10);
+  CHECK(delivered.bytes == 10 * frame0);
+  CHECK(filtered.empty());
+
+  SendQueue small(3 * frame0, 64);
+  CHECK(small.push(batch, port0) == 7);  // 3 fit, 7 dropped
+  CHECK(small.push(batch, port0) == 10);
+  CHECK(small.data_bytes() == 3 * frame0);
+  CHECK(small.push_control(std::string(40, 'c'), true));
+  CHECK_FALSE(small.push_control(std::string(40, 'c'), true));  // advisory past the budget
+  CHECK(small.push_control(std::string(40, 'c'), false));       // replies always go
+  small.gather(gathered, 64, 1 << 20);
+  CHECK(gathered.size() == 3);
+  CHECK(small.pop(3).events == 3);
+  CHECK(small.bytes() == 0);
+
+  SendQueue tiny(16, 64);  // smaller than one record: an idle client still gets one
+  CHECK(tiny.push(batch, port0) == 9);
+
+  ClientFilter no_text;
+  no_text.kinds = 1ULL << 7U;  // Counter only
+  SendQueue counters(1 << 20, 64);
+  CHECK(counters.push(batch, no_text) == 0);
+  CHECK(counters.pop(1).events == 10);
+}
+
+TEST_CASE("command placeholders, exit codes and error lines") {
+  const std::map<std::string, std::string> values{{"baud_rate", "2000000"}, {"chip", "STM32F407VG"}};
+  CHECK(substitute_placeholders({"--baud", "{baud_rate}", "x{chip}y{chip}", "{unknown}", "{", "}{"}, values) ==
+        std::vector<std::string>{"--baud", "2000000", "xSTM32F407VGySTM32F407VG", "{unknown}", "{", "}{"});
+  CHECK(substitute_placeholders({R"({"data":{"message":"{baud_rate}"}})"}, values) ==
+        std::vector<std::string>{R"({"data":{"message":"2000000"}})"});
+  CHECK(protocol_code_for_exit(3) == "PROBE_NOT_FOUND");
+  CHECK(protocol_code_for_exit(4) == "PERMISSION_DENIED");
+  CHECK(protocol_code_for_exit(5) == "PROBE_IN_USE");
+  CHECK(protocol_code_for_exit(8) == "TARGET_NOT_RESPONDING");
+  CHECK(protocol_code_for_exit(9) == "BAUD_RATE_ERROR");
+  CHECK(protocol_code_for_exit(1).empty());
+  CHECK(protocol_code_for_child("BAUD_RATE_ERROR") == "BAUD_RATE_ERROR");
+  CHECK(protocol_code_for_child("NOT_FOUND") == "PROBE_NOT_FOUND");
+  CHECK(protocol_code_for_child("BUSY") == "PROBE_IN_USE");
+  CHECK(protocol_code_for_child("IO_ERROR").empty());
+  const auto error = parse_child_error_line(R"({"level":"error","code":"PROBE_IN_USE","message":"claimed"})");
+  REQUIRE(error);
+  CHECK(error->code == "PROBE_IN_USE");
+  CHECK(error->message == "claimed");
+  CHECK_FALSE(parse_child_error_line(R"({"level":"warn","message":"x"})"));
+  CHECK_FALSE(parse_child_error_line("swo-capture: error: no probe"));
+  CHECK_FALSE(parse_child_error_line(R"({"level":"error")"));
+}
+
+namespace {
+std::string read_all(int fd) {
+  std::string out;
+  std::array<char, 256> buffer{};
+  ssize_t n = 0;
+  while ((n = ::read(fd, buffer.data(), buffer.size())) > 0) out.append(buffer.data(), static_cast<std::size_t>(n));
+  return out;
+}
+
+std::optional<int> wait_exit(ChildProcess& child) {
+  for (int i = 0; i < 500 && !child.poll(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return child.exit_code();
+}
+}  // namespace
+
+TEST_CASE("child processes: pipes, JSON logs, exit codes, stopping the whole group") {
+  ChildProcess child = ChildProcess::spawn({"sh", "-c", "echo out; echo \"$TRACEPIPE_LOG_FORMAT\" >&2; exit 3"});
+  const FileDescriptor out = child.take_stdout();
+  const FileDescriptor err = child.take_stderr();
+  CHECK(read_all(out.get()) == "out\n");
+  CHECK(read_all(err.get()) == "json\n");
+  CHECK(wait_exit(child) == 3);
+  CHECK_FALSE(child.running());
+
+  CHECK_THROWS_AS(ChildProcess::spawn({"/nonexistent/capture-tool"}), Error);
+  CHECK_THROWS_AS(ChildProcess::spawn({}), Error);
+
+  ChildProcess group = ChildProcess::spawn({"sh", "-c", "sleep 30 | sleep 30"});
+  const FileDescriptor group_out = group.take_stdout();
+  CHECK(group.running());
+  group.terminate();
+  CHECK(wait_exit(group) == 128 + SIGTERM);
+  // Every process of the group is gone: nothing holds the pipe open any more.
+  pollfd descriptor{group_out.get(), POLLIN, 0};
+  CHECK(::poll(&descriptor, 1, 2000) == 1);
+  CHECK(read_all(group_out.get()).empty());
+}
