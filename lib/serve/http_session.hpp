@@ -7,7 +7,6 @@
 #include <boost/beast/http.hpp>
 #include <memory>
 #include <optional>
-#include <utility>  // before Boost.Asio 1.74, which needs std::exchange
 
 #include "serve/server_impl.hpp"
 

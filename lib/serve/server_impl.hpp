@@ -4,13 +4,12 @@
 
 #include <array>
 #include <atomic>
-#include <boost/asio.hpp>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <unordered_set>
-#include <utility>  // before Boost.Asio 1.74, which needs std::exchange
+#include "serve/asio.hpp"
 
 #include "serve/broadcast.hpp"
 #include "serve/child_process.hpp"

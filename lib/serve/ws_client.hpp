@@ -4,11 +4,10 @@
 #pragma once
 
 #include <array>
-#include <boost/asio.hpp>
 #include <memory>
 #include <string>
-#include <utility>  // before Boost.Asio 1.74, which needs std::exchange
 #include <vector>
+#include "serve/asio.hpp"
 
 #include "serve/broadcast.hpp"
 #include "serve/protocol.hpp"
