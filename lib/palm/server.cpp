@@ -102,7 +102,7 @@ class Session : public std::enable_shared_from_this<Session> {
   tcp::socket socket_;
   Parser parser_;
   Connection connection_;
-  std::array<std::uint8_t, 64 * 1024> buffer_{};
+  std::array<std::uint8_t, std::size_t{64} << 10U> buffer_{};
 };
 
 namespace {

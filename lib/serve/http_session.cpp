@@ -140,9 +140,10 @@ void HttpSession::respond(http::status status, std::string_view content_type, st
   response->set("X-Content-Type-Options", "nosniff");
   for (const auto& [name, value] : extra) response->set(beast_view(name), beast_view(value));
   const bool head = request.method() == http::verb::head;
-  response->body() = head ? std::string{} : std::move(body);
+  const std::size_t size = body.size();
+  if (!head) response->body() = std::move(body);
   response->prepare_payload();
-  if (head) response->content_length(body.size());
+  if (head) response->content_length(size);
   const bool keep_alive = request.keep_alive() && status == http::status::ok;
   response->keep_alive(keep_alive);
   http::async_write(stream_, *response,

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <mutex>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -145,16 +146,23 @@ void Server::Impl::start_pump(ByteSource source) {
   pump_ = std::make_unique<InputPump>(std::move(source), kinds_, std::move(callbacks));
 }
 
-// On the pump's thread. Batches wait for the server thread; when too many wait (the
-// server cannot keep up at all) the newest are dropped and counted for every tracing client.
+// On the pump's thread. When the server thread itself falls behind (not a client: clients
+// have their own queues) the pump waits, so the input is held back in the pipe rather than
+// lost; memory stays at most max_batches_in_flight batches.
 void Server::Impl::publish(std::shared_ptr<const Batch> batch) {
-  if (in_flight_.load(std::memory_order_relaxed) >= max_batches_in_flight) {
-    overloaded_events_.fetch_add(batch->items.size(), std::memory_order_relaxed);
-    return;
+  {
+    std::unique_lock lock(flow_mutex_);
+    while (in_flight_ >= max_batches_in_flight && !stopping_flag_.load()) {
+      flow_.wait_for(lock, std::chrono::milliseconds(20));
+    }
+    ++in_flight_;
   }
-  in_flight_.fetch_add(1, std::memory_order_relaxed);
   asio::post(io_, [this, batch = std::move(batch)] {
-    in_flight_.fetch_sub(1, std::memory_order_relaxed);
+    {
+      const std::scoped_lock lock(flow_mutex_);
+      --in_flight_;
+    }
+    flow_.notify_one();
     distribute(batch);
   });
 }
@@ -163,11 +171,7 @@ void Server::Impl::distribute(const std::shared_ptr<const Batch>& batch) {
   // What a capture command writes after it was told to stop belongs to no client.
   if (child_stopping_) return;
   stats_.records += batch->items.size();
-  const std::uint64_t overloaded = overloaded_events_.exchange(0, std::memory_order_relaxed);
-  for (const auto& client : clients_) {
-    if (overloaded > 0) client->add_drops(overloaded);
-    client->deliver(batch);
-  }
+  for (const auto& client : clients_) client->deliver(batch);
 }
 
 void Server::Impl::pump_ended(const std::string& error) {
@@ -325,7 +329,7 @@ void Server::Impl::schedule_tick() {
       if (clients_.empty() || monotonic_us() - stopped_at_us_ > shutdown_grace_us) return io_.stop();
     } else {
       check_child();
-      if (options_.exit_on_eof && input_ended_ && in_flight_.load() == 0) {
+      if (options_.exit_on_eof && input_ended_ && batches_in_flight() == 0) {
         const bool drained = std::all_of(clients_.begin(), clients_.end(), [](const auto& c) { return c->idle(); });
         if (drained || monotonic_us() - input_ended_at_us_ > 5'000'000) stop();
       }
@@ -351,6 +355,8 @@ void Server::Impl::schedule_stats() {
 void Server::Impl::stop() {
   if (stopping_) return;
   stopping_ = true;
+  stopping_flag_.store(true);
+  flow_.notify_all();
   stopped_at_us_ = monotonic_us();
   boost::system::error_code ignored;
   acceptor_.close(ignored);
@@ -362,12 +368,19 @@ void Server::Impl::stop() {
   }
 }
 
+int Server::Impl::batches_in_flight() {
+  const std::scoped_lock lock(flow_mutex_);
+  return in_flight_;
+}
+
 void Server::Impl::run() {
   accept();
   schedule_tick();
   schedule_stats();
   if (!command_mode()) start_pump(ByteSource::open(options_.input));
   io_.run();
+  stopping_flag_.store(true);  // a pump waiting for room gives up: nothing will make room now
+  flow_.notify_all();
   for (const auto& client : clients_) client->force_close();
   if (pump_) {
     pump_->stop();

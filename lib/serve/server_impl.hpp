@@ -4,8 +4,10 @@
 
 #include <array>
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -66,7 +68,6 @@ class Server::Impl {
   std::unordered_set<std::shared_ptr<WsClient>> clients_;
   ServeStats stats_;
   CpuMeter cpu_;
-  bool stopping_ = false;
 
  private:
   void accept();
@@ -83,6 +84,7 @@ class Server::Impl {
   void check_child();
   void finish_command();
   [[nodiscard]] std::size_t tracing_clients() const;
+  int batches_in_flight();
   void for_tracing(const std::function<void(WsClient&)>& action);
 
   struct CommandStart {
@@ -92,25 +94,30 @@ class Server::Impl {
 
   std::unique_ptr<InputPump> pump_;
   std::atomic<std::uint64_t> bad_lines_reported_{0};
-  bool seen_cycles_clock_ = false;
-  bool pump_running_ = false;
-  std::atomic<int> in_flight_{0};
-  std::atomic<std::uint64_t> overloaded_events_{0};  // batches the server could not take in time
+  std::mutex flow_mutex_;  // guards in_flight_: batches posted but not yet distributed
+  std::condition_variable flow_;
 
   std::optional<ChildProcess> child_;
   std::optional<asio::posix::stream_descriptor> child_stderr_;
   std::array<char, 4096> stderr_buffer_{};
   std::string stderr_line_;
-  bool child_reported_error_ = false;
-  bool child_stopping_ = false;  // we asked it to stop: its exit is not an error
-  std::uint64_t child_kill_at_us_ = 0;
-  bool restart_pending_ = false;
   std::optional<CommandStart> last_start_;
+  std::uint64_t child_kill_at_us_ = 0;
   std::uint64_t child_exit_seen_us_ = 0;
-  bool input_ended_ = false;
   std::uint64_t input_ended_at_us_ = 0;
   std::uint64_t stopped_at_us_ = 0;
   std::uint64_t last_stats_us_ = 0;
+  int in_flight_ = 0;
+  std::atomic<bool> stopping_flag_{false};  // stopping_, for the pump's thread
+  bool seen_cycles_clock_ = false;
+  bool pump_running_ = false;
+  bool child_reported_error_ = false;
+  bool child_stopping_ = false;  // we asked it to stop: its exit is not an error
+  bool restart_pending_ = false;
+  bool input_ended_ = false;
+
+ public:
+  bool stopping_ = false;
 };
 
 }  // namespace tp::serve

@@ -162,11 +162,6 @@ void WsClient::deliver(const std::shared_ptr<const Batch>& batch) {
   write_more();
 }
 
-void WsClient::add_drops(std::uint64_t events) {
-  if (!tracing_ || events == 0) return;
-  note_drops(events);
-}
-
 void WsClient::note_drops(std::uint64_t events) {
   dropped_ += events;
   drops_unreported_ += events;

@@ -23,7 +23,6 @@ class WsClient : public std::enable_shared_from_this<WsClient> {
   // Sends Hello, handles bytes the client sent along with its upgrade request, reads on.
   void start(std::string_view early_bytes);
   void deliver(const std::shared_ptr<const Batch>& batch);
-  void add_drops(std::uint64_t events);
   void send(const std::string& message, bool advisory = false);
   void send_error(std::string_view code, std::string_view message, bool advisory = false);
   void send_stats(double cpu_load, double interval_s);

@@ -76,11 +76,20 @@ async function palmRecords() {
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => { stdout += d; });
-  const port = await new Promise((resolve) => child.stderr.on('data', (d) => {
-    stderr += d;
-    const match = /listening on 127\.0\.0\.1:(\d+)/.exec(stderr);
-    if (match) resolve(Number(match[1]));
-  }));
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const closed = new Promise((resolve) => child.on('close', resolve));
+  const port = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`palm-recv did not start: ${stderr}`)), 10000);
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      const match = /listening on 127\.0\.0\.1:(\d+)/.exec(stderr);
+      if (match) {
+        clearTimeout(timer);
+        resolve(Number(match[1]));
+      }
+    });
+    exited.then(({ code, signal }) => reject(new Error(`palm-recv exited (${code ?? signal}) before listening: ${stderr}`)));
+  });
   const u32 = (v) => { const b = Buffer.alloc(4); b.writeUInt32BE(v); return b; };
   const param = (op, body) => Buffer.concat([Buffer.from([op, body.length >> 8, body.length & 255]), body]);
   await new Promise((resolve) => {
@@ -93,7 +102,9 @@ async function palmRecords() {
     });
     socket.on('close', resolve);
   });
-  await new Promise((resolve) => child.on('close', resolve));
+  const { code, signal } = await exited;
+  await closed;
+  check(code === 0, `palm-recv --once exits 0 (${code ?? signal}): ${stderr}`);
   return stdout.split('\n').filter((l) => l);
 }
 

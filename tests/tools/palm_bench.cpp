@@ -83,6 +83,7 @@ int send(std::uint16_t port, std::size_t senders, std::size_t messages, std::siz
   for (std::size_t k = 0; k < senders; ++k)
     streams.push_back(build_stream(messages, size, static_cast<std::uint32_t>(k)));
   std::vector<std::thread> threads;
+  threads.reserve(streams.size());
   for (const Bytes& stream : streams) {
     threads.emplace_back([&stream, port] {
       const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
