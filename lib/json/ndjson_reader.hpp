@@ -45,7 +45,7 @@ class NdjsonReader {
 
  private:
   void process_line(std::size_t begin, std::size_t end);
-  static const char* check_structure(simdjson::ondemand::document& document);
+  static const char* check_structure(simdjson::ondemand::document& document, std::string_view line);
   void report_bad(std::string_view message);
 
   LineHandler on_line_;

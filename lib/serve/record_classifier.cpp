@@ -30,19 +30,26 @@ namespace {
 
 using simdjson::ondemand::document;
 
+// After some errors simdjson abandons the document, and looking again would use its
+// released parser: every lookup goes through here.
+simdjson::simdjson_result<simdjson::ondemand::value> lookup(document& doc, std::string_view pointer) {
+  if (!doc.is_alive()) return simdjson::TAPE_ERROR;
+  return doc.at_pointer(pointer);
+}
+
 bool is_u64(document& doc, std::string_view pointer, std::uint64_t limit = ~0ULL) {
   std::uint64_t value = 0;
-  return doc.at_pointer(pointer).get_uint64().get(value) == simdjson::SUCCESS && value <= limit;
+  return lookup(doc, pointer).get_uint64().get(value) == simdjson::SUCCESS && value <= limit;
 }
 
 bool is_string(document& doc, std::string_view pointer) {
   std::string_view text;
-  return doc.at_pointer(pointer).get_string().get(text) == simdjson::SUCCESS;
+  return lookup(doc, pointer).get_string().get(text) == simdjson::SUCCESS;
 }
 
 // Absent, null or a string (the schema's optional names).
 bool is_optional_string(document& doc, std::string_view pointer) {
-  auto value = doc.at_pointer(pointer);
+  auto value = lookup(doc, pointer);
   if (value.error() == simdjson::NO_SUCH_FIELD) return true;
   bool null = false;
   if (value.is_null().get(null) == simdjson::SUCCESS && null) return true;
@@ -80,7 +87,7 @@ bool core_fields_valid(document& doc, std::uint8_t kind) {
     case 7:
       return is_u64(doc, "/event/data/counter_id", u32_max) && is_u64(doc, "/event/data/value");
     case 8: {
-      auto data = doc.at_pointer("/event/data/data");
+      auto data = lookup(doc, "/event/data/data");
       return data.error() == simdjson::SUCCESS && is_byte_array(data.value_unsafe());
     }
     default:
@@ -101,7 +108,7 @@ std::optional<RecordRoute> classify_frames(document& doc, std::string& problem) 
   route.itm = true;
   route.kind = KindTable::itm;
   simdjson::ondemand::array frames;
-  if (doc.at_pointer("/frames").get_array().get(frames) != simdjson::SUCCESS) {
+  if (lookup(doc, "/frames").get_array().get(frames) != simdjson::SUCCESS) {
     problem = "\"frames\" is not an array";
     return std::nullopt;
   }
@@ -119,6 +126,10 @@ std::optional<RecordRoute> classify_frames(document& doc, std::string& problem) 
       return std::nullopt;
     }
     add_port(route, port);
+  }
+  if (!doc.is_alive()) {
+    problem = "malformed JSON";
+    return std::nullopt;
   }
   return route;
 }
@@ -140,14 +151,14 @@ std::optional<RecordRoute> RecordClassifier::classify(simdjson::ondemand::docume
     return std::nullopt;
   }
   std::string_view kind;
-  const auto kind_error = doc.at_pointer("/event/kind").get_string().get(kind);
+  const auto kind_error = lookup(doc, "/event/kind").get_string().get(kind);
   if (kind_error != simdjson::SUCCESS) {
-    if (doc.at_pointer("/frames").error() == simdjson::SUCCESS) return classify_frames(doc, problem);
+    if (lookup(doc, "/frames").error() == simdjson::SUCCESS) return classify_frames(doc, problem);
     problem = "no \"event\".\"kind\" string (and not a frames line)";
     return std::nullopt;
   }
   std::uint64_t port = 0;
-  if (doc.at_pointer("/port").get_uint64().get(port) != simdjson::SUCCESS || port > 255) {
+  if (lookup(doc, "/port").get_uint64().get(port) != simdjson::SUCCESS || port > 255) {
     problem = "no \"port\" from 0 to 255";
     return std::nullopt;
   }
@@ -163,7 +174,11 @@ std::optional<RecordRoute> RecordClassifier::classify(simdjson::ondemand::docume
     return std::nullopt;
   }
   std::string_view clock;
-  route.cycles_clock = doc.at_pointer("/clock").get_string().get(clock) == simdjson::SUCCESS && clock == "cycles";
+  route.cycles_clock = lookup(doc, "/clock").get_string().get(clock) == simdjson::SUCCESS && clock == "cycles";
+  if (!doc.is_alive()) {
+    problem = "malformed JSON";
+    return std::nullopt;
+  }
   return route;
 }
 

@@ -86,6 +86,38 @@ TEST_CASE("NDJSON reader: lines across chunks, CRLF, blank lines, bad lines with
   CHECK(reader.bad_lines() == 2);
 }
 
+TEST_CASE("NDJSON reader: malformed JSON at any depth is a bad line; valid JSON of any shape is not") {
+  std::vector<std::uint64_t> good;
+  std::vector<std::uint64_t> bad;
+  NdjsonReader reader(
+      [&](NdjsonLine& line) {
+        good.push_back(line.number);
+        return simdjson::SUCCESS;
+      },
+      [&](std::uint64_t number, std::string_view) { bad.push_back(number); });
+  const std::string input =
+      R"({"a":{"b":}]})"
+      "\n"  // 1 missing value, wrong bracket
+      R"({"a":[1,]})"
+      "\n"  // 2 trailing comma
+      R"({"a":"\x"})"
+      "\n"  // 3 bad escape
+      R"({"a":01})"
+      "\n"  // 4 leading zero
+      R"({"a":tru})"
+      "\n"  // 5 bad literal
+      R"({"a":{"b":[1,{"c":[[]]}]}} x)"
+      "\n"  // 6 text after
+      R"({"a":{"b":[1,2,{"c":null}],"d":"\u00e9","e":1e400,"f":123456789012345678901234567890,"g":-0.5E+3}})"
+      "\n"
+      R"({"t":true,"f":false,"n":null,"s":"","o":{},"l":[]})"
+      "\n";
+  reader.feed(std::string_view(input));
+  reader.finish();
+  CHECK(bad == std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6});
+  CHECK(good == std::vector<std::uint64_t>{7, 8});
+}
+
 TEST_CASE("NDJSON reader: strict mode throws with the line number; over-long lines are skipped") {
   NdjsonReader strict([](NdjsonLine&) { return simdjson::SUCCESS; }, nullptr, true);
   strict.feed(std::string_view("{}\n"));
