@@ -20,110 +20,15 @@ void NdjsonReader::report_bad(std::string_view message) {
 // On-Demand parses lazily and trusts the nesting it is given: walk the top-level object
 // once (skipping each value checks its nesting) so that handlers may use any access,
 // and reject text after the object. Returns why the line is bad, or nullptr.
-namespace {
-
-// -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? (RFC 8259 section 6), trailing blanks allowed.
-bool is_json_number(std::string_view token) noexcept {
-  while (!token.empty() &&
-         (token.back() == ' ' || token.back() == '\t' || token.back() == '\r' || token.back() == '\n')) {
-    token.remove_suffix(1);
-  }
-  std::size_t i = 0;
-  const auto digits = [&] {
-    const std::size_t start = i;
-    while (i < token.size() && token[i] >= '0' && token[i] <= '9') ++i;
-    return i - start;
-  };
-  if (i < token.size() && token[i] == '-') ++i;
-  if (i < token.size() && token[i] == '0') {
-    ++i;
-  } else if (digits() == 0) {
-    return false;
-  }
-  if (i < token.size() && token[i] == '.') {
-    ++i;
-    if (digits() == 0) return false;
-  }
-  if (i < token.size() && (token[i] == 'e' || token[i] == 'E')) {
-    ++i;
-    if (i < token.size() && (token[i] == '+' || token[i] == '-')) ++i;
-    if (digits() == 0) return false;
-  }
-  return i == token.size();
-}
-
-simdjson::error_code check_value(simdjson::ondemand::value value, bool check_keys);
-
-// A member: its key and its value. Keys are checked (by unescaping) only on lines that
-// hold a backslash at all: a key without one cannot have a bad escape, and unescaping
-// every key would cost a third of the reader's speed.
-simdjson::error_code check_field(
-    simdjson::simdjson_result<simdjson::ondemand::field> result,  // NOLINT(misc-no-recursion)
-    bool check_keys) {
-  simdjson::ondemand::field field;
-  if (auto error = std::move(result).get(field); error != simdjson::SUCCESS) return error;
-  if (check_keys) {
-    std::string_view key;
-    if (auto error = field.unescaped_key().get(key); error != simdjson::SUCCESS) return error;
-  }
-  return check_value(field.value(), check_keys);
-}
-
-// Walks every value: On-Demand only looks at what is asked for, and skipping a value
-// merely balances brackets, so "{"a":{"b":}]}" would pass a walk of the top level alone.
-simdjson::error_code check_value(simdjson::ondemand::value value, bool check_keys) {  // NOLINT(misc-no-recursion)
-  simdjson::ondemand::json_type type{};
-  if (auto error = value.type().get(type); error != simdjson::SUCCESS) return error;
-  switch (type) {
-    case simdjson::ondemand::json_type::object: {
-      simdjson::ondemand::object object;
-      if (auto error = value.get_object().get(object); error != simdjson::SUCCESS) return error;
-      for (auto field : object) {
-        if (auto error = check_field(field, check_keys); error != simdjson::SUCCESS) return error;
-      }
-      return simdjson::SUCCESS;
-    }
-    case simdjson::ondemand::json_type::array: {
-      simdjson::ondemand::array array;
-      if (auto error = value.get_array().get(array); error != simdjson::SUCCESS) return error;
-      for (auto item : array) {
-        simdjson::ondemand::value element;
-        if (auto error = item.get(element); error != simdjson::SUCCESS) return error;
-        if (auto error = check_value(element, check_keys); error != simdjson::SUCCESS) return error;
-      }
-      return simdjson::SUCCESS;
-    }
-    case simdjson::ondemand::json_type::string: {
-      std::string_view text;
-      return value.get_string().get(text);
-    }
-    case simdjson::ondemand::json_type::number:
-      // The grammar, not a conversion: 1e400 and 30-digit integers are valid JSON.
-      return is_json_number(value.raw_json_token()) ? simdjson::SUCCESS : simdjson::NUMBER_ERROR;
-    case simdjson::ondemand::json_type::boolean: {
-      bool flag = false;
-      return value.get_bool().get(flag);
-    }
-    case simdjson::ondemand::json_type::null: {
-      bool null = false;
-      const auto error = value.is_null().get(null);
-      return error != simdjson::SUCCESS ? error : null ? simdjson::SUCCESS : simdjson::INCORRECT_TYPE;
-    }
-  }
-  return simdjson::INCORRECT_TYPE;
-}
-
-}  // namespace
-
+// On-Demand checks only what it is asked for (skipping a value merely balances brackets,
+// so {"a":{"b":}]} would pass), and the record tools pass lines on byte for byte: each
+// line is validated whole by simdjson's DOM parser (stage 2 checks every value; integers
+// must fit 64 bits). The line sits in a buffer with simdjson's padding after it.
 const char* NdjsonReader::check_structure(simdjson::ondemand::document& document, std::string_view line) {
-  const bool check_keys = line.find('\\') != std::string_view::npos;
-  simdjson::ondemand::object object;
-  if (auto error = document.get_object().get(object); error != simdjson::SUCCESS) return simdjson::error_message(error);
-  for (auto field : object) {
-    if (auto error = check_field(field, check_keys); error != simdjson::SUCCESS) return simdjson::error_message(error);
-  }
-  if (!document.is_alive()) return "malformed JSON";
-  if (document.current_location().error() != simdjson::OUT_OF_BOUNDS) return "text after the JSON object";
+  simdjson::dom::element root;
+  const auto error = validator_.parse(reinterpret_cast<const std::uint8_t*>(line.data()), line.size(), false).get(root);
+  if (error != simdjson::SUCCESS) return simdjson::error_message(error);
+  if (!root.is_object()) return "a record must be a JSON object";
   document.rewind();
   return nullptr;
 }

@@ -45,13 +45,14 @@ class NdjsonReader {
 
  private:
   void process_line(std::size_t begin, std::size_t end);
-  static const char* check_structure(simdjson::ondemand::document& document, std::string_view line);
+  const char* check_structure(simdjson::ondemand::document& document, std::string_view line);
   void report_bad(std::string_view message);
 
   LineHandler on_line_;
   BadLineHandler on_bad_line_;
   simdjson::ondemand::parser parser_;
-  std::string buffer_;  // pending bytes; capacity keeps SIMDJSON_PADDING spare
+  simdjson::dom::parser validator_;  // On-Demand does not check what it skips: this does
+  std::string buffer_;               // pending bytes; capacity keeps SIMDJSON_PADDING spare
   std::size_t max_line_;
   std::uint64_t line_number_ = 0;
   std::uint64_t bad_lines_ = 0;
