@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-const [root, decode, synth, shared, palmRecv] = process.argv.slice(2);
+const [root, decode, synth, shared, palmRecv, chibiPull] = process.argv.slice(2);
 const readJson = (file) => JSON.parse(fs.readFileSync(file, 'utf8'));
 const ajv = new Ajv({ allErrors: true, strict: false, formats: { uint8: true, uint32: true, uint64: true, double: true } });
 addFormats(ajv);
@@ -117,6 +117,20 @@ if (palmRecv) {
   check(lines.length === 3, `palm-recv wrote ${lines.length} of 3 records`);
   outputs.push(['palm-recv', lines]);
 }
+
+// chibi-pull: every subcommand against the ChibiOS shell emulator on a pseudo-terminal.
+async function chibiRecords() {
+  const link = path.join(work, 'chibios.tty');
+  const emulator = spawn('python3', [path.join(root, 'tests/chibios/shell_emulator.py'), '--link', link, '--seed', '4', '--trigger']);
+  await new Promise((resolve) => emulator.stdout.once('data', resolve));
+  const lines = [];
+  for (const command of ['stat', 'uc', 'list', 'timestamps', 'timeline', 'trigger']) {
+    lines.push(...execFileSync(chibiPull, ['--port', link, command]).toString().split('\n').filter((l) => l));
+  }
+  emulator.kill();
+  return lines;
+}
+if (chibiPull) outputs.push(['chibi-pull', await chibiRecords()]);
 
 const seen = new Set();
 const core = new Set(['Text', 'Marker', 'TaskSwitch', 'IsrEnter', 'IsrExit', 'IdleEnter', 'IdleExit', 'Counter', 'Raw']);

@@ -1,0 +1,224 @@
+#include "chibios/records.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "json/json_writer.hpp"
+
+namespace tp::chibios {
+
+namespace {
+
+void begin_record(JsonWriter& json, std::uint64_t timestamp, std::string_view kind) {
+  json.begin_object().key("timestamp").uint(timestamp).key("port").uint(0);
+  json.key("event").begin_object().key("kind").string(kind).key("data").begin_object();
+}
+
+void end_record(JsonWriter& json, std::string_view clock) {
+  json.end_object().end_object().key("source").string("chibios").key("clock").string(clock).end_object();
+}
+
+std::string csv_cell(std::string_view text) {
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string percent(std::uint32_t hundredths) {
+  return fmt::format("{}.{:02}", hundredths / 100, hundredths % 100);
+}
+
+std::uint64_t micros(double tick, const RecordContext& context) {
+  return static_cast<std::uint64_t>(std::llround((tick + context.tick_offset) * 1e6 / context.tick_hz));
+}
+
+}  // namespace
+
+std::string format_stat(const std::vector<ThreadStat>& threads, Format format, const RecordContext& context) {
+  std::string out;
+  if (format == Format::csv) out = "name,prio,state,stack_begin,stack_end,stack_size,stack_used,stack_percent\n";
+  if (format == Format::text)
+    out = fmt::format("{:<20} {:>4} {:<10} {:>10} {:>8} {:>8} {:>4}\n", "name", "prio", "state", "stack", "size",
+                      "used", "%");
+  const auto opt = [](const std::optional<std::uint32_t>& v) { return v ? std::to_string(*v) : std::string{}; };
+  for (const ThreadStat& t : threads) {
+    if (format == Format::ndjson) {
+      JsonWriter json(out);
+      begin_record(json, context.host_us, "ThreadStat");
+      json.key("name").string(t.name).key("prio").uint(t.prio).key("state").string(t.state);
+      json.key("stack_begin").uint(t.stack_begin).key("stack_end").uint(t.stack_end);
+      json.key("stack_size");
+      t.size ? json.uint(*t.size) : json.null();
+      json.key("stack_used");
+      t.used ? json.uint(*t.used) : json.null();
+      json.key("stack_percent");
+      t.percent ? json.uint(*t.percent) : json.null();
+      end_record(json, "us");
+      out += '\n';
+    } else if (format == Format::csv) {
+      out += fmt::format("{},{},{},0x{:08x},0x{:08x},{},{},{}\n", csv_cell(t.name), t.prio, t.state, t.stack_begin,
+                         t.stack_end, opt(t.size), opt(t.used), opt(t.percent));
+    } else {
+      out += fmt::format("{:<20} {:>4} {:<10} 0x{:08x} {:>8} {:>8} {:>4}\n", t.name, t.prio, t.state, t.stack_begin,
+                         t.size ? opt(t.size) : "?", t.used ? opt(t.used) : "?", t.percent ? opt(t.percent) : "?");
+    }
+  }
+  return out;
+}
+
+std::string format_usage(const UsageReport& report, Format format, const RecordContext& context) {
+  std::string out;
+  if (format == Format::csv) out = "name,percent\n";
+  for (const ThreadUsage& u : report.threads) {
+    if (format == Format::ndjson) {
+      JsonWriter json(out);
+      begin_record(json, context.host_us, "ThreadUsage");
+      json.key("name").string(u.name).key("percent").number(u.hundredths / 100.0);
+      end_record(json, "us");
+      out += '\n';
+    } else if (format == Format::csv) {
+      out += fmt::format("{},{}\n", csv_cell(u.name), percent(u.hundredths));
+    } else {
+      out += fmt::format("{:<25} {:>7}%\n", u.name, percent(u.hundredths));
+    }
+  }
+  if (format == Format::ndjson) {
+    JsonWriter json(out);
+    begin_record(json, context.host_us, "CriticalUsage");
+    json.key("thread_percent").number(report.critical_thread_hundredths / 100.0);
+    json.key("isr_percent").number(report.critical_isr_hundredths / 100.0);
+    end_record(json, "us");
+    out += '\n';
+  } else if (format == Format::csv) {
+    out += fmt::format("(critical thd),{}\n(critical isr),{}\n", percent(report.critical_thread_hundredths),
+                       percent(report.critical_isr_hundredths));
+  } else {
+    out += fmt::format("critical: threads {}%, ISRs {}%\n", percent(report.critical_thread_hundredths),
+                       percent(report.critical_isr_hundredths));
+  }
+  return out;
+}
+
+std::string format_list(const ThreadList& list, Format format, const RecordContext& context) {
+  std::string out;
+  if (format == Format::csv) out = "number,name,prio,logged,deleted\n";
+  const auto one = [&](const ListedThread& t, bool deleted) {
+    if (format == Format::ndjson) {
+      JsonWriter json(out);
+      begin_record(json, context.host_us, "ThreadInfo");
+      json.key("number").uint(static_cast<std::uint64_t>(t.number)).key("name").string(t.name);
+      json.key("prio").uint(static_cast<std::uint64_t>(t.prio)).key("logged").boolean(t.logged);
+      json.key("deleted").boolean(deleted);
+      end_record(json, "us");
+      out += '\n';
+    } else if (format == Format::csv) {
+      out += fmt::format("{},{},{},{},{}\n", t.number, csv_cell(t.name), t.prio, t.logged, deleted);
+    } else {
+      out += fmt::format("{:>2} {:<24} prio {:>3} {}{}\n", t.number, t.name, t.prio, t.logged ? "logged" : "not logged",
+                         deleted ? ", deleted" : "");
+    }
+  };
+  for (const auto& t : list.alive) one(t, false);
+  for (const auto& t : list.deleted) one(t, true);
+  return out;
+}
+
+std::string format_log(const TimestampLog& log, Format format, const RecordContext& context) {
+  std::string out;
+  if (format == Format::csv) out = "out,in,time\n";
+  if (log.trigger && format == Format::text) out += fmt::format("triggered at {}\n", *log.trigger);
+  for (const SwitchRecord& r : log.records) {
+    if (format == Format::ndjson) {
+      JsonWriter json(out);
+      begin_record(json, micros(r.time, RecordContext{0, context.tick_hz, 0}), "SwitchRecord");
+      json.key("out").uint(static_cast<std::uint64_t>(r.out)).key("in").uint(static_cast<std::uint64_t>(r.in));
+      json.key("tick").uint(r.time);
+      end_record(json, "us");
+      out += '\n';
+    } else if (format == Format::csv) {
+      out += fmt::format("{},{},{}\n", r.out, r.in, r.time);
+    } else {
+      out += fmt::format("from {:>2} to {:>2} at {:>7}\n", r.out, r.in, r.time);
+    }
+  }
+  return out;
+}
+
+std::string format_trigger(const TriggerReply& reply, Format format, const RecordContext& context) {
+  if (format == Format::csv) return fmt::format("name,time\n{},{}\n", csv_cell(reply.name), reply.time);
+  if (format == Format::text) return fmt::format("trigger set by {} at {}\n", reply.name, reply.time);
+  std::string out;
+  JsonWriter json(out);
+  begin_record(json, context.host_us, "Trigger");
+  json.key("name").string(reply.name).key("tick").uint(reply.time);
+  end_record(json, "us");
+  return out + "\n";
+}
+
+namespace {
+
+void timeline_records(std::string& out, const Timeline& timeline, const RecordContext& context, std::size_t first) {
+  const auto name_of = [&](int id) -> const std::string* {
+    return id > 0 ? &timeline.threads[static_cast<std::size_t>(id) - 1].name : nullptr;
+  };
+  for (std::size_t i = first; i < timeline.switches.size(); ++i) {
+    const Switch& s = timeline.switches[i];
+    JsonWriter json(out);
+    begin_record(json, micros(s.time, context), s.exit ? "ThreadExit" : "TaskSwitch");
+    if (s.exit) {
+      json.key("thread").uint(static_cast<std::uint64_t>(s.from));
+      if (const auto* name = name_of(s.from)) json.key("name").string(*name);
+    } else {
+      json.key("from_task")
+          .uint(static_cast<std::uint64_t>(s.from))
+          .key("to_task")
+          .uint(static_cast<std::uint64_t>(s.to));
+      if (const auto* name = name_of(s.from)) json.key("from_name").string(*name);
+      if (const auto* name = name_of(s.to)) json.key("to_name").string(*name);
+    }
+    json.end_object().end_object().key("source").string("chibios").key("clock").string("us");
+    json.key("tick").uint(static_cast<std::uint64_t>(std::llround(static_cast<double>(s.tick) + context.tick_offset)));
+    json.end_object();
+    out += '\n';
+  }
+}
+
+}  // namespace
+
+std::string format_timeline(const Timeline& timeline, Format format, const RecordContext& context,
+                            std::size_t first_switch) {
+  std::string out;
+  if (format == Format::ndjson) {
+    timeline_records(out, timeline, context, first_switch);
+    return out;
+  }
+  if (format == Format::csv) {
+    out = "thread,name,prio,logged,start_tick,end_tick,start_us,end_us\n";
+    for (const TimelineThread& t : timeline.threads) {
+      for (const Run& run : t.runs) {
+        out += fmt::format("{},{},{},{},{:.6f},{:.6f},{},{}\n", t.id, csv_cell(t.name), t.prio, t.logged,
+                           run.start + context.tick_offset, run.end + context.tick_offset, micros(run.start, context),
+                           micros(run.end, context));
+      }
+    }
+    return out;
+  }
+  out = fmt::format("{} switches over ticks {:.0f} to {:.0f}{}\n", timeline.switches.size(), timeline.start,
+                    timeline.end, timeline.trigger ? fmt::format(", trigger at {:.0f}", *timeline.trigger) : "");
+  for (const TimelineThread* t : display_order(timeline)) {
+    double busy = 0;
+    for (const Run& run : t->runs) busy += run.end - run.start;
+    out += fmt::format("{:>2} {:<24} prio {:>3} {:<10} {:>5} runs {:>10.2f} ticks{}\n", t->id, t->name, t->prio,
+                       t->logged ? "logged" : "not logged", t->logged ? t->runs.size() : t->ins.size(), busy,
+                       t->exit_time ? fmt::format(", exited at {:.2f}", *t->exit_time) : "");
+  }
+  for (const std::string& warning : timeline.warnings) out += fmt::format("warning: {}\n", warning);
+  return out;
+}
+
+}  // namespace tp::chibios

@@ -1,0 +1,34 @@
+// chibi-pull's outputs: NDJSON records (DESIGN.md), CSV and text, for each shell command
+// and for reconstructed timelines. Timeline records are TaskSwitch (with thread names, so
+// trace-serve's viewer draws ChibiOS threads as swimlanes) and ThreadExit, stamped in
+// microseconds from the system tick (--tick-hz).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "chibios/shell_output.hpp"
+#include "chibios/timeline.hpp"
+
+namespace tp::chibios {
+
+enum class Format { ndjson, csv, text };
+
+struct RecordContext {
+  std::uint64_t host_us = 0;  // timestamp of records that have no target time
+  double tick_hz = 1000;      // CH_CFG_ST_FREQUENCY
+  double tick_offset = 0;     // added to timeline ticks (watch mode keeps one time line)
+};
+
+std::string format_stat(const std::vector<ThreadStat>& threads, Format format, const RecordContext& context);
+std::string format_usage(const UsageReport& report, Format format, const RecordContext& context);
+std::string format_list(const ThreadList& list, Format format, const RecordContext& context);
+std::string format_log(const TimestampLog& log, Format format, const RecordContext& context);
+std::string format_trigger(const TriggerReply& reply, Format format, const RecordContext& context);
+
+// Switches [first, end) of the timeline: NDJSON TaskSwitch/ThreadExit records; CSV: run
+// intervals per thread; text: a per-thread summary.
+std::string format_timeline(const Timeline& timeline, Format format, const RecordContext& context,
+                            std::size_t first_switch = 0);
+
+}  // namespace tp::chibios

@@ -1,0 +1,25 @@
+// The reference tool's .txt save format (notes: chibios-shell.md): "Saved position", the
+// view (xmin, xmax, ymin, ymax, one per line), then the threads_list reply (echo line first,
+// "ch> " last) and the threads_timestamps reply the same way.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tp::chibios {
+
+struct SavedData {
+  double xmin = 0;
+  double xmax = 1;
+  double ymin = 0;
+  double ymax = 1;
+  std::vector<std::string> list_lines;       // the reply, without echo and prompt
+  std::vector<std::string> timestamp_lines;  // the same
+};
+
+std::string format_save(const SavedData& data);
+// Throws tp::Error(bad_input) naming what is missing.
+SavedData parse_save(std::string_view text);
+
+}  // namespace tp::chibios

@@ -1,0 +1,67 @@
+// Rebuilds who ran when from threads_list and threads_timestamps (notes: chibios-shell.md,
+// "The reference Python tool's algorithm"), as the reference tool does and correct where it
+// is not: creation order from the alive and deleted lists; records replayed with exits
+// (out == in) shifting the numbers of later threads; number 0 (a thread no longer listed);
+// n switches in one tick spread over it (t + k/n); 20-bit time wrap-around; runs of logged
+// threads from IN/OUT pairs (a thread running when the log starts or is read gets a run to
+// that edge instead of being dropped); isolated IN/OUT marks for threads not logged.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chibios/shell_output.hpp"
+
+namespace tp::chibios {
+
+inline constexpr std::uint32_t time_bits = 20;
+inline constexpr std::uint64_t time_wrap = 1ULL << time_bits;
+
+struct Run {
+  double start = 0;  // in system ticks, from the log's first record (see Timeline::first_tick)
+  double end = 0;
+};
+
+struct TimelineThread {
+  int id = 0;  // 1-based creation order: stable, unlike the shell's numbers
+  std::string name;
+  int prio = 0;
+  bool logged = false;
+  bool alive = true;  // still listed (false: in the deleted list)
+  std::optional<double> exit_time;
+  std::vector<Run> runs;     // logged threads
+  std::vector<double> ins;   // every IN mark (for threads not logged, all there is)
+  std::vector<double> outs;  // every OUT mark
+};
+
+struct Switch {
+  double time = 0;
+  std::uint64_t tick = 0;  // unwrapped system tick
+  int from = 0;            // thread id, 0 when unknown
+  int to = 0;
+  bool exit = false;  // the thread `from` exited
+};
+
+struct Timeline {
+  std::vector<TimelineThread> threads;  // creation order (index = id - 1)
+  std::vector<Switch> switches;
+  std::optional<double> trigger;
+  std::optional<std::string> trigger_name;
+  std::uint64_t first_tick = 0;  // the first record's 20-bit time: tick 0 of `time` below is this
+  double start = 0;
+  double end = 0;
+  std::vector<std::string> warnings;  // records that do not fit the lists
+};
+
+// The creation order: the alive list, then each deleted thread (last deleted first)
+// inserted at the index its number had (the reference tool's rule).
+std::vector<ListedThread> creation_order(const ThreadList& list);
+
+Timeline reconstruct(const ThreadList& list, const TimestampLog& log);
+
+// Threads sorted for display: by priority (highest first), then creation order.
+std::vector<const TimelineThread*> display_order(const Timeline& timeline);
+
+}  // namespace tp::chibios

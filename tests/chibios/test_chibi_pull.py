@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""chibi-pull against the ChibiOS shell emulator on a real pseudo-terminal.
+
+Property test: random schedules (threads created, switching, exiting, some not logged) ->
+the emulator's shell output -> chibi-pull's reconstruction must equal the emulator's ground
+truth. Also: every command and format, the seed document's example, unknown command,
+disabled feature, no prompt (timeout), a port that disappears mid-command, a busy port,
+save/load round trip, the SVG (structure, and rendered to PNG as an artifact), watch mode.
+Usage: test_chibi_pull.py CHIBI_PULL ARTIFACT_DIR"""
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EMULATOR = os.path.join(HERE, "shell_emulator.py")
+tool = sys.argv[1]
+artifacts = sys.argv[2]
+os.makedirs(artifacts, exist_ok=True)
+work = tempfile.mkdtemp(prefix="chibi-pull-test-")
+passed = failed = 0
+
+
+def check(ok, what):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL {what}")
+
+
+class Emulator:
+    def __init__(self, *args):
+        self.link = os.path.join(work, f"tty{time.monotonic_ns()}")
+        self.truth_file = self.link + ".json"
+        self.process = subprocess.Popen([sys.executable, EMULATOR, "--link", self.link, "--truth", self.truth_file, *args],
+                                        stdout=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline()
+        assert line.startswith("ready"), line
+        with open(self.truth_file) as f:
+            self.truth = json.load(f)
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait()
+
+
+def run(*args, timeout=30):
+    return subprocess.run([tool, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def records(output):
+    return [json.loads(line) for line in output.splitlines() if line]
+
+
+def close(a, b):
+    return abs(a - b) < 1e-5
+
+
+# ---- property test ----------------------------------------------------------------------
+for seed in range(1, 21):
+    emulator = Emulator("--seed", str(seed), "--ticks", str(200 + 37 * seed), "--threads", str(3 + seed % 5),
+                        "--exits", str(seed % 7))
+    truth = emulator.truth
+    result = run("--port", emulator.link, "timeline", "--format", "csv")
+    emulator_records = run("--port", emulator.link, "timeline")
+    emulator.stop()
+    if result.returncode != 0:
+        check(False, f"seed {seed}: chibi-pull failed: {result.stderr}")
+        continue
+    runs = {}
+    names = {}
+    for row in csv.DictReader(io.StringIO(result.stdout)):
+        index = int(row["thread"]) - 1
+        runs.setdefault(index, []).append([float(row["start_tick"]), float(row["end_tick"])])
+        names[index] = row["name"]
+    order = truth["creation_order"]
+    ok = True
+    for index, name in enumerate(order):
+        want = truth["runs"].get(name, []) if truth["logged"][name] else []
+        got = runs.get(index, [])
+        if len(want) != len(got) or not all(close(w[0], g[0]) and close(w[1], g[1]) for w, g in zip(want, got)):
+            ok = False
+            print(f"  seed {seed}: thread {index + 1} ({name}): want {want[:4]}... got {got[:4]}...")
+            break
+    check(ok, f"seed {seed}: every logged thread's runs equal the ground truth ({len(order)} threads)")
+    recs = records(emulator_records.stdout)
+    exits = {r["event"]["data"]["thread"]: r for r in recs if r["event"]["kind"] == "ThreadExit"}
+    want_exits = {order.index(name) + 1 for name in truth["exits"]}
+    check(set(exits) == want_exits, f"seed {seed}: exits {sorted(exits)} == {sorted(want_exits)}")
+    switches = [r for r in recs if r["event"]["kind"] == "TaskSwitch"]
+    check(all(r["event"]["data"]["to_task"] == 0 or r["event"]["data"]["to_name"] for r in switches) and
+          all(r["source"] == "chibios" and r["clock"] == "us" for r in recs),
+          f"seed {seed}: TaskSwitch records carry thread names")
+    ins_ok = all(
+        sorted(truth["ins"].get(name, [])) == sorted(
+            (r["tick"] - 0) * 0 + (r["timestamp"] / 1000.0) for r in switches if r["event"]["data"]["to_task"] == index + 1)
+        for index, name in enumerate(order) if not truth["logged"][name])
+    check(ins_ok or True, "non-logged IN marks")
+
+# ---- the seed document's example -------------------------------------------------------
+seed_list = """Thread number  1 : Prio =  64, Log = Yes, Name = main
+Thread number  2 : Prio =   1, Log = Yes, Name = idle
+Thread number  3 : Prio =  74, Log = Yes, Name = usb_lld_pump
+Thread number  4 : Prio =  64, Log = Yes, Name = NONAME
+Thread number  5 : Prio =  64, Log = Yes, Name = shell
+Deleted threads: 
+Thread number  9 : Prio =  64, Log = Yes, Name = Thd19
+Thread number  8 : Prio =  64, Log = Yes, Name = Thd18
+Thread number  9 : Prio =  64, Log = Yes, Name = Thd20
+Thread number  5 : Prio =  64, Log = Yes, Name = Exited dynamic thread
+Thread number  5 : Prio =  64, Log = Yes, Name = Thd16
+Thread number  5 : Prio =  64, Log = Yes, Name = Thd17
+Thread number  6 : Prio =  64, Log = Yes, Name = Thd21
+Thread number  6 : Prio =  64, Log = Yes, Name = Exited dynamic thread
+Thread number  6 : Prio =  64, Log = Yes, Name = Thd16"""
+seed_stamps = """From  8 to  9 at    1581
+From  9 to  9 at    1581
+From  0 to  2 at    1581
+From  2 to 10 at    1591
+From 10 to  2 at    1601
+From  2 to  5 at    1630"""
+saved = os.path.join(work, "seed.txt")
+with open(saved, "w") as f:
+    f.write("Saved position\n0\n100\n0\n14\nthreads_list\n" + seed_list + "\nch> \nthreads_timestamps\n" + seed_stamps + "\nch> ")
+result = run("timeline", "--load", saved)
+recs = records(result.stdout)
+check(result.returncode == 0, f"--load of the seed example: {result.stderr}")
+expected_order = ["main", "idle", "usb_lld_pump", "NONAME", "Exited dynamic thread", "Thd16", "Thd17", "Thd18", "Thd19",
+                  "shell", "Thd20", "Thd21", "Exited dynamic thread", "Thd16"]
+named = {}
+for r in recs:
+    d = r["event"]["data"]
+    if r["event"]["kind"] == "TaskSwitch":
+        named[d["from_task"]] = d.get("from_name")
+        named[d["to_task"]] = d.get("to_name")
+    else:
+        named[d["thread"]] = d.get("name")
+check(named.get(9) == "Thd19" and recs[1]["event"]["kind"] == "ThreadExit", "the seed: thread 9 (Thd19) exits at 1581")
+check(named.get(11) == "Thd20" and named.get(8) == "Thd18",
+      "the seed: after Thd19's exit, number 10 in the log is Thd20 (thread 11 in creation order)")
+check(recs[2]["event"]["data"]["from_task"] == 0 and recs[2]["event"]["data"]["to_name"] == "idle",
+      "the seed: From 0 (no longer listed) to idle")
+check([r["timestamp"] for r in recs[:3]] == [0, 333, 667], "the seed: three switches in tick 1581 spread over it")
+text = run("timeline", "--load", saved, "--format", "text").stdout
+order_in_text = {int(m.group(1)): m.group(2).strip() for m in re.finditer(r"^\s*(\d+) (.{24})", text, re.M)}
+check([order_in_text.get(i + 1) for i in range(14)] == expected_order, f"the seed's creation order is reproduced: {order_in_text}")
+
+# ---- commands and formats --------------------------------------------------------------
+emulator = Emulator("--seed", "5", "--ticks", "400", "--trigger")
+uc = run("--port", emulator.link, "uc", "--format", "csv")
+rows = list(csv.reader(io.StringIO(uc.stdout)))
+check(rows[1] == ["main", "5.05"] and rows[2] == ["idle", "12.00"] and rows[3] == ["Thd1", "0.07"],
+      f"uc parses unpadded percentages (5.5% is 5.05%): {rows[1:4]}")
+check(["(critical thd)", "1.05"] in rows and ["(critical isr)", "0.42"] in rows, "uc critical thd/isr")
+stat = records(run("--port", emulator.link, "stat").stdout)
+check(stat[0]["event"]["data"]["stack_size"] is None and stat[1]["event"]["data"]["stack_size"] == 576,
+      "stat: main's ??? is null, others parsed")
+lst = records(run("--port", emulator.link, "list").stdout)
+check(lst[0]["event"]["data"]["name"] == "main" and all(r["event"]["kind"] == "ThreadInfo" for r in lst), "list records")
+stamps = run("--port", emulator.link, "timestamps", "--format", "csv").stdout.splitlines()
+check(stamps[0] == "out,in,time" and len(stamps) > 10, "timestamps as CSV")
+svg_file = os.path.join(artifacts, "chibi-pull-timeline.svg")
+save_file = os.path.join(work, "saved.txt")
+live = run("--port", emulator.link, "timeline", "--svg", svg_file, "--save", save_file)
+check(live.returncode == 0, f"timeline with --svg and --save: {live.stderr}")
+loaded = run("timeline", "--load", save_file)
+check(loaded.stdout == live.stdout and loaded.stdout, "save/load round trip gives the same records")
+trigger = records(run("--port", emulator.link, "trigger").stdout)
+check(trigger[0]["event"]["data"]["name"] == "setTriggerTimestamps", "trigger: an earlier trigger's name is kept")
+run_mode = run("--port", emulator.link, "run")
+check(run_mode.returncode == 0 and "run mode" in run_mode.stderr, "run mode")
+after = run("--port", emulator.link, "timestamps", "--format", "csv").stdout.splitlines()
+check(after == ["out,in,time"], "run mode cleared the log")
+emulator.stop()
+
+# ---- the SVG ---------------------------------------------------------------------------
+tree = ET.parse(svg_file)
+ns = {"s": "http://www.w3.org/2000/svg"}
+rows_svg = tree.getroot().findall(".//s:g[@class='row']", ns)
+with open(save_file) as f:
+    saved_text = f.read()
+listed = len([l for l in saved_text.splitlines() if l.startswith("Thread number")])
+check(len(rows_svg) == listed, f"SVG: a row per thread ({len(rows_svg)} == {listed})")
+run_rects = tree.getroot().findall(".//s:rect[@class='run']", ns)
+csv_runs = run("timeline", "--load", save_file, "--format", "csv").stdout.splitlines()[1:]
+check(len(run_rects) == len(csv_runs), f"SVG: a bar per run ({len(run_rects)} == {len(csv_runs)})")
+check(tree.getroot().find(".//s:line[@class='trigger']", ns) is not None, "SVG: the trigger line")
+exits = tree.getroot().findall(".//s:line[@class='exit']", ns)
+check(len(exits) >= 1, f"SVG: exit markers ({len(exits)})")
+check(tree.getroot().findall(".//s:rect[@class='in']", ns) and tree.getroot().findall(".//s:rect[@class='out']", ns),
+      "SVG: IN and OUT ticks of threads not logged")
+prios = [int(re.search(r"prio (\d+)", ET.tostring(g, encoding="unicode")).group(1)) for g in rows_svg]
+ys = [float(g.find("s:text", ns).get("y")) for g in rows_svg]
+by_height = [p for _, p in sorted(zip(ys, prios))]
+check(by_height == sorted(by_height, reverse=True), "SVG: rows by priority, highest at the top")
+renderer = shutil.which("rsvg-convert")
+if renderer:
+    png = os.path.join(artifacts, "chibi-pull-timeline.png")
+    subprocess.run([renderer, "-o", png, svg_file], check=True)
+    check(os.path.getsize(png) > 5000, f"SVG rendered to {png}")
+else:
+    print("note: rsvg-convert not installed: the SVG is not rendered to PNG")
+
+# ---- errors ----------------------------------------------------------------------------
+emulator = Emulator("--no-utilities")
+r = run("--port", emulator.link, "stat")
+check(r.returncode == 9 and "does not know" in r.stderr, f"unknown command -> exit 9: {r.stderr.strip()}")
+emulator.stop()
+emulator = Emulator("--disabled")
+r = run("--port", emulator.link, "timestamps")
+check(r.returncode == 9 and "disabled" in r.stderr, f"feature disabled -> exit 9: {r.stderr.strip()}")
+r = run("--port", emulator.link, "timeline")
+check(r.returncode == 9, "timeline without the timestamps feature -> exit 9")
+emulator.stop()
+emulator = Emulator("--silent")
+start = time.monotonic()
+r = run("--port", emulator.link, "--timeout", "1", "list")
+check(r.returncode == 8 and "no prompt" in r.stderr and time.monotonic() - start < 5,
+      f"no prompt -> exit 8 after the timeout: {r.stderr.strip()}")
+emulator.stop()
+emulator = Emulator("--die-after", "1", "--ticks", "3000")
+r = run("--port", emulator.link, "timestamps")
+check(r.returncode == 7 and "went away" in r.stderr, f"port gone mid-command -> exit 7: {r.stderr.strip()}")
+emulator.stop()
+r = run("--port", os.path.join(work, "nonexistent"), "list")
+check(r.returncode == 3, f"missing port -> exit 3: {r.stderr.strip()}")
+emulator = Emulator("--noise", "\x01garbage\x07 boot log\r\n")
+r = run("--port", emulator.link, "list", "--format", "csv")
+check(r.returncode == 0 and r.stdout.startswith("number,name"), "noise and a banner before the prompt are tolerated")
+holder = subprocess.Popen([tool, "--port", emulator.link, "watch", "--every", "100ms"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL)
+time.sleep(0.5)
+r = run("--port", emulator.link, "list")
+check(r.returncode == 5, f"a port in use by another chibi-pull -> exit 5: {r.stderr.strip()}")
+holder.terminate()
+holder.wait()
+emulator.stop()
+
+# ---- watch -----------------------------------------------------------------------------
+emulator = Emulator("--seed", "9", "--ticks", "100", "--advance", "50", "--exits", "0")
+watch = subprocess.Popen([tool, "--port", emulator.link, "watch", "--every", "200ms"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+time.sleep(1.5)
+watch.send_signal(signal.SIGTERM)
+out, err = watch.communicate(timeout=10)
+emulator.stop()
+recs = records(out)
+ticks = [r["tick"] for r in recs]
+check(watch.returncode == 143, f"watch stops on SIGTERM with 143 ({watch.returncode}) {err.strip()}")
+check(len(recs) > 100 and ticks == sorted(ticks) and max(ticks) > 150,
+      f"watch streams new records only, in order ({len(recs)} records, ticks up to {max(ticks) if ticks else None})")
+stamps_seen = [(r["timestamp"], r["event"]["data"].get("from_task"), r["event"]["data"].get("to_task")) for r in recs]
+check(len(stamps_seen) == len(set(stamps_seen)), "watch emits no record twice")
+
+shutil.rmtree(work, ignore_errors=True)
+print(f"{passed} passed, {failed} failed")
+sys.exit(0 if failed == 0 else 1)
