@@ -160,51 +160,53 @@ std::string format_trigger(const TriggerReply& reply, Format format, const Recor
   return out + "\n";
 }
 
-namespace {
+namespace {}  // namespace
 
-void timeline_records(std::string& out, const Timeline& timeline, const RecordContext& context, std::size_t first) {
+void append_switch_record(std::string& out, const Switch& change, const std::vector<TimelineThread>& threads,
+                          const RecordContext& context) {
   const auto name_of = [&](int id) -> const std::string* {
-    return id > 0 ? &timeline.threads[static_cast<std::size_t>(id) - 1].name : nullptr;
+    return id > 0 && static_cast<std::size_t>(id) <= threads.size() ? &threads[static_cast<std::size_t>(id) - 1].name
+                                                                    : nullptr;
   };
-  for (std::size_t i = first; i < timeline.switches.size(); ++i) {
-    const Switch& s = timeline.switches[i];
-    JsonWriter json(out);
-    begin_record(json, micros(s.time, context), s.exit ? "ThreadExit" : "TaskSwitch");
-    if (s.exit) {
-      json.key("thread").uint(static_cast<std::uint64_t>(s.from));
-      if (const auto* name = name_of(s.from)) json.key("name").string(*name);
-    } else {
-      json.key("from_task")
-          .uint(static_cast<std::uint64_t>(s.from))
-          .key("to_task")
-          .uint(static_cast<std::uint64_t>(s.to));
-      if (const auto* name = name_of(s.from)) json.key("from_name").string(*name);
-      if (const auto* name = name_of(s.to)) json.key("to_name").string(*name);
-    }
-    json.end_object().end_object().key("source").string("chibios").key("clock").string("us");
-    json.key("tick").uint(static_cast<std::uint64_t>(std::llround(static_cast<double>(s.tick) + context.tick_offset)));
-    json.end_object();
-    out += '\n';
+  JsonWriter json(out);
+  begin_record(json, micros(change.time, context), change.exit ? "ThreadExit" : "TaskSwitch");
+  if (change.exit) {
+    json.key("thread").uint(static_cast<std::uint64_t>(change.from));
+    if (const auto* name = name_of(change.from)) json.key("name").string(*name);
+  } else {
+    json.key("from_task")
+        .uint(static_cast<std::uint64_t>(change.from))
+        .key("to_task")
+        .uint(static_cast<std::uint64_t>(change.to));
+    if (const auto* name = name_of(change.from)) json.key("from_name").string(*name);
+    if (const auto* name = name_of(change.to)) json.key("to_name").string(*name);
   }
+  json.end_object().end_object().key("source").string("chibios").key("clock").string("us");
+  json.key("tick").uint(
+      static_cast<std::uint64_t>(std::llround(static_cast<double>(change.tick) + context.tick_offset)));
+  json.end_object();
+  out += '\n';
 }
 
-}  // namespace
+void append_run_row(std::string& out, const TimelineThread& thread, const Run& run, const RecordContext& context) {
+  out += fmt::format("{},{},{},{},{:.6f},{:.6f},{},{}\n", thread.id, csv_cell(thread.name), thread.prio, thread.logged,
+                     run.start + context.tick_offset, run.end + context.tick_offset, micros(run.start, context),
+                     micros(run.end, context));
+}
 
 std::string format_timeline(const Timeline& timeline, Format format, const RecordContext& context,
                             std::size_t first_switch) {
   std::string out;
   if (format == Format::ndjson) {
-    timeline_records(out, timeline, context, first_switch);
+    for (std::size_t i = first_switch; i < timeline.switches.size(); ++i) {
+      append_switch_record(out, timeline.switches[i], timeline.threads, context);
+    }
     return out;
   }
   if (format == Format::csv) {
-    out = "thread,name,prio,logged,start_tick,end_tick,start_us,end_us\n";
+    out = runs_csv_header;
     for (const TimelineThread& t : timeline.threads) {
-      for (const Run& run : t.runs) {
-        out += fmt::format("{},{},{},{},{:.6f},{:.6f},{},{}\n", t.id, csv_cell(t.name), t.prio, t.logged,
-                           run.start + context.tick_offset, run.end + context.tick_offset, micros(run.start, context),
-                           micros(run.end, context));
-      }
+      for (const Run& run : t.runs) append_run_row(out, t, run, context);
     }
     return out;
   }

@@ -26,6 +26,13 @@ std::string format_list(const ThreadList& list, Format format, const RecordConte
 std::string format_log(const TimestampLog& log, Format format, const RecordContext& context);
 std::string format_trigger(const TriggerReply& reply, Format format, const RecordContext& context);
 
+// One switch as an NDJSON record (TaskSwitch or ThreadExit), names from `threads`.
+void append_switch_record(std::string& out, const Switch& change, const std::vector<TimelineThread>& threads,
+                          const RecordContext& context);
+// One run as a CSV row of format_timeline's CSV.
+void append_run_row(std::string& out, const TimelineThread& thread, const Run& run, const RecordContext& context);
+inline constexpr std::string_view runs_csv_header = "thread,name,prio,logged,start_tick,end_tick,start_us,end_us\n";
+
 // Switches [first, end) of the timeline: NDJSON TaskSwitch/ThreadExit records; CSV: run
 // intervals per thread; text: a per-thread summary.
 std::string format_timeline(const Timeline& timeline, Format format, const RecordContext& context,

@@ -77,3 +77,43 @@ SavedData parse_save(std::string_view text) {
 }
 
 }  // namespace tp::chibios
+
+namespace tp::chibios {
+
+void stream_save(std::istream& in, const std::function<void(const SavedData&, std::optional<std::uint32_t>)>& on_list,
+                 const std::function<void(const SwitchRecord&)>& on_record) {
+  std::string head;
+  std::string line;
+  while (std::getline(in, line)) {
+    head += line;
+    head += '\n';
+    if (line == "threads_timestamps" || line == "threads_timestamps\r") break;
+  }
+  if (!in) bad("no threads_timestamps reply");
+  // The head is a save file whose timestamps reply is still to come: close it to parse it.
+  SavedData data = parse_save(head + "ch> ");
+  std::optional<std::uint32_t> trigger;
+  bool listed = false;
+  std::string last;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    last = line;
+    if (line.starts_with("Triggered at")) {
+      trigger = parse_threads_timestamps({line}).trigger;
+      continue;
+    }
+    if (!listed) {
+      on_list(data, trigger);
+      listed = true;
+    }
+    if (const auto record = parse_switch_line(line)) {
+      on_record(*record);
+    } else if (!line.empty() && !line.starts_with("ch>")) {
+      throw ShellError(ShellError::Kind::malformed, fmt::format("threads_timestamps: unexpected line \"{}\"", line));
+    }
+  }
+  if (last != "ch> " && last != "ch>") bad("the last line is not the prompt \"ch> \"");
+  if (!listed) on_list(data, trigger);
+}
+
+}  // namespace tp::chibios

@@ -221,6 +221,20 @@ TimestampLog parse_threads_timestamps(const std::vector<std::string>& lines) {
   return log;
 }
 
+std::optional<SwitchRecord> parse_switch_line(std::string_view line) {
+  line = trim(line);
+  if (!line.starts_with("From")) return std::nullopt;
+  const auto out = field(line, "From", "to");
+  const auto in = field(line, " to ", " at ");
+  const auto time = field(line, " at ", "");
+  SwitchRecord record;
+  if (!out || !in || !time || !parse_number(*out, record.out) || !parse_number(*in, record.in) ||
+      !parse_number(*time, record.time) || record.out < 0 || record.out > 63 || record.in < 0 || record.in > 63) {
+    malformed("threads_timestamps", line, "expected \"From N to M at T\"");
+  }
+  return record;
+}
+
 TriggerReply parse_trigger_reply(const std::vector<std::string>& lines) {
   check_shell_answer("threads_timestamps_trigger", lines);
   for (const std::string& raw : lines) {

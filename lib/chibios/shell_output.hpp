@@ -81,6 +81,8 @@ std::vector<ThreadStat> parse_threads_stat(const std::vector<std::string>& lines
 UsageReport parse_threads_uc(const std::vector<std::string>& lines);
 ThreadList parse_threads_list(const std::vector<std::string>& lines);
 TimestampLog parse_threads_timestamps(const std::vector<std::string>& lines);
+// One "From N to M at T" line; nullopt for other lines ("Triggered at", blank).
+std::optional<SwitchRecord> parse_switch_line(std::string_view line);
 TriggerReply parse_trigger_reply(const std::vector<std::string>& lines);
 void parse_run_reply(const std::vector<std::string>& lines);
 

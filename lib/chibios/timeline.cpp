@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <ranges>
 
 namespace tp::chibios {
 
@@ -17,53 +18,12 @@ struct Ordered {
 std::vector<Ordered> ordered(const ThreadList& list) {
   std::vector<Ordered> order;
   for (const ListedThread& thread : list.alive) order.push_back(Ordered{thread, false});
-  for (auto deleted = list.deleted.rbegin(); deleted != list.deleted.rend(); ++deleted) {
-    const auto index = static_cast<std::size_t>(std::max(deleted->number, 1) - 1);
-    order.insert(order.begin() + static_cast<std::ptrdiff_t>(std::min(index, order.size())), Ordered{*deleted, true});
+  for (std::size_t k = list.deleted.size(); k-- > 0;) {  // last deleted first
+    const ListedThread& deleted = list.deleted[k];
+    const auto index = static_cast<std::size_t>(std::max(deleted.number, 1) - 1);
+    order.insert(order.begin() + static_cast<std::ptrdiff_t>(std::min(index, order.size())), Ordered{deleted, true});
   }
   return order;
-}
-
-// Unwrapped ticks, then the sub-tick position: record k of the n that share a tick is at
-// tick + k/n.
-std::vector<std::pair<std::uint64_t, double>> record_times(const std::vector<SwitchRecord>& records) {
-  std::vector<std::pair<std::uint64_t, double>> times;
-  times.reserve(records.size());
-  std::uint64_t epoch = 0;
-  std::uint32_t previous = records.empty() ? 0 : records.front().time;
-  const std::uint32_t first = previous;
-  for (const SwitchRecord& record : records) {
-    if (record.time < previous) epoch += time_wrap;  // the 20-bit time wrapped
-    previous = record.time;
-    times.emplace_back(epoch + record.time - first, 0.0);
-  }
-  for (std::size_t i = 0; i < times.size();) {
-    std::size_t j = i;
-    while (j < times.size() && times[j].first == times[i].first) ++j;
-    const auto n = static_cast<double>(j - i);
-    for (std::size_t k = i; k < j; ++k) {
-      times[k].second = static_cast<double>(times[k].first) + static_cast<double>(k - i) / n;
-    }
-    i = j;
-  }
-  return times;
-}
-
-void build_runs(TimelineThread& thread, const std::vector<std::pair<double, bool>>& marks, double start, double end) {
-  std::optional<double> open;
-  bool first = true;
-  for (const auto& [time, in] : marks) {
-    if (in) {
-      if (!open) open = time;  // a second IN without an OUT keeps the first
-    } else if (open) {
-      thread.runs.push_back(Run{*open, time});
-      open.reset();
-    } else if (first) {
-      thread.runs.push_back(Run{start, time});  // running when the log began
-    }
-    first = false;
-  }
-  if (open) thread.runs.push_back(Run{*open, end});  // running when the log was read
 }
 
 }  // namespace
@@ -74,8 +34,7 @@ std::vector<ListedThread> creation_order(const ThreadList& list) {
   return out;
 }
 
-Timeline reconstruct(const ThreadList& list, const TimestampLog& log) {
-  Timeline timeline;
+TimelineReplay::TimelineReplay(const ThreadList& list, Sink sink) : sink_(std::move(sink)) {
   const std::vector<Ordered> order = ordered(list);
   for (std::size_t i = 0; i < order.size(); ++i) {
     TimelineThread thread;
@@ -84,69 +43,136 @@ Timeline reconstruct(const ThreadList& list, const TimestampLog& log) {
     thread.prio = order[i].thread.prio;
     thread.logged = order[i].thread.logged;
     thread.alive = !order[i].deleted;
-    timeline.threads.push_back(std::move(thread));
+    threads_.push_back(std::move(thread));
+    current_.push_back(static_cast<int>(i) + 1);
   }
+  open_.resize(threads_.size());
+  marked_.resize(threads_.size());
+}
 
-  const auto times = record_times(log.records);
-  timeline.first_tick = log.records.empty() ? 0 : log.records.front().time;
-  timeline.start = times.empty() ? 0.0 : times.front().second;
-  timeline.end = times.empty() ? 0.0 : times.back().second;
+void TimelineReplay::feed(const SwitchRecord& record) {
+  if (count_++ == 0) {
+    first_tick_ = record.time;
+    previous_raw_ = record.time;
+  }
+  if (record.time < previous_raw_) epoch_ += time_wrap;  // the 20-bit time wrapped
+  previous_raw_ = record.time;
+  const std::uint64_t tick = epoch_ + record.time - first_tick_;
+  if (!pending_.empty() && tick != tick_) flush_tick();
+  tick_ = tick;
+  pending_.push_back(record);
+}
 
-  std::vector<int> current;  // shell number - 1 -> thread id, as the records see it
-  for (const auto& thread : timeline.threads) current.push_back(thread.id);
-  std::vector<std::vector<std::pair<double, bool>>> marks(timeline.threads.size());
-  const auto lookup = [&](int number, std::size_t record) -> int {
+// Record k of the n that share a tick is at tick + k/n.
+void TimelineReplay::flush_tick() {
+  const auto n = static_cast<double>(pending_.size());
+  for (std::size_t k = 0; k < pending_.size(); ++k) {
+    const double time = static_cast<double>(tick_) + static_cast<double>(k) / n;
+    if (count_ - pending_.size() + k == 0) start_ = time;
+    end_ = time;
+    replay(pending_[k], time, tick_);
+  }
+  pending_.clear();
+}
+
+void TimelineReplay::mark(int id, double time, bool in) {
+  const auto index = static_cast<std::size_t>(id) - 1;
+  TimelineThread& thread = threads_[index];
+  if (sink_.on_mark) sink_.on_mark(thread, time, in);
+  if (!thread.logged) return;
+  const bool first = !marked_[index];
+  marked_[index] = true;
+  if (in) {
+    if (!open_[index]) open_[index] = time;  // a second IN without an OUT keeps the first
+  } else if (open_[index]) {
+    if (sink_.on_run) sink_.on_run(thread, Run{*open_[index], time});
+    open_[index].reset();
+  } else if (first && sink_.on_run) {
+    sink_.on_run(thread, Run{start_, time});  // running when the log began
+  }
+}
+
+void TimelineReplay::replay(const SwitchRecord& record, double time, std::uint64_t tick) {
+  const auto lookup = [&](int number) -> int {
     if (number == 0) return 0;
-    if (static_cast<std::size_t>(number) > current.size()) {
-      timeline.warnings.push_back(fmt::format("record {}: thread number {} but only {} threads are listed", record + 1,
-                                              number, current.size()));
+    if (static_cast<std::size_t>(number) > current_.size()) {
+      if (sink_.on_warning) {
+        sink_.on_warning(
+            fmt::format("tick {}: thread number {} but only {} threads are listed", tick, number, current_.size()));
+      }
       return 0;
     }
-    return current[static_cast<std::size_t>(number) - 1];
+    return current_[static_cast<std::size_t>(number) - 1];
   };
-  for (std::size_t r = 0; r < log.records.size(); ++r) {
-    const SwitchRecord& record = log.records[r];
-    const double time = times[r].second;
-    Switch change{time, times[r].first, 0, 0, false};
-    if (record.out == record.in && record.out != 0) {
-      const int id = lookup(record.out, r);
-      change.from = id;
-      change.to = id;
-      change.exit = true;
-      if (id != 0) {
-        auto& thread = timeline.threads[static_cast<std::size_t>(id) - 1];
-        thread.exit_time = time;
-        thread.outs.push_back(time);
-        marks[static_cast<std::size_t>(id) - 1].emplace_back(time, false);
-        current.erase(current.begin() + record.out - 1);
-      }
-    } else {
-      change.from = lookup(record.out, r);
-      change.to = lookup(record.in, r);
-      if (change.from != 0) {
-        timeline.threads[static_cast<std::size_t>(change.from) - 1].outs.push_back(time);
-        marks[static_cast<std::size_t>(change.from) - 1].emplace_back(time, false);
-      }
-      if (change.to != 0) {
-        timeline.threads[static_cast<std::size_t>(change.to) - 1].ins.push_back(time);
-        marks[static_cast<std::size_t>(change.to) - 1].emplace_back(time, true);
-      }
+  Switch change{time, tick, 0, 0, false};
+  if (record.out == record.in && record.out != 0) {
+    const int id = lookup(record.out);
+    change.from = id;
+    change.to = id;
+    change.exit = true;
+    if (id != 0) {
+      threads_[static_cast<std::size_t>(id) - 1].exit_time = time;
+      mark(id, time, false);
+      current_.erase(current_.begin() + record.out - 1);
     }
-    timeline.switches.push_back(change);
+  } else {
+    change.from = lookup(record.out);
+    change.to = lookup(record.in);
+    if (change.from != 0) mark(change.from, time, false);
+    if (change.to != 0) mark(change.to, time, true);
   }
+  if (sink_.on_switch) sink_.on_switch(change);
+}
+
+void TimelineReplay::finish() {
+  if (!pending_.empty()) flush_tick();
+  for (std::size_t i = 0; i < threads_.size(); ++i) {
+    if (open_[i] && sink_.on_run) sink_.on_run(threads_[i], Run{*open_[i], end_});  // running when read
+    open_[i].reset();
+  }
+}
+
+Timeline reconstruct(const ThreadList& list, const TimestampLog& log) {
+  Timeline timeline;
+  std::vector<std::vector<Run>> runs;
+  std::vector<std::vector<double>> ins;
+  std::vector<std::vector<double>> outs;
+  TimelineReplay::Sink sink;
+  sink.on_switch = [&](const Switch& change) { timeline.switches.push_back(change); };
+  sink.on_run = [&](const TimelineThread& thread, const Run& run) {
+    runs[static_cast<std::size_t>(thread.id) - 1].push_back(run);
+  };
+  sink.on_mark = [&](const TimelineThread& thread, double time, bool in) {
+    (in ? ins : outs)[static_cast<std::size_t>(thread.id) - 1].push_back(time);
+  };
+  sink.on_warning = [&](const std::string& warning) { timeline.warnings.push_back(warning); };
+  TimelineReplay replay(list, std::move(sink));
+  runs.resize(replay.threads().size());
+  ins.resize(replay.threads().size());
+  outs.resize(replay.threads().size());
+  for (const SwitchRecord& record : log.records) replay.feed(record);
+  replay.finish();
+  timeline.threads = replay.threads();
   for (std::size_t i = 0; i < timeline.threads.size(); ++i) {
-    if (timeline.threads[i].logged) build_runs(timeline.threads[i], marks[i], timeline.start, timeline.end);
+    timeline.threads[i].runs = std::move(runs[i]);
+    std::sort(timeline.threads[i].runs.begin(), timeline.threads[i].runs.end(),
+              [](const Run& a, const Run& b) { return a.start < b.start; });
+    timeline.threads[i].ins = std::move(ins[i]);
+    timeline.threads[i].outs = std::move(outs[i]);
   }
+  timeline.first_tick = replay.first_tick();
+  timeline.start = replay.start();
+  timeline.end = replay.end();
   if (log.trigger && !log.records.empty()) {
     // The trigger is a full 32-bit time; the records keep 20 bits. Place it in the wrap
     // period that puts it inside (or nearest to) the log.
     const auto low =
         static_cast<std::int64_t>(*log.trigger & (time_wrap - 1)) - static_cast<std::int64_t>(timeline.first_tick);
-    const auto last = static_cast<std::int64_t>(times.back().first);
+    const auto last = static_cast<std::int64_t>(replay.last_tick());
+    const auto distance = [&](std::int64_t t) { return t < 0 ? -t : t > last ? t - last : 0; };
     std::int64_t best = low;
     for (std::int64_t candidate = low; candidate <= last + static_cast<std::int64_t>(time_wrap);
          candidate += static_cast<std::int64_t>(time_wrap)) {
-      const auto distance = [&](std::int64_t t) { return t < 0 ? -t : t > last ? t - last : 0; };
       if (distance(candidate) < distance(best)) best = candidate;
     }
     timeline.trigger = static_cast<double>(best);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,6 +54,48 @@ struct Timeline {
   double start = 0;
   double end = 0;
   std::vector<std::string> warnings;  // records that do not fit the lists
+};
+
+// The replay itself, streaming: records go in one by one and switches and runs come out as
+// soon as they are known (a tick's records wait until the tick is complete, to spread them),
+// so a log of any length is rebuilt in constant memory. reconstruct() collects its output.
+class TimelineReplay {
+ public:
+  struct Sink {
+    std::function<void(const Switch&)> on_switch;
+    std::function<void(const TimelineThread&, const Run&)> on_run;  // logged threads
+    std::function<void(const TimelineThread&, double time, bool in)> on_mark;
+    std::function<void(const std::string&)> on_warning;
+  };
+
+  TimelineReplay(const ThreadList& list, Sink sink);
+  void feed(const SwitchRecord& record);
+  // Closes the last tick and the runs still open (threads running when the log was read).
+  void finish();
+  [[nodiscard]] const std::vector<TimelineThread>& threads() const noexcept { return threads_; }
+  [[nodiscard]] std::uint64_t first_tick() const noexcept { return first_tick_; }
+  [[nodiscard]] double start() const noexcept { return start_; }
+  [[nodiscard]] double end() const noexcept { return end_; }
+  [[nodiscard]] std::uint64_t last_tick() const noexcept { return tick_; }
+
+ private:
+  void flush_tick();
+  void replay(const SwitchRecord& record, double time, std::uint64_t tick);
+  void mark(int id, double time, bool in);
+
+  Sink sink_;
+  std::vector<TimelineThread> threads_;
+  std::vector<int> current_;  // shell number - 1 -> thread id, as the records see it
+  std::vector<std::optional<double>> open_;
+  std::vector<bool> marked_;
+  std::vector<SwitchRecord> pending_;  // the records of the current tick
+  std::uint64_t first_tick_ = 0;
+  std::uint64_t epoch_ = 0;
+  std::uint64_t tick_ = 0;
+  std::uint32_t previous_raw_ = 0;
+  std::size_t count_ = 0;
+  double start_ = 0;
+  double end_ = 0;
 };
 
 // The creation order: the alive list, then each deleted thread (last deleted first)

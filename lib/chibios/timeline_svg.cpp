@@ -75,7 +75,10 @@ std::string render_svg(const Timeline& timeline, const SvgOptions& options) {
   const double step = tick_step(to - from, 10);
   svg += fmt::format(R"(<g class="axis-group"><line class="axis" x1="{}" y1="{}" x2="{}" y2="{}"/>)", label_width,
                      bottom, label_width + plot_width, bottom);
-  for (double t = std::ceil(from / step) * step; t <= to; t += step) {
+  const double first_tick = std::ceil(from / step) * step;
+  const auto ticks = static_cast<int>(std::floor((to - first_tick) / step));
+  for (int i = 0; i <= ticks; ++i) {
+    const double t = first_tick + step * static_cast<double>(i);
     svg += fmt::format(R"(<line class="grid" x1="{0:.1f}" y1="{1}" x2="{0:.1f}" y2="{2}"/>)", x(t), top, bottom);
     svg += fmt::format(R"(<line class="axis" x1="{0:.1f}" y1="{1}" x2="{0:.1f}" y2="{2}"/>)", x(t), bottom, bottom + 5);
     svg +=

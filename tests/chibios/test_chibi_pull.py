@@ -175,6 +175,10 @@ live = run("--port", emulator.link, "timeline", "--svg", svg_file, "--save", sav
 check(live.returncode == 0, f"timeline with --svg and --save: {live.stderr}")
 loaded = run("timeline", "--load", save_file)
 check(loaded.stdout == live.stdout and loaded.stdout, "save/load round trip gives the same records")
+streamed_csv = run("timeline", "--load", save_file, "--format", "csv").stdout.splitlines()
+whole_csv = run("timeline", "--load", save_file, "--format", "csv", "--svg", os.path.join(work, "x.svg")).stdout.splitlines()
+check(streamed_csv[0] == whole_csv[0] and sorted(streamed_csv) == sorted(whole_csv) and len(whole_csv) > 10,
+      "the streaming --load path gives the same runs as the whole-timeline path")
 trigger = records(run("--port", emulator.link, "trigger").stdout)
 check(trigger[0]["event"]["data"]["name"] == "setTriggerTimestamps", "trigger: an earlier trigger's name is kept")
 run_mode = run("--port", emulator.link, "run")

@@ -102,7 +102,57 @@ void write_outputs(const Options& o, const Timeline& timeline, SavedData saved) 
   }
 }
 
+// --load to NDJSON or CSV: the log is replayed as it is read, in constant memory.
+tp::ExitCode stream_loaded_timeline(const Options& o, tp::BatchedWriter& out, const tp::Logger& log) {
+  std::ifstream in(o.load, std::ios::binary);
+  if (!in) throw tp::Error(tp::ExitCode::not_found, fmt::format("{}: cannot open", o.load));
+  const RecordContext context{0, o.tick_hz, 0};
+  const bool csv = o.format == "csv";
+  std::optional<TimelineReplay> replay;
+  std::string buffer;
+  const auto flush_some = [&] {
+    if (buffer.size() < (1U << 16U)) return;
+    out.write(buffer);
+    buffer.clear();
+  };
+  TimelineReplay::Sink sink;
+  if (csv) {
+    buffer = runs_csv_header;
+    sink.on_run = [&](const TimelineThread& thread, const Run& run) {
+      append_run_row(buffer, thread, run, context);
+      flush_some();
+    };
+  } else {
+    sink.on_switch = [&](const Switch& change) {
+      append_switch_record(buffer, change, replay->threads(), context);
+      flush_some();
+    };
+  }
+  std::uint64_t warnings = 0;
+  sink.on_warning = [&](const std::string& warning) {
+    if (++warnings <= 10) log.warn(warning);
+  };
+  stream_save(
+      in,
+      [&](const SavedData& saved, std::optional<std::uint32_t>) {
+        const ThreadList list = parse_threads_list(saved.list_lines);
+        if (!list.timestamps_enabled) {
+          throw tp::Error(tp::ExitCode::unsupported,
+                          "the saved threads_list has no deleted list: timestamps were disabled");
+        }
+        replay.emplace(list, sink);
+      },
+      [&](const SwitchRecord& record) { replay->feed(record); });
+  if (replay) replay->finish();
+  out.write(buffer);
+  if (warnings > 10) log.warn(fmt::format("{} records did not fit the thread lists", warnings));
+  return tp::ExitCode::ok;
+}
+
 tp::ExitCode timeline_command(const Options& o, tp::BatchedWriter& out, const tp::Logger& log) {
+  if (!o.load.empty() && o.svg.empty() && o.save.empty() && o.format != "text") {
+    return stream_loaded_timeline(o, out, log);
+  }
   Pulled pulled;
   if (!o.load.empty()) {
     pulled.saved = parse_save(read_file(o.load));
