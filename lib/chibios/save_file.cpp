@@ -22,21 +22,6 @@ std::string format_save(const SavedData& data) {
 
 namespace {
 
-std::vector<std::string> split_lines(std::string_view text) {
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t newline = text.find('\n', start);
-    std::string_view line = text.substr(start, newline == std::string_view::npos ? text.npos : newline - start);
-    while (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.emplace_back(line);
-    if (newline == std::string_view::npos) break;
-    start = newline + 1;
-  }
-  while (!lines.empty() && lines.back().empty()) lines.pop_back();
-  return lines;
-}
-
 [[noreturn]] void bad(const std::string& why) {
   throw Error(ExitCode::bad_input, fmt::format("not a saved timeline: {}", why));
 }
@@ -51,7 +36,8 @@ double number(const std::string& text) {
 }  // namespace
 
 SavedData parse_save(std::string_view text) {
-  const std::vector<std::string> lines = split_lines(text);
+  std::vector<std::string> lines = split_lines(text);
+  while (!lines.empty() && lines.back().empty()) lines.pop_back();
   SavedData data;
   const auto find = [&](std::string_view what, std::size_t from) {
     const auto found = std::find(lines.begin() + static_cast<std::ptrdiff_t>(from), lines.end(), what);
@@ -98,19 +84,15 @@ void stream_save(std::istream& in, const std::function<void(const SavedData&, st
   while (std::getline(in, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     last = line;
-    if (line.starts_with("Triggered at")) {
-      trigger = parse_threads_timestamps({line}).trigger;
-      continue;
-    }
+    if (line.starts_with("ch>")) continue;
+    if (!line.starts_with("From")) check_shell_answer("threads_timestamps", {line});  // e.g. "disabled"
+    const auto record = parse_timestamps_line(line, trigger);
+    if (!record) continue;
     if (!listed) {
       on_list(data, trigger);
       listed = true;
     }
-    if (const auto record = parse_switch_line(line)) {
-      on_record(*record);
-    } else if (!line.empty() && !line.starts_with("ch>")) {
-      throw ShellError(ShellError::Kind::malformed, fmt::format("threads_timestamps: unexpected line \"{}\"", line));
-    }
+    on_record(*record);
   }
   if (last != "ch> " && last != "ch>") bad("the last line is not the prompt \"ch> \"");
   if (!listed) on_list(data, trigger);

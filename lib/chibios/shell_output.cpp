@@ -194,45 +194,49 @@ ThreadList parse_threads_list(const std::vector<std::string>& lines) {
   return list;
 }
 
-TimestampLog parse_threads_timestamps(const std::vector<std::string>& lines) {
-  check_shell_answer("threads_timestamps", lines);
-  TimestampLog log;
-  for (const std::string& raw : lines) {
-    const std::string_view line = trim(raw);
-    if (line.empty()) continue;
-    if (line.starts_with("Triggered at")) {
-      std::uint32_t time = 0;
-      if (!parse_number(line.substr(12), time)) malformed("threads_timestamps", line, "trigger time");
-      log.trigger = time;
-      continue;
-    }
-    // "From %2d to %2d at %7d"
-    const auto out = field(line, "From", "to");
-    const auto in = field(line, " to ", " at ");
-    const auto time = field(line, " at ", "");
-    SwitchRecord record;
-    if (!line.starts_with("From") || !out || !in || !time || !parse_number(*out, record.out) ||
-        !parse_number(*in, record.in) || !parse_number(*time, record.time) || record.out < 0 || record.out > 63 ||
-        record.in < 0 || record.in > 63) {
-      malformed("threads_timestamps", line, "expected \"From N to M at T\"");
-    }
-    log.records.push_back(record);
+std::vector<std::string> split_lines(std::string_view text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t newline = text.find('\n', start);
+    std::string_view line = text.substr(start, newline == std::string_view::npos ? text.npos : newline - start);
+    while (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.emplace_back(line);
+    if (newline == std::string_view::npos) break;
+    start = newline + 1;
   }
-  return log;
+  return lines;
 }
 
-std::optional<SwitchRecord> parse_switch_line(std::string_view line) {
+std::optional<SwitchRecord> parse_timestamps_line(std::string_view line, std::optional<std::uint32_t>& trigger) {
   line = trim(line);
-  if (!line.starts_with("From")) return std::nullopt;
+  if (line.empty()) return std::nullopt;
+  if (line.starts_with("Triggered at")) {
+    std::uint32_t time = 0;
+    if (!parse_number(line.substr(12), time)) malformed("threads_timestamps", line, "trigger time");
+    trigger = time;
+    return std::nullopt;
+  }
+  // "From %2d to %2d at %7d"
   const auto out = field(line, "From", "to");
   const auto in = field(line, " to ", " at ");
   const auto time = field(line, " at ", "");
   SwitchRecord record;
-  if (!out || !in || !time || !parse_number(*out, record.out) || !parse_number(*in, record.in) ||
-      !parse_number(*time, record.time) || record.out < 0 || record.out > 63 || record.in < 0 || record.in > 63) {
+  if (!line.starts_with("From") || !out || !in || !time || !parse_number(*out, record.out) ||
+      !parse_number(*in, record.in) || !parse_number(*time, record.time) || record.out < 0 || record.out > 63 ||
+      record.in < 0 || record.in > 63) {
     malformed("threads_timestamps", line, "expected \"From N to M at T\"");
   }
   return record;
+}
+
+TimestampLog parse_threads_timestamps(const std::vector<std::string>& lines) {
+  check_shell_answer("threads_timestamps", lines);
+  TimestampLog log;
+  for (const std::string& line : lines) {
+    if (const auto record = parse_timestamps_line(line, log.trigger)) log.records.push_back(*record);
+  }
+  return log;
 }
 
 TriggerReply parse_trigger_reply(const std::vector<std::string>& lines) {

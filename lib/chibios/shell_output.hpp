@@ -81,8 +81,12 @@ std::vector<ThreadStat> parse_threads_stat(const std::vector<std::string>& lines
 UsageReport parse_threads_uc(const std::vector<std::string>& lines);
 ThreadList parse_threads_list(const std::vector<std::string>& lines);
 TimestampLog parse_threads_timestamps(const std::vector<std::string>& lines);
-// One "From N to M at T" line; nullopt for other lines ("Triggered at", blank).
-std::optional<SwitchRecord> parse_switch_line(std::string_view line);
+// One line of that reply: a record, or nullopt for a blank line or "Triggered at" (which
+// sets `trigger`); anything else is a ShellError.
+std::optional<SwitchRecord> parse_timestamps_line(std::string_view line, std::optional<std::uint32_t>& trigger);
+
+// Lines of a text, CR LF or LF, the last one kept even when empty.
+std::vector<std::string> split_lines(std::string_view text);
 TriggerReply parse_trigger_reply(const std::vector<std::string>& lines);
 void parse_run_reply(const std::vector<std::string>& lines);
 

@@ -1,5 +1,7 @@
 #include "chibios/shell_session.hpp"
 
+#include "chibios/shell_output.hpp"
+
 #include <fmt/format.h>
 
 #include <array>
@@ -8,27 +10,9 @@
 
 namespace tp::chibios {
 
-namespace {
-
-std::vector<std::string> lines_of(std::string_view text) {
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t newline = text.find('\n', start);
-    std::string_view line = text.substr(start, newline == std::string_view::npos ? text.npos : newline - start);
-    while (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.emplace_back(line);
-    if (newline == std::string_view::npos) break;
-    start = newline + 1;
-  }
-  return lines;
-}
-
-}  // namespace
-
 std::optional<std::vector<std::string>> split_reply(std::string_view command, std::string_view text) {
   if (!text.ends_with(prompt)) return std::nullopt;
-  std::vector<std::string> lines = lines_of(text.substr(0, text.size() - prompt.size()));
+  std::vector<std::string> lines = split_lines(text.substr(0, text.size() - prompt.size()));
   // The echo: the last line that is the command (after any prompt echoed before it).
   std::size_t echo = lines.size();
   for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -74,12 +58,7 @@ std::vector<std::string> ShellSession::run(std::string_view command) {
     const std::size_t n = port_.read(buffer, std::chrono::milliseconds(50));
     if (n == 0) continue;
     raw_.append(buffer.data(), n);
-    if (auto lines = split_reply(command, raw_)) {
-      // Keep the save format's shape: the echo line first, the prompt last.
-      const std::size_t echo = raw_.find(command);
-      raw_.erase(0, echo == std::string::npos ? 0 : echo);
-      return *std::move(lines);
-    }
+    if (auto lines = split_reply(command, raw_)) return *std::move(lines);
   }
   throw Error(ExitCode::timeout,
               fmt::format("{}: no prompt after \"{}\" within {} ms ({} bytes received)", port_.path(), command,

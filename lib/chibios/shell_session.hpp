@@ -30,13 +30,11 @@ class ShellSession {
   // Sends `command` and returns its reply lines. Throws tp::Error: timeout when the prompt
   // does not come back, io_error when the port goes away.
   std::vector<std::string> run(std::string_view command);
-  // The raw text of the last reply, echo and prompt included (for --save).
-  [[nodiscard]] const std::string& last_raw() const noexcept { return raw_; }
 
  private:
   SerialPort port_;
   std::chrono::milliseconds timeout_;
-  std::string raw_;
+  std::string raw_;  // the reply so far
 };
 
 }  // namespace tp::chibios

@@ -68,7 +68,6 @@ void TimelineReplay::flush_tick() {
   const auto n = static_cast<double>(pending_.size());
   for (std::size_t k = 0; k < pending_.size(); ++k) {
     const double time = static_cast<double>(tick_) + static_cast<double>(k) / n;
-    if (count_ - pending_.size() + k == 0) start_ = time;
     end_ = time;
     replay(pending_[k], time, tick_);
   }
@@ -88,7 +87,7 @@ void TimelineReplay::mark(int id, double time, bool in) {
     if (sink_.on_run) sink_.on_run(thread, Run{*open_[index], time});
     open_[index].reset();
   } else if (first && sink_.on_run) {
-    sink_.on_run(thread, Run{start_, time});  // running when the log began
+    sink_.on_run(thread, Run{log_start, time});  // running when the log began
   }
 }
 
@@ -161,7 +160,7 @@ Timeline reconstruct(const ThreadList& list, const TimestampLog& log) {
     timeline.threads[i].outs = std::move(outs[i]);
   }
   timeline.first_tick = replay.first_tick();
-  timeline.start = replay.start();
+  timeline.start = TimelineReplay::log_start;
   timeline.end = replay.end();
   if (log.trigger && !log.records.empty()) {
     // The trigger is a full 32-bit time; the records keep 20 bits. Place it in the wrap

@@ -68,13 +68,15 @@ class TimelineReplay {
     std::function<void(const std::string&)> on_warning;
   };
 
+  // Ticks count from the first record, so the log starts at 0.
+  static constexpr double log_start = 0;
+
   TimelineReplay(const ThreadList& list, Sink sink);
   void feed(const SwitchRecord& record);
   // Closes the last tick and the runs still open (threads running when the log was read).
   void finish();
   [[nodiscard]] const std::vector<TimelineThread>& threads() const noexcept { return threads_; }
   [[nodiscard]] std::uint64_t first_tick() const noexcept { return first_tick_; }
-  [[nodiscard]] double start() const noexcept { return start_; }
   [[nodiscard]] double end() const noexcept { return end_; }
   [[nodiscard]] std::uint64_t last_tick() const noexcept { return tick_; }
 
@@ -94,7 +96,6 @@ class TimelineReplay {
   std::uint64_t tick_ = 0;
   std::uint32_t previous_raw_ = 0;
   std::size_t count_ = 0;
-  double start_ = 0;
   double end_ = 0;
 };
 

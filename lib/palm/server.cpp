@@ -4,13 +4,14 @@
 
 #include <algorithm>
 #include <array>
-#include <boost/asio.hpp>
 #include <chrono>
 #include <unordered_set>
+#include "net/asio.hpp"
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/signals.hpp"
+#include "net/tcp_listener.hpp"
 
 namespace tp::palm {
 
@@ -105,30 +106,12 @@ class Session : public std::enable_shared_from_this<Session> {
   std::array<std::uint8_t, std::size_t{64} << 10U> buffer_{};
 };
 
-namespace {
-tcp::endpoint endpoint_for(const ServerOptions& options) {
-  boost::system::error_code ec;
-  const auto address = asio::ip::make_address(options.address, ec);
-  if (ec) throw Error(ExitCode::usage, fmt::format("--listen: '{}' is not an IP address", options.address));
-  return {address, options.port};
-}
-}  // namespace
-
 Server::Impl::Impl(ServerOptions options, BatchedWriter& writer, const Logger& logger)
-    : options_(std::move(options)), writer_(writer), logger_(logger), acceptor_(io_), tick_(io_) {
-  const tcp::endpoint endpoint = endpoint_for(options_);
-  boost::system::error_code ec;
-  acceptor_.open(endpoint.protocol(), ec);
-  if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    const std::string where = fmt::format("cannot listen on {}:{}: {}", options_.address, options_.port, ec.message());
-    if (ec == asio::error::address_in_use) throw Error(ExitCode::busy, where + " (another receiver runs there?)");
-    if (ec == asio::error::access_denied) throw Error(ExitCode::permission_denied, where);
-    throw Error(ExitCode::io_error, where);
-  }
-}
+    : options_(std::move(options)),
+      writer_(writer),
+      logger_(logger),
+      acceptor_(net::listen_tcp(io_, options_.address, options_.port, "another receiver runs there?")),
+      tick_(io_) {}
 
 void Server::Impl::accept() {
   acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {

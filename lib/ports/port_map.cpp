@@ -4,10 +4,9 @@
 #include <simdjson.h>
 
 #include <charconv>
-#include <fstream>
-#include <sstream>
 
 #include "core/error.hpp"
+#include "core/text_file.hpp"
 #include "json/json_writer.hpp"
 
 namespace tp {
@@ -75,14 +74,6 @@ PortConfig parse_port(simdjson::dom::element element, std::string_view origin) {
   return config;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ExitCode::not_found, fmt::format("cannot open {}", path));
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
-
 }  // namespace
 
 std::string_view decoder_type_name(DecoderType type) noexcept {
@@ -148,7 +139,7 @@ PortMap PortMap::parse(std::string_view json, std::string_view origin) {
 }
 
 PortMap PortMap::load(const std::string& path) {
-  return parse(read_file(path), path);
+  return parse(read_text_file(path), path);
 }
 
 void PortMap::add_isr_names(const std::map<std::uint32_t, std::string>& names) {

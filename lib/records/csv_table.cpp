@@ -85,10 +85,27 @@ std::vector<CsvColumn> preset_columns(std::string_view name) {
   throw Error(ExitCode::usage, fmt::format("unknown preset '{}' (known: {})", name, fmt::join(preset_names(), ", ")));
 }
 
-void append_csv_field(OutBuffer& out, std::string_view text, bool quote, char delimiter) {
-  if (!quote) {
-    quote = text.find_first_of("\"\r\n") != std::string_view::npos || text.find(delimiter) != std::string_view::npos;
+namespace {
+bool needs_csv_quotes(std::string_view text, char delimiter) noexcept {
+  return text.find_first_of("\"\r\n") != std::string_view::npos || text.find(delimiter) != std::string_view::npos;
+}
+}  // namespace
+
+void append_csv_field(std::string& out, std::string_view text, char delimiter) {
+  if (!needs_csv_quotes(text, delimiter)) {
+    out += text;
+    return;
   }
+  out += '"';
+  for (const char c : text) {
+    out += c;
+    if (c == '"') out += '"';
+  }
+  out += '"';
+}
+
+void append_csv_field(OutBuffer& out, std::string_view text, bool quote, char delimiter) {
+  quote = quote || needs_csv_quotes(text, delimiter);
   if (!quote) {
     out += text;
     return;

@@ -30,6 +30,8 @@ std::vector<std::string_view> preset_names();
 
 // One field, quoted when `quote` or when it needs it (delimiter, quote, CR, LF).
 void append_csv_field(OutBuffer& out, std::string_view text, bool quote, char delimiter);
+// The same rule into a std::string, quoting only when needed (for tools' own tables).
+void append_csv_field(std::string& out, std::string_view text, char delimiter = ',');
 
 class CsvRowWriter {
  public:

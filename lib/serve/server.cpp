@@ -10,6 +10,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/signals.hpp"
+#include "net/tcp_listener.hpp"
 #include "serve/http_session.hpp"
 #include "serve/ws_client.hpp"
 
@@ -20,13 +21,6 @@ namespace {
 constexpr int max_batches_in_flight = 32;
 constexpr std::uint64_t child_kill_grace_us = 2'000'000;
 constexpr std::uint64_t shutdown_grace_us = 500'000;
-
-tcp::endpoint endpoint_for(const ServeOptions& options) {
-  boost::system::error_code ec;
-  const auto address = asio::ip::make_address(options.address, ec);
-  if (ec) throw Error(ExitCode::usage, fmt::format("--listen: '{}' is not an IP address", options.address));
-  return {address, options.port};
-}
 
 double seconds(const timeval& tv) {
   return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
@@ -57,23 +51,11 @@ double CpuMeter::sample() {
 Server::Impl::Impl(ServeOptions options, const Logger& logger)
     : options_(std::move(options)),
       log_(logger),
-      acceptor_(io_),
+      acceptor_(net::listen_tcp(io_, options_.address, options_.port, "another trace-serve runs there?")),
       tick_(io_),
       stats_timer_(io_),
       server_id_(random_uuid()),
       origins_(options_.address, options_.port, options_.allowed_origins) {
-  const tcp::endpoint endpoint = endpoint_for(options_);
-  boost::system::error_code ec;
-  acceptor_.open(endpoint.protocol(), ec);
-  if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    const std::string where = fmt::format("cannot listen on {}:{}: {}", options_.address, options_.port, ec.message());
-    if (ec == asio::error::address_in_use) throw Error(ExitCode::busy, where + " (another trace-serve runs there?)");
-    if (ec == asio::error::access_denied) throw Error(ExitCode::permission_denied, where);
-    throw Error(ExitCode::io_error, where);
-  }
   if (options_.port == 0) {
     // The real port is known only now; the browser's Origin will name it.
     options_.port = acceptor_.local_endpoint().port();
@@ -111,8 +93,9 @@ StatusInfo Server::Impl::status_for(const ConnectRequest& connect) const {
 }
 
 std::string Server::Impl::meta() const {
-  const bool dwt = options_.dwt_available.value_or(pump_ && pump_->saw_cycles_clock());
-  return meta_message(options_.ports_map_json, options_.cpu_hz, dwt || seen_cycles_clock_);
+  // --dwt yes|no decides; else DWT is available once records carried cycle timestamps.
+  const bool seen = seen_cycles_clock_ || (pump_ && pump_->saw_cycles_clock());
+  return meta_message(options_.ports_map_json, options_.cpu_hz, options_.dwt_available.value_or(seen));
 }
 
 std::size_t Server::Impl::tracing_clients() const {
@@ -131,7 +114,6 @@ void Server::Impl::for_tracing(const std::function<void(WsClient&)>& action) {
 // ---- input ---------------------------------------------------------------------------
 
 void Server::Impl::start_pump(ByteSource source) {
-  pump_running_ = true;
   PumpCallbacks callbacks;
   callbacks.publish = [this](std::shared_ptr<const Batch> batch) { publish(std::move(batch)); };
   callbacks.bad_line = [this](std::uint64_t line, std::string_view problem) {
@@ -170,7 +152,6 @@ void Server::Impl::publish(std::shared_ptr<const Batch> batch) {
 void Server::Impl::distribute(const std::shared_ptr<const Batch>& batch) {
   // What a capture command writes after it was told to stop belongs to no client.
   if (child_stopping_) return;
-  stats_.records += batch->items.size();
   for (const auto& client : clients_) client->deliver(batch);
 }
 
@@ -181,7 +162,6 @@ void Server::Impl::pump_ended(const std::string& error) {
     stats_.records_read += pump_->records();
   }
   pump_.reset();
-  pump_running_ = false;
   if (!error.empty()) log_.error("IO_ERROR", fmt::format("reading records: {}", error));
   if (!command_mode()) {
     input_ended_ = true;
@@ -285,7 +265,7 @@ void Server::Impl::check_child() {
   const std::uint64_t now = monotonic_us();
   if (child_stopping_ && !status && now >= child_kill_at_us_) child_->terminate(true);
   if (!status) return;
-  if (pump_running_ || child_stderr_) {
+  if (pump_ || child_stderr_) {
     // Exited, but something it started may still hold the pipes: end the whole group.
     if (child_exit_seen_us_ == 0) child_exit_seen_us_ = now;
     if (now - child_exit_seen_us_ > child_kill_grace_us) {

@@ -41,7 +41,6 @@ struct ServeOptions {
 
 struct ServeStats {
   std::uint64_t records_read = 0;  // good records read
-  std::uint64_t records = 0;       // records handed to the clients' queues
   std::uint64_t bad_lines = 0;
   std::uint64_t clients = 0;
   std::uint64_t rejected_clients = 0;

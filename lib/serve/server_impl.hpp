@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 #include <unordered_set>
-#include "serve/asio.hpp"
+#include "net/asio.hpp"
 
 #include "serve/broadcast.hpp"
 #include "serve/child_process.hpp"
@@ -110,7 +110,6 @@ class Server::Impl {
   int in_flight_ = 0;
   std::atomic<bool> stopping_flag_{false};  // stopping_, for the pump's thread
   bool seen_cycles_clock_ = false;
-  bool pump_running_ = false;
   bool child_reported_error_ = false;
   bool child_stopping_ = false;  // we asked it to stop: its exit is not an error
   bool restart_pending_ = false;

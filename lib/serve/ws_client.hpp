@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 #include <vector>
-#include "serve/asio.hpp"
+#include "net/asio.hpp"
 
 #include "serve/broadcast.hpp"
 #include "serve/protocol.hpp"

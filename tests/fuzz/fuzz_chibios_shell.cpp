@@ -14,18 +14,6 @@
 #include "core/error.hpp"
 
 namespace {
-std::vector<std::string> lines_of(std::string_view text) {
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::size_t newline = text.find('\n', start);
-    lines.emplace_back(text.substr(start, newline == std::string_view::npos ? text.npos : newline - start));
-    if (newline == std::string_view::npos) break;
-    start = newline + 1;
-  }
-  return lines;
-}
-
 template <typename F>
 void guarded(F&& body) {
   try {
@@ -41,9 +29,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   (void)split_reply("threads_list", text);
   const std::size_t cut = text.find("\n--\n");
-  const std::vector<std::string> first = lines_of(text.substr(0, cut));
+  const std::vector<std::string> first = split_lines(text.substr(0, cut));
   const std::vector<std::string> second =
-      cut == std::string_view::npos ? std::vector<std::string>{} : lines_of(text.substr(cut + 4));
+      cut == std::string_view::npos ? std::vector<std::string>{} : split_lines(text.substr(cut + 4));
   guarded([&] { (void)parse_threads_stat(first); });
   guarded([&] { (void)parse_threads_uc(first); });
   guarded([&] { (void)parse_trigger_reply(first); });

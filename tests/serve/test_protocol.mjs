@@ -148,7 +148,8 @@ await step('oversized and flooding messages', async () => {
 
 await step('filters and extended kinds', async () => {
   const port0 = client(server.url);
-  await port0.connectAndStart({ allow_mask: 0xFFFFFFFF, baud_rate: null }, { port_mask: 1, event_types: null });
+  const meta = await port0.connectAndStart({ allow_mask: 0xFFFFFFFF, baud_rate: null }, { port_mask: 1, event_types: null });
+  check(meta.data.dwt_available === true, 'Meta.dwt_available once records carried cycle timestamps');
   const allowed = client(server.url);
   await allowed.connectAndStart({ allow_mask: 0b1010, baud_rate: null });
   const exceptions = client(server.url, { strict: false });
@@ -252,13 +253,17 @@ check(exit.code === 143, `SIGTERM -> exit 143 (${exit.code})`);
 
 // ---- auth ----------------------------------------------------------------------------
 await step('token auth', async () => {
-  const secured = await startServer(serve, ['--allow-origin', 'http://good.example'], { env: { TRACE_SERVE_TOKEN: 's3cret' } });
+  const secured = await startServer(serve, ['--allow-origin', 'http://good.example', '--dwt', 'no'], { env: { TRACE_SERVE_TOKEN: 's3cret' } });
+  await feed(secured.child.stdin, records.slice(0, 200), 20000);
+  secured.child.stdin.end();  // input ended (the server keeps serving): --dwt no must still hold
+  await sleep(300);
   const header = client(secured.url, { ws: { headers: { Authorization: 'Bearer s3cret' } } });
   await header.connectAndStart();
   check(true, 'token in the Authorization header');
   const query = client(`${secured.url}?token=s3cret`);
-  await query.connectAndStart();
+  const meta = await query.connectAndStart();
   check(true, 'token in ?token=');
+  check(meta.data.dwt_available === false, '--dwt no holds even after cycle timestamps');
   const wrongHeader = client(secured.url, { ws: { headers: { Authorization: 'Bearer nope' } } });
   check(await wrongHeader.opened.then(() => false, (e) => e.message === 'HTTP 401'), 'a wrong header token is refused (401)');
   const viaConnect = client(secured.url);

@@ -3,7 +3,6 @@
 
 #include <chrono>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "chibios/records.hpp"
@@ -14,6 +13,7 @@
 #include "core/cli.hpp"
 #include "core/clock.hpp"
 #include "core/signals.hpp"
+#include "core/text_file.hpp"
 
 namespace {
 
@@ -51,29 +51,12 @@ Format format_of(const std::string& name) {
   return name == "csv" ? Format::csv : name == "text" ? Format::text : Format::ndjson;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw tp::Error(tp::ExitCode::not_found, fmt::format("{}: cannot open", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !(out << text)) throw tp::Error(tp::ExitCode::io_error, fmt::format("{}: cannot write", path));
-}
-
 ShellSession open_session(const Options& o) {
   if (o.port.empty()) throw tp::Error(tp::ExitCode::usage, "--port DEVICE is required (e.g. --port /dev/ttyACM0)");
   ShellSession session(tp::SerialPort::open(o.port, o.baud),
                        std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout_s * 1000)));
   session.synchronise();
   return session;
-}
-
-std::vector<std::string> run_command(ShellSession& session, std::string_view command) {
-  return session.run(command);
 }
 
 struct Pulled {
@@ -84,21 +67,21 @@ struct Pulled {
 
 Pulled pull(ShellSession& session) {
   Pulled pulled;
-  pulled.saved.list_lines = run_command(session, "threads_list");
-  pulled.saved.timestamp_lines = run_command(session, "threads_timestamps");
+  pulled.saved.list_lines = session.run("threads_list");
+  pulled.saved.timestamp_lines = session.run("threads_timestamps");
   pulled.list = parse_threads_list(pulled.saved.list_lines);
   pulled.log = parse_threads_timestamps(pulled.saved.timestamp_lines);
   return pulled;
 }
 
 void write_outputs(const Options& o, const Timeline& timeline, SavedData saved) {
-  if (!o.svg.empty()) write_file(o.svg, render_svg(timeline));
+  if (!o.svg.empty()) tp::write_text_file(o.svg, render_svg(timeline));
   if (!o.save.empty()) {
     saved.xmin = timeline.start;
     saved.xmax = timeline.end;
     saved.ymin = 0;
     saved.ymax = static_cast<double>(timeline.threads.size());
-    write_file(o.save, format_save(saved));
+    tp::write_text_file(o.save, format_save(saved));
   }
 }
 
@@ -155,7 +138,7 @@ tp::ExitCode timeline_command(const Options& o, tp::BatchedWriter& out, const tp
   }
   Pulled pulled;
   if (!o.load.empty()) {
-    pulled.saved = parse_save(read_file(o.load));
+    pulled.saved = parse_save(tp::read_text_file(o.load));
     pulled.list = parse_threads_list(pulled.saved.list_lines);
     pulled.log = parse_threads_timestamps(pulled.saved.timestamp_lines);
   } else {
@@ -231,17 +214,17 @@ tp::ExitCode simple_command(const Options& o, const std::string& name, tp::Batch
   const RecordContext context{tp::monotonic_us(), o.tick_hz, 0};
   const Format format = format_of(o.format);
   if (name == "stat") {
-    out.write(format_stat(parse_threads_stat(run_command(session, "threads_stat")), format, context));
+    out.write(format_stat(parse_threads_stat(session.run("threads_stat")), format, context));
   } else if (name == "uc") {
-    out.write(format_usage(parse_threads_uc(run_command(session, "threads_uc")), format, context));
+    out.write(format_usage(parse_threads_uc(session.run("threads_uc")), format, context));
   } else if (name == "list") {
-    out.write(format_list(parse_threads_list(run_command(session, "threads_list")), format, context));
+    out.write(format_list(parse_threads_list(session.run("threads_list")), format, context));
   } else if (name == "timestamps") {
-    out.write(format_log(parse_threads_timestamps(run_command(session, "threads_timestamps")), format, context));
+    out.write(format_log(parse_threads_timestamps(session.run("threads_timestamps")), format, context));
   } else if (name == "trigger") {
-    out.write(format_trigger(parse_trigger_reply(run_command(session, "threads_timestamps_trigger")), format, context));
+    out.write(format_trigger(parse_trigger_reply(session.run("threads_timestamps_trigger")), format, context));
   } else {
-    parse_run_reply(run_command(session, "threads_timestamps_run"));
+    parse_run_reply(session.run("threads_timestamps_run"));
   }
   return tp::ExitCode::ok;
 }

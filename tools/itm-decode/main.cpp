@@ -2,11 +2,10 @@
 #include <fmt/format.h>
 
 #include <charconv>
-#include <fstream>
-#include <sstream>
 
 #include "core/cli.hpp"
 #include "core/clock.hpp"
+#include "core/text_file.hpp"
 #include "decode/decode_loop.hpp"
 
 namespace {
@@ -43,14 +42,6 @@ std::uint32_t parse_mask(const std::string& text) {
   return static_cast<std::uint32_t>(value);
 }
 
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw tp::Error(tp::ExitCode::not_found, fmt::format("cannot open {}", path));
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
-
 tp::SessionOptions session_options(const Options& o) {
   tp::SessionOptions s;
   s.format = o.format == "text"   ? tp::OutputFormat::text
@@ -74,7 +65,7 @@ tp::SessionOptions session_options(const Options& o) {
 
 tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Logger& log) {
   tp::PortMap map = o.port_map.empty() ? tp::PortMap::standard() : tp::PortMap::load(o.port_map);
-  if (!o.isr_names.empty()) map.add_isr_names(tp::parse_id_names(read_text_file(o.isr_names), o.isr_names));
+  if (!o.isr_names.empty()) map.add_isr_names(tp::parse_id_names(tp::read_text_file(o.isr_names), o.isr_names));
   const tp::SessionOptions options = session_options(o);
   tp::ByteSource source = tp::ByteSource::open(o.input);
   source.follow(o.follow);

@@ -1,4 +1,4 @@
-// Boost.Asio for lib/serve. Boost 1.74's asio/awaitable.hpp uses std::exchange without
+// Boost.Asio for the servers (lib/net, lib/serve, lib/palm). Boost 1.74's asio/awaitable.hpp uses std::exchange without
 // including <utility>, so that comes first.
 #pragma once
 
