@@ -12,6 +12,7 @@
 #include "core/batched_writer.hpp"
 #include "core/cli.hpp"
 #include "core/clock.hpp"
+#include "core/quantity.hpp"
 #include "core/signals.hpp"
 #include "core/text_file.hpp"
 
@@ -30,22 +31,6 @@ struct Options {
   std::string load;
   std::string every = "1s";
 };
-
-std::chrono::milliseconds parse_duration(const std::string& text) {
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  const std::string unit = text.substr(used);
-  const double scale = unit.empty() || unit == "s" ? 1000 : unit == "ms" ? 1 : unit == "m" ? 60000 : -1;
-  if (used == 0 || scale < 0 || value <= 0) {
-    throw tp::Error(tp::ExitCode::usage, fmt::format("'{}' is not a duration (e.g. 500ms, 2s, 1m)", text));
-  }
-  return std::chrono::milliseconds(static_cast<std::int64_t>(value * scale));
-}
 
 Format format_of(const std::string& name) {
   return name == "csv" ? Format::csv : name == "text" ? Format::text : Format::ndjson;
@@ -177,7 +162,7 @@ std::optional<std::size_t> resume_point(const std::vector<SwitchRecord>& previou
 }
 
 tp::ExitCode watch_command(const Options& o, tp::BatchedWriter& out, const tp::Logger& log) {
-  const auto period = parse_duration(o.every);
+  const auto period = tp::parse_duration(o.every);
   if (o.format != "ndjson") throw tp::Error(tp::ExitCode::usage, "watch streams NDJSON records only (--format ndjson)");
   ShellSession session = open_session(o);
   std::vector<SwitchRecord> previous;

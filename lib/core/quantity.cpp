@@ -1,0 +1,46 @@
+#include "core/quantity.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace tp {
+namespace {
+
+// The number at the start of `text` and the rest (the unit); nothing if there is none.
+bool split_number(std::string_view text, double& value, std::string_view& unit) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end == text.data()) return false;
+  unit = text.substr(static_cast<std::size_t>(end - text.data()));
+  return true;
+}
+
+}  // namespace
+
+std::chrono::milliseconds parse_duration(std::string_view text) {
+  double value = 0;
+  std::string_view unit;
+  const bool parsed = split_number(text, value, unit);
+  const double scale = unit.empty() || unit == "s" ? 1000 : unit == "ms" ? 1 : unit == "m" ? 60'000 : unit == "h" ? 3'600'000 : -1;
+  if (!parsed || scale < 0 || !(value > 0) || !std::isfinite(value)) {
+    throw Error(ExitCode::usage, fmt::format("'{}' is not a duration (e.g. 500ms, 2s, 1m, 1h)", text));
+  }
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(value * scale)));
+}
+
+std::uint64_t parse_byte_count(std::string_view text) {
+  double value = 0;
+  std::string_view unit;
+  const bool parsed = split_number(text, value, unit);
+  if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.remove_suffix(1);
+  const double scale = unit.empty() ? 1 : unit == "K" || unit == "k" ? 1024.0 : unit == "M" ? 1048576.0 : unit == "G" ? 1073741824.0 : -1;
+  if (!parsed || scale < 0 || value < 0 || !std::isfinite(value) || value * scale > 1.8e19) {
+    throw Error(ExitCode::usage, fmt::format("'{}' is not a byte count (e.g. 4096, 64K, 10M, 1G)", text));
+  }
+  return static_cast<std::uint64_t>(value * scale + 0.5);
+}
+
+}  // namespace tp

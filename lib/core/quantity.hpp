@@ -1,0 +1,16 @@
+// Command-line quantities shared by the tools: durations ("500ms", "2s", "1m", "1h") and
+// byte counts ("4096", "64K", "10M", "1G"; binary multiples).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string_view>
+
+namespace tp {
+
+// Throws Error(usage) naming the text when it is not a positive duration.
+std::chrono::milliseconds parse_duration(std::string_view text);
+// Throws Error(usage) when it is not a byte count.
+std::uint64_t parse_byte_count(std::string_view text);
+
+}  // namespace tp

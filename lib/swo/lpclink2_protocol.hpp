@@ -1,0 +1,69 @@
+// The LPC-Link2's proprietary SWO port (seed spec "LPC-Link2 SWO Protocol"; notes/probes.md):
+// command encoders, reply parsers and the epoch bookkeeping of poll replies, independent of
+// USB so they can be tested and fuzzed on their own.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "swo/swo_source.hpp"
+
+namespace tp::swo::lpclink2 {
+
+inline constexpr std::uint16_t vendor_id = 0x1fc9;
+inline constexpr std::uint16_t product_id = 0x0090;
+inline constexpr std::string_view interface_name = "LPC-LINK2 DATA PORT";
+inline constexpr std::size_t packet_size = 1024;
+inline constexpr std::size_t buffer_size = 1022;  // the capture buffer an 0x82 flush delivers
+
+enum class Command : std::uint8_t { set_rate = 0x01, poll = 0x02, init_uart = 0x03, ohai = 0x1f };
+enum class ReplyKind : std::uint8_t { incremental = 0x04, flush = 0x82 };
+
+std::vector<std::uint8_t> ohai_command();                  // 1f ff: UART-encoded SWO
+std::vector<std::uint8_t> init_uart_command();             // 03
+std::vector<std::uint8_t> set_rate_command(std::uint32_t hz);  // 01 u32
+std::vector<std::uint8_t> poll_command();                  // 02
+
+// Each returns nothing when the reply is not the answer to that command.
+bool is_ohai_reply(std::span<const std::uint8_t> reply);
+std::optional<std::uint32_t> parse_init_uart_reply(std::span<const std::uint8_t> reply);  // max rate
+std::optional<std::uint32_t> parse_set_rate_reply(std::span<const std::uint8_t> reply);   // achieved
+
+// Turns poll replies into the stream of captured bytes, each exactly once.
+//
+// `04 epoch p0 p1 p2 data`: fill levels before = packed[11:0], after = packed[23:12] are
+// positions in the epoch's 1022-byte buffer; the data is [before, after). `82 epoch
+// data[1022]`: the buffer is full; it repeats what `04` replies of the same epoch already
+// delivered, so only [last_after, 1022) is new. The next epoch starts at position 0.
+class PollTracker {
+ public:
+  // Appends the new bytes of `reply` to `out`; returns how many. Malformed replies,
+  // gaps and lost sync are counted in `counters` (never thrown: the stream goes on).
+  std::size_t on_reply(std::span<const std::uint8_t> reply, std::vector<std::uint8_t>& out,
+                       SourceCounters& counters);
+  // Whether the last reply suggests more is waiting (data or a flush): poll again at once.
+  [[nodiscard]] bool more_expected() const noexcept { return more_expected_; }
+  [[nodiscard]] std::optional<std::uint8_t> epoch() const noexcept { return epoch_; }
+  [[nodiscard]] std::size_t position() const noexcept { return position_; }
+  [[nodiscard]] std::uint64_t flushes() const noexcept { return flushes_; }
+
+ private:
+  std::size_t on_incremental(std::span<const std::uint8_t> reply, std::vector<std::uint8_t>& out,
+                             SourceCounters& counters);
+  std::size_t on_flush(std::span<const std::uint8_t> reply, std::vector<std::uint8_t>& out,
+                       SourceCounters& counters);
+  // Moves to `epoch`, counting what the jump cost. Returns false when it is not the
+  // expected successor (lost sync).
+  bool enter_epoch(std::uint8_t epoch, SourceCounters& counters);
+
+  std::optional<std::uint8_t> epoch_;  // none until the first reply with data
+  std::size_t position_ = 0;           // fill level delivered so far in this epoch
+  bool flushed_ = false;               // the current epoch ended with an 82
+  bool more_expected_ = false;
+  std::uint64_t flushes_ = 0;
+};
+
+}  // namespace tp::swo::lpclink2

@@ -1,0 +1,91 @@
+// LPC-Link2 proprietary SWO port (seed spec): Ohai, Initialize UART, rate negotiation,
+// then polling with the epoch bookkeeping of lpclink2::PollTracker.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "core/clock.hpp"
+#include "swo/lpclink2_protocol.hpp"
+#include "swo/probe_link.hpp"
+#include "swo/probe_sources.hpp"
+
+namespace tp::swo {
+namespace {
+
+class LpcLink2Source final : public SwoSource {
+ public:
+  LpcLink2Source(CommandLink link, const ProbeSettings& settings) : link_(std::move(link)) {
+    if (!lpclink2::is_ohai_reply(link_.exchange(lpclink2::ohai_command(), "Ohai (1f ff)"))) {
+      throw Error(ExitCode::io_error, fmt::format("{}: unexpected answer to Ohai", link_.name()));
+    }
+    const auto max = lpclink2::parse_init_uart_reply(link_.exchange(lpclink2::init_uart_command(), "Initialize UART"));
+    if (!max) throw Error(ExitCode::io_error, fmt::format("{}: unexpected answer to Initialize UART", link_.name()));
+    max_rate_ = *max;
+    rate_ = negotiate_rate(settings.rate, max_rate_, "the LPC-Link2", [this](std::uint32_t hz) {
+      const auto achieved = lpclink2::parse_set_rate_reply(link_.exchange(lpclink2::set_rate_command(hz), "set rate"));
+      return achieved.value_or(0);
+    });
+  }
+
+  PullResult pull(std::span<std::uint8_t> buffer, int timeout_ms) override {
+    const std::uint64_t deadline = monotonic_us() + static_cast<std::uint64_t>(timeout_ms) * 1000U;
+    while (pending_offset_ == pending_.size()) {
+      pending_.clear();
+      pending_offset_ = 0;
+      tracker_.on_reply(link_.exchange(lpclink2::poll_command(), "poll"), pending_, counters_);
+      if (tracker_.more_expected()) {  // data, or a flush after which more piled up: poll again now
+        interval_.data();
+        continue;
+      }
+      const auto delay = interval_.next_delay();
+      if (monotonic_us() + static_cast<std::uint64_t>(delay.count()) * 1000U > deadline) return {Pull::timeout, 0};
+      std::this_thread::sleep_for(delay);
+    }
+    const std::size_t n = std::min(buffer.size(), pending_.size() - pending_offset_);
+    std::memcpy(buffer.data(), pending_.data() + pending_offset_, n);
+    pending_offset_ += n;
+    return {Pull::data, n};
+  }
+
+  [[nodiscard]] std::string description() const override {
+    return fmt::format("LPC-Link2 SWO port, {} bit/s (requested {}, {} attempt(s); probe maximum {}), {} flushes",
+                       rate_.achieved, rate_.requested, rate_.attempts, max_rate_, tracker_.flushes());
+  }
+
+ private:
+  CommandLink link_;
+  lpclink2::PollTracker tracker_;
+  AdaptiveInterval interval_;
+  NegotiatedRate rate_;
+  std::uint32_t max_rate_ = 0;
+  std::vector<std::uint8_t> pending_;
+  std::size_t pending_offset_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<SwoSource> open_lpclink2(const usb::Context& context, const ProbeInfo& probe,
+                                         const ProbeSettings& settings) {
+  const auto& interfaces = probe.device.interfaces;
+  const auto data_port = std::find_if(interfaces.begin(), interfaces.end(),
+                                      [](const usb::InterfaceInfo& i) { return i.name == lpclink2::interface_name; });
+  if (data_port == interfaces.end()) {
+    throw Error(ExitCode::not_found,
+                fmt::format("{} has no \"{}\" interface (firmware without the SWO port?)", probe.device.id(),
+                            lpclink2::interface_name),
+                "PROBE_NOT_FOUND");
+  }
+  const auto* out = find_endpoint(*data_port, false, usb::TransferType::interrupt);
+  const auto* in = find_endpoint(*data_port, true, usb::TransferType::interrupt);
+  if (out == nullptr || in == nullptr) {
+    throw Error(ExitCode::io_error, "the LPC-Link2 data port lacks its interrupt endpoints");
+  }
+  usb::DeviceHandle handle = context.open(probe.device);
+  handle.claim(data_port->number);
+  return std::make_unique<LpcLink2Source>(
+      CommandLink(std::move(handle), *out, *in, settings.reply_timeout_ms, lpclink2::packet_size), settings);
+}
+
+}  // namespace tp::swo

@@ -1,0 +1,40 @@
+#include "swo/probe_link.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tp::swo {
+
+CommandLink::CommandLink(usb::DeviceHandle handle, usb::EndpointInfo out, usb::EndpointInfo in, int reply_timeout_ms,
+                         std::size_t pad_to)
+    : handle_(std::move(handle)),
+      out_(out),
+      in_(in),
+      reply_timeout_ms_(reply_timeout_ms),
+      pad_to_(pad_to),
+      reply_(std::max<std::size_t>(in.max_packet, 64)) {}
+
+std::span<const std::uint8_t> CommandLink::exchange(std::span<const std::uint8_t> command, std::string_view what) {
+  command_.assign(command.begin(), command.end());
+  if (command_.size() > 1 && command_.size() < pad_to_) command_.resize(pad_to_, 0);
+  handle_.write(out_, command_, reply_timeout_ms_);
+  const auto got = handle_.read(in_, reply_, reply_timeout_ms_);
+  if (!got) {
+    throw Error(ExitCode::timeout,
+                fmt::format("{} did not answer {} within {} ms (unplug and replug the probe)", handle_.name(), what,
+                            reply_timeout_ms_),
+                "TARGET_NOT_RESPONDING");
+  }
+  return std::span<const std::uint8_t>(reply_).first(*got);
+}
+
+const usb::EndpointInfo* find_endpoint(const usb::InterfaceInfo& interface, bool in, usb::TransferType type,
+                                       int skip) {
+  for (const auto& endpoint : interface.endpoints) {
+    if (endpoint.is_in() == in && endpoint.type == type && skip-- == 0) return &endpoint;
+  }
+  return nullptr;
+}
+
+}  // namespace tp::swo

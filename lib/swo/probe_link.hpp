@@ -1,0 +1,53 @@
+// What the probe sources share: a claimed USB interface used command/response style,
+// and the adaptive poll interval (fast while data flows, ~10 ms when idle).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "usb/usb_device.hpp"
+
+namespace tp::swo {
+
+class CommandLink {
+ public:
+  CommandLink(usb::DeviceHandle handle, usb::EndpointInfo out, usb::EndpointInfo in, int reply_timeout_ms,
+              std::size_t pad_to = 0);
+  // Sends `command` and returns the reply. Throws Error(timeout) when none comes.
+  std::span<const std::uint8_t> exchange(std::span<const std::uint8_t> command, std::string_view what);
+  [[nodiscard]] usb::DeviceHandle& handle() noexcept { return handle_; }
+  [[nodiscard]] const std::string& name() const noexcept { return handle_.name(); }
+  [[nodiscard]] int reply_timeout_ms() const noexcept { return reply_timeout_ms_; }
+
+ private:
+  usb::DeviceHandle handle_;
+  usb::EndpointInfo out_;
+  usb::EndpointInfo in_;
+  int reply_timeout_ms_;
+  std::size_t pad_to_;
+  std::vector<std::uint8_t> command_;
+  std::vector<std::uint8_t> reply_;
+};
+
+// Poll delay: 0 after data, then 1, 2, 4, 8, 10, 10 ... ms while nothing comes.
+class AdaptiveInterval {
+ public:
+  static constexpr int idle_ms = 10;
+  void data() noexcept { idle_polls_ = 0; }
+  [[nodiscard]] std::chrono::milliseconds next_delay() noexcept {
+    const int delay = idle_polls_ >= 4 ? idle_ms : 1 << idle_polls_;
+    ++idle_polls_;
+    return std::chrono::milliseconds(delay);
+  }
+
+ private:
+  int idle_polls_ = 0;
+};
+
+const usb::EndpointInfo* find_endpoint(const usb::InterfaceInfo& interface, bool in, usb::TransferType type,
+                                       int skip = 0);
+
+}  // namespace tp::swo

@@ -1,0 +1,18 @@
+#include "swo/probe_sources.hpp"
+
+namespace tp::swo {
+
+std::unique_ptr<SwoSource> open_probe_source(const usb::Context& context, const ProbeInfo& probe,
+                                             const ProbeSettings& settings) {
+  switch (probe.kind) {
+    case ProbeKind::lpclink2:
+      return open_lpclink2(context, probe, settings);
+    case ProbeKind::stlink:
+      return open_stlink(context, probe, settings);
+    case ProbeKind::cmsis_dap:
+      break;
+  }
+  return open_cmsis_dap(context, probe, settings);
+}
+
+}  // namespace tp::swo

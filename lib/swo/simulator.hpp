@@ -1,0 +1,77 @@
+// The built-in simulated Cortex-M target of `swo-capture --simulate`: a small RTOS
+// (tasks, SysTick and peripheral interrupts, idle) whose firmware writes the ITM
+// stream a real one would, through the library's encoder:
+//   port 0  console text lines (Text)
+//   port 1  task switches, ISR enter/exit, idle enter/exit (TaskIsr, 9-byte records)
+//   port 2  markers (Marker, u32 id)      port 3  counters (Counter, u32 id + u64 value)
+//   DWT     exception trace (enter/exit/resume) and periodic PC samples
+//   and local timestamps after every event, with an occasional overflow packet.
+// Deterministic: the same seed gives the same bytes, whatever the pacing. Every event is
+// whole: a stream cut between two next() calls never ends inside a packet.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "itm/encoder.hpp"
+
+namespace tp::swo {
+
+struct SimulatorOptions {
+  std::uint32_t seed = 1;
+  std::uint32_t cpu_hz = 64'000'000;  // timestamps are in cycles of this clock
+};
+
+// What the simulator generated, shaped like itm-decode's record for it:
+// {"timestamp":T,"port":P,"event":{"kind":K[,"data":{...}]}}.
+struct SimulatedEvent {
+  std::uint64_t timestamp = 0;
+  std::string line;  // one NDJSON line with its newline
+};
+
+class SimulatedTarget {
+ public:
+  explicit SimulatedTarget(SimulatorOptions options);
+
+  // Appends the next event's bytes (and its LTS) to `out`. With `truth`, appends the
+  // records itm-decode will produce from them.
+  void next(itm::ByteBuffer& out, std::vector<SimulatedEvent>* truth);
+  [[nodiscard]] std::uint64_t now_cycles() const noexcept { return now_; }
+  // Events generated so far by kind.
+  [[nodiscard]] const std::map<std::string_view, std::uint64_t>& counts() const noexcept { return counts_; }
+  // Takes the last next() back out of counts() (its bytes were not used).
+  void forget_last() noexcept;
+
+ private:
+  struct Emit;
+  void console_line(Emit& e);
+  void systick(Emit& e);
+  void peripheral_irq(Emit& e);
+  void switch_task(Emit& e);
+  void marker(Emit& e);
+  void counter(Emit& e);
+  void pc_sample(Emit& e);
+  void overflow(Emit& e);
+  void isr(Emit& e, std::uint16_t exception_number, std::uint32_t duration);
+  void timestamp(Emit& e);
+  std::uint32_t pick(std::uint32_t low, std::uint32_t high);
+
+  SimulatorOptions options_;
+  std::mt19937_64 rng_;
+  std::uint64_t now_ = 0;       // target cycles
+  std::uint64_t stamped_ = 0;   // the time the last LTS gave
+  std::uint64_t next_tick_ = 0;
+  std::uint32_t current_task_ = 0;  // 0 = idle
+  std::uint64_t line_number_ = 0;
+  std::uint64_t frames_ = 0;
+  std::array<std::uint64_t, 4> counter_values_{};
+  std::map<std::string_view, std::uint64_t> counts_;
+  std::vector<std::string_view> last_kinds_;
+  bool started_ = false;
+};
+
+}  // namespace tp::swo

@@ -1,0 +1,66 @@
+// A source of raw SWO bytes (a probe, a serial port, a TCP stream, a file, the simulated
+// target). The capture loop pulls from it with a timeout, so a stop request, --duration
+// and output flushing are handled in one place whatever the source.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace tp::swo {
+
+// What a source knows about the quality of its stream. Every byte is either delivered
+// once or accounted for here: nothing is dropped or repeated silently.
+struct SourceCounters {
+  std::uint64_t lost_bytes = 0;        // known to be missing (gaps, probe overruns)
+  std::uint64_t gaps = 0;              // places where bytes are known to be missing
+  std::uint64_t duplicate_bytes = 0;   // repeated by the probe and suppressed
+  std::uint64_t overruns = 0;          // the probe reported its buffer overflowed
+  std::uint64_t lost_sync = 0;         // protocol bookkeeping lost and re-established
+  std::uint64_t malformed_replies = 0; // replies that made no sense (ignored, counted)
+  std::uint64_t reconnects = 0;        // the peer went away and came back
+
+  SourceCounters& operator+=(const SourceCounters& other) noexcept {
+    lost_bytes += other.lost_bytes;
+    gaps += other.gaps;
+    duplicate_bytes += other.duplicate_bytes;
+    overruns += other.overruns;
+    lost_sync += other.lost_sync;
+    malformed_replies += other.malformed_replies;
+    reconnects += other.reconnects;
+    return *this;
+  }
+};
+
+enum class Pull { data, timeout, end };
+
+struct PullResult {
+  Pull status = Pull::timeout;
+  std::size_t size = 0;
+};
+
+class SwoSource {
+ public:
+  SwoSource() = default;
+  SwoSource(const SwoSource&) = delete;
+  SwoSource& operator=(const SwoSource&) = delete;
+  SwoSource(SwoSource&&) = delete;
+  SwoSource& operator=(SwoSource&&) = delete;
+  virtual ~SwoSource() = default;
+
+  // Fills at most buffer.size() bytes, waiting at most about timeout_ms. Throws tp::Error
+  // (with the exit code and protocol code that fit) when the source fails.
+  virtual PullResult pull(std::span<std::uint8_t> buffer, int timeout_ms) = 0;
+  // Leaves the device as it was found (stops the capture on the probe). Called once, also
+  // after an error; must not throw.
+  virtual void close() noexcept {}
+  [[nodiscard]] virtual const SourceCounters& counters() const noexcept { return counters_; }
+  // One line for -v: the rate negotiated, the transport in use.
+  [[nodiscard]] virtual std::string description() const = 0;
+
+ protected:
+  SourceCounters counters_;
+};
+
+}  // namespace tp::swo

@@ -1,0 +1,426 @@
+// The real swo-capture binary against emulated probes under the real libusb (umockdev):
+// every byte captured must be a byte the probe model delivered, once, in order; gaps and
+// lost sync must be reported; errors must map to the documented exit codes and codes.
+//   test_swo_capture_usb SWO_CAPTURE_BINARY WORK_DIR
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <umockdev.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "probe_models.hpp"
+#include "swo/simulator.hpp"
+
+namespace {
+
+using namespace usbemu;
+using Clock = std::chrono::steady_clock;
+
+std::string swo_capture;
+std::string work_dir;
+int passed = 0;
+int failed = 0;
+
+void check(bool ok, const std::string& name, const std::string& detail = {}) {
+  if (ok) {
+    ++passed;
+    std::printf("ok   %s\n", name.c_str());
+  } else {
+    ++failed;
+    std::printf("FAIL %s%s%s\n", name.c_str(), detail.empty() ? "" : ": ", detail.c_str());
+  }
+  std::fflush(stdout);
+}
+
+// A realistic ITM stream from the library's simulated target.
+Bytes itm_stream(std::size_t size, std::uint32_t seed) {
+  tp::swo::SimulatedTarget target({seed, 64'000'000});
+  Bytes bytes;
+  while (bytes.size() < size) target.next(bytes, nullptr);
+  bytes.resize(size);
+  return bytes;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+bool same_bytes(const std::string& got, const Bytes& want) {
+  return got.size() == want.size() && std::equal(want.begin(), want.end(), got.begin(),
+                                                 [](std::uint8_t w, char g) { return w == static_cast<std::uint8_t>(g); });
+}
+
+std::string first_difference(const std::string& got, const Bytes& want) {
+  std::size_t i = 0;
+  while (i < got.size() && i < want.size() && static_cast<std::uint8_t>(got[i]) == want[i]) ++i;
+  return "got " + std::to_string(got.size()) + " bytes, want " + std::to_string(want.size()) + ", first difference at " +
+         std::to_string(i);
+}
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs swo-capture (it inherits LD_PRELOAD and UMOCKDEV_DIR); `watch` is called every
+// 10 ms with the output size so far, and may act (unplug, signal). Killed after 30 s.
+Run run_tool(const std::vector<std::string>& args, const std::function<void(pid_t, std::size_t)>& watch = {}) {
+  const std::string out_path = work_dir + "/out.bin";
+  const std::string err_path = work_dir + "/err.txt";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(out, 1);
+    dup2(err, 2);
+    std::vector<char*> argv{const_cast<char*>(swo_capture.c_str())};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(swo_capture.c_str(), argv.data());
+    _exit(127);
+  }
+  Run run;
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (Clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      run.err = "killed after 30 s\n";
+      break;
+    }
+    if (watch) {
+      std::ifstream out(out_path, std::ios::binary | std::ios::ate);
+      watch(pid, out ? static_cast<std::size_t>(out.tellg()) : 0);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  run.out = read_file(out_path);
+  run.err += read_file(err_path);
+  return run;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// One testbed (one emulated USB bus) per scenario.
+class Bus {
+ public:
+  Bus() : testbed_(umockdev_testbed_new()) {}
+  Bus(const Bus&) = delete;
+  Bus& operator=(const Bus&) = delete;
+  ~Bus() {
+    emulators_.clear();
+    g_object_unref(testbed_);
+  }
+  UsbfsEmulator& plug(DeviceModel& model) {
+    emulators_.push_back(std::make_unique<UsbfsEmulator>(model));
+    emulators_.back()->attach(testbed_);
+    return *emulators_.back();
+  }
+  void unplug(UsbfsEmulator& emulator, const DeviceModel& model) {
+    emulator.unplug();
+    umockdev_testbed_uevent(testbed_, ("/sys" + model.spec().sysfs_path).c_str(), "remove");
+  }
+
+ private:
+  UMockdevTestbed* testbed_;
+  std::vector<std::unique_ptr<UsbfsEmulator>> emulators_;
+};
+
+// Stops the tool with SIGTERM once the model has nothing more to give (plus a moment).
+std::function<void(pid_t, std::size_t)> stop_when(const std::function<bool()>& model_done) {
+  auto since = std::make_shared<std::optional<Clock::time_point>>();
+  return [model_done, since](pid_t pid, std::size_t) {
+    if (!*since && model_done()) *since = Clock::now();
+    if (*since && Clock::now() - **since > std::chrono::milliseconds(400)) {
+      kill(pid, SIGTERM);
+      since->reset();
+      *since = Clock::now() + std::chrono::hours(1);
+    }
+  };
+}
+
+void lpclink2_capture_is_exact() {
+  Bus bus;
+  const Bytes swo = itm_stream(60'000, 1);
+  LpcLink2 probe({swo, 300});
+  bus.plug(probe);
+  const Run r = run_tool({"--probe", "lpclink2", "--baud", "2000000", "--max-bytes", std::to_string(swo.size()), "-v"});
+  check(r.exit_code == 0, "lpclink2: capture exits 0", r.err);
+  check(same_bytes(r.out, swo), "lpclink2: 04 runs then the 82 of each epoch give every byte once",
+        first_difference(r.out, swo));
+  check(contains(r.err, "lost 0 bytes in 0 gaps, 0 duplicate bytes dropped"), "lpclink2: no loss reported", r.err);
+  const std::lock_guard lock(probe.mutex);
+  check(probe.rate == 2'000'000, "lpclink2: rate set exactly", std::to_string(probe.rate));
+  const std::vector<std::string> expected{"detach 4", "claim 4", "release 4", "attach 4"};
+  check(probe.events == expected, "lpclink2: usbhid detached for the claim and bound again at exit");
+}
+
+void lpclink2_epoch_wraps() {
+  Bus bus;
+  const Bytes swo = itm_stream(20'000, 2);
+  LpcLink2 probe({swo, 700, 96'000'000, 250});
+  bus.plug(probe);
+  const Run r = run_tool({"--probe", "lpclink2", "--max-bytes", std::to_string(swo.size()), "-v"});
+  check(r.exit_code == 0 && same_bytes(r.out, swo), "lpclink2: epoch 255 wraps to 0 without loss",
+        first_difference(r.out, swo) + " " + r.err);
+  check(!contains(r.err, "lost sync"), "lpclink2: the wrap is not lost sync", r.err);
+}
+
+void lpclink2_lost_sync() {
+  Bus bus;
+  const Bytes swo = itm_stream(30'000, 3);
+  LpcLink2Options options{swo, 400};
+  options.skip_epochs_after = 3;
+  LpcLink2 probe(options);
+  bus.plug(probe);
+  const Run r = run_tool({"--probe", "lpclink2", "-v"}, stop_when([&] {
+                           const std::lock_guard lock(probe.mutex);
+                           return probe.delivered.size() + probe.lost == swo.size();
+                         }));
+  const std::lock_guard lock(probe.mutex);
+  check(r.exit_code == 143, "lpclink2: SIGTERM ends the capture with 143", std::to_string(r.exit_code) + r.err);
+  check(probe.lost > 0 && same_bytes(r.out, probe.delivered),
+        "lpclink2: an 82 after lost sync is taken whole, nothing repeated", first_difference(r.out, probe.delivered));
+  check(contains(r.err, "lost sync 1 times"), "lpclink2: lost sync counted and reported", r.err);
+}
+
+void lpclink2_missed_flush() {
+  Bus bus;
+  const Bytes swo = itm_stream(30'000, 4);
+  LpcLink2Options options{swo, 250};
+  options.lose_flush_of = {2, 5};
+  LpcLink2 probe(options);
+  bus.plug(probe);
+  const Run r = run_tool({"--probe", "lpclink2", "-v"}, stop_when([&] {
+                           const std::lock_guard lock(probe.mutex);
+                           return probe.delivered.size() + probe.lost == swo.size();
+                         }));
+  const std::lock_guard lock(probe.mutex);
+  check(same_bytes(r.out, probe.delivered), "lpclink2: missed flushes: every delivered byte once",
+        first_difference(r.out, probe.delivered));
+  check(probe.lost > 0 && contains(r.err, "lost " + std::to_string(probe.lost) + " bytes in 2 gaps"),
+        "lpclink2: the bytes of the missed flushes are counted exactly", std::to_string(probe.lost) + " " + r.err);
+}
+
+void lpclink2_rates() {
+  {
+    Bus bus;
+    LpcLink2 probe({itm_stream(3000, 5), 300});
+    bus.plug(probe);
+    const Run r = run_tool({"--probe", "lpclink2", "--baud", "5000000", "--max-bytes", "3000", "-v"});
+    const std::lock_guard lock(probe.mutex);
+    check(r.exit_code == 0 && probe.rate == 96'000'000 / 19,
+          "lpclink2: 5 MHz negotiated to 5.05 MHz on the second attempt (4.8 MHz is 4 % off)",
+          std::to_string(probe.rate) + " " + r.err);
+    check(contains(r.err, "2 attempt(s)"), "lpclink2: the negotiation is reported", r.err);
+  }
+  {
+    Bus bus;
+    LpcLink2 probe({itm_stream(3000, 5), 300});
+    bus.plug(probe);
+    const Run r = run_tool({"--probe", "lpclink2", "--baud", "11000000", "--log-format", "json"});
+    check(r.exit_code == 9 && contains(r.err, "\"code\":\"BAUD_RATE_ERROR\""),
+          "lpclink2: 11 MHz unreachable within 2 % -> BAUD_RATE_ERROR, exit 9", r.err);
+    const Run too_fast = run_tool({"--probe", "lpclink2", "--baud", "20000000"});
+    check(too_fast.exit_code == 9 && contains(too_fast.err, "maximum is 12000000"),
+          "lpclink2: above the probe's maximum -> exit 9", too_fast.err);
+  }
+  {
+    Bus bus;
+    LpcLink2 probe({itm_stream(3000, 5), 300});
+    bus.plug(probe);
+    const Run r = run_tool({"--probe", "lpclink2", "--baud", "11000000", "--allow-approx", "--max-bytes", "3000"});
+    const std::lock_guard lock(probe.mutex);
+    check(r.exit_code == 0 && probe.rate == 96'000'000 / 9, "lpclink2: --allow-approx takes the closest rate",
+          std::to_string(probe.rate) + " " + r.err);
+  }
+}
+
+void lpclink2_unplugged() {
+  Bus bus;
+  const Bytes swo = itm_stream(400'000, 6);
+  LpcLink2 probe({swo, 300});
+  auto& emulator = bus.plug(probe);
+  bool unplugged = false;
+  const Run r = run_tool({"--probe", "lpclink2", "--log-format", "json"}, [&](pid_t, std::size_t size) {
+    if (!unplugged && size >= 20'000) {
+      bus.unplug(emulator, probe);
+      unplugged = true;
+    }
+  });
+  const std::lock_guard lock(probe.mutex);
+  const bool prefix = r.out.size() <= probe.delivered.size() &&
+                      std::equal(r.out.begin(), r.out.end(), probe.delivered.begin(),
+                                 [](char g, std::uint8_t w) { return static_cast<std::uint8_t>(g) == w; });
+  check(unplugged && r.exit_code == 7 && contains(r.err, "unplugged") && contains(r.err, "PROBE_NOT_FOUND"),
+        "lpclink2: unplugged mid-capture -> clear error, exit 7", r.err);
+  check(prefix && r.out.size() >= 20'000 && probe.delivered.size() - r.out.size() <= 1022,
+        "lpclink2: the bytes captured before the unplug are kept",
+        std::to_string(r.out.size()) + " of " + std::to_string(probe.delivered.size()));
+}
+
+void lpclink2_errors() {
+  {
+    Bus bus;
+    LpcLink2 probe({itm_stream(1000, 7), 300});
+    probe.claimed_elsewhere = {4};
+    bus.plug(probe);
+    const Run r = run_tool({"--probe", "lpclink2", "--log-format", "json"});
+    check(r.exit_code == 5 && contains(r.err, "PROBE_IN_USE"), "lpclink2: interface busy -> PROBE_IN_USE, exit 5", r.err);
+  }
+  {
+    Bus bus;
+    StLink other({itm_stream(1000, 7)});
+    bus.plug(other);
+    const Run r = run_tool({"--probe", "lpclink2", "--log-format", "json"});
+    check(r.exit_code == 3 && contains(r.err, "PROBE_NOT_FOUND"), "lpclink2: no probe -> PROBE_NOT_FOUND, exit 3", r.err);
+  }
+  {
+    Bus bus;
+    LpcLink2Options options{itm_stream(100'000, 8), 300};
+    options.answer_polls = 5;
+    LpcLink2 probe(options);
+    bus.plug(probe);
+    const Run r = run_tool({"--probe", "lpclink2", "--timeout", "300", "--log-format", "json"});
+    check(r.exit_code == 8 && contains(r.err, "did not answer") && contains(r.err, "TARGET_NOT_RESPONDING"),
+          "lpclink2: an unresponsive probe -> timeout, exit 8", r.err);
+    check(r.out.size() == 1500, "lpclink2: what came before it hung is kept", std::to_string(r.out.size()));
+  }
+}
+
+void list_and_select() {
+  Bus bus;
+  LpcLink2Options first{itm_stream(5000, 9), 500};
+  LpcLink2Options second{itm_stream(5000, 10), 500};
+  second.serial = "LPC2EMU2";
+  second.address = 5;
+  LpcLink2 a(first);
+  LpcLink2 b(second);
+  CmsisDapV2 dap({itm_stream(1000, 11)});
+  StLink stlink({itm_stream(1000, 12)});
+  bus.plug(a);
+  DeviceSpec spec_b = b.spec();
+  bus.plug(b);
+  bus.plug(dap);
+  bus.plug(stlink);
+  const Run text = run_tool({"--list"});
+  check(text.exit_code == 0 && contains(text.out, "lpclink2  1fc9:0090  serial LPC2EMU1") &&
+            contains(text.out, "LPC2EMU2") && contains(text.out, "cmsis-dap 0d28:0204") &&
+            contains(text.out, "stlink    0483:374f"),
+        "--list shows every probe with kind, VID:PID and serial", text.out + text.err);
+  const Run json = run_tool({"--list", "--format", "ndjson"});
+  check(json.exit_code == 0 && contains(json.out, R"("kind":"cmsis-dap","vid_pid":"0d28:0204","serial_number":"DAPEMU01")") &&
+            contains(json.out, R"("swo":"SWO streaming endpoint)"),
+        "--list --format ndjson", json.out);
+  const Run ambiguous = run_tool({"--probe", "lpclink2"});
+  check(ambiguous.exit_code == 2 && contains(ambiguous.err, "--serial-number"),
+        "two LPC-Link2s without --serial-number -> usage error naming the serials", ambiguous.err);
+  const Run chosen = run_tool({"--probe", "lpclink2", "--serial-number", "LPC2EMU2", "--max-bytes", "5000"});
+  check(chosen.exit_code == 0 && same_bytes(chosen.out, second.swo), "--serial-number chooses the probe",
+        first_difference(chosen.out, second.swo));
+  const Run by_id = run_tool({"--probe", "0483:374f", "--max-bytes", "1000"});
+  check(by_id.exit_code == 0 && by_id.out.size() == 1000, "--probe VID:PID", by_id.err);
+}
+
+void cmsis_dap_cases() {
+  for (const bool streaming : {true, false}) {
+    Bus bus;
+    const Bytes swo = itm_stream(300'000, 13);
+    CmsisDapOptions options{swo, streaming};
+    CmsisDapV2 probe(options);
+    bus.plug(probe);
+    const Run r = run_tool({"--probe", "cmsis-dap", "--baud", "4500000", "--max-bytes", std::to_string(swo.size()), "-v"});
+    const std::string how = streaming ? "streaming endpoint" : "DAP_SWO_Data";
+    check(r.exit_code == 0 && same_bytes(r.out, swo), "cmsis-dap (" + how + "): every byte once",
+          first_difference(r.out, swo) + " " + r.err);
+    check(contains(r.err, "via " + std::string(streaming ? "the streaming endpoint" : "DAP_SWO_Data")),
+          "cmsis-dap (" + how + "): the transport is reported", r.err);
+    const std::lock_guard lock(probe.mutex);
+    check(probe.rate == 4'500'000 && !probe.running && probe.mode == 0,
+          "cmsis-dap (" + how + "): rate set; capture stopped and SWO off at exit");
+  }
+  {
+    Bus bus;
+    CmsisDapOptions options{itm_stream(50'000, 14), true};
+    options.report_overrun = true;
+    CmsisDapV2 probe(options);
+    bus.plug(probe);
+    const Run r = run_tool({"--probe", "cmsis-dap", "--duration", "1s"});
+    check(r.exit_code == 0 && contains(r.err, "1 overruns"), "cmsis-dap: an overrun in SWO_Status is reported", r.err);
+  }
+  {
+    Bus bus;
+    CmsisDapV2 probe({itm_stream(1000, 15)});
+    bus.plug(probe);
+    const Run r = run_tool({"--probe", "cmsis-dap", "--swo-mode", "manchester"});
+    check(r.exit_code == 9 && contains(r.err, "no Manchester"), "cmsis-dap: Manchester where the probe has none -> exit 9",
+          r.err);
+  }
+  {
+    Bus bus;
+    CmsisDapOptions options{itm_stream(8000, 16), true, true};
+    CmsisDapV2 probe(options);
+    bus.plug(probe);
+    const Run r = run_tool({"--probe", "cmsis-dap", "--swo-mode", "manchester", "--max-bytes", "8000"});
+    check(r.exit_code == 0 && same_bytes(r.out, options.swo), "cmsis-dap: Manchester where offered", r.err);
+  }
+}
+
+void stlink_cases() {
+  {
+    Bus bus;
+    const Bytes swo = itm_stream(200'000, 17);
+    StLink probe({swo});
+    bus.plug(probe);
+    const Run r = run_tool({"--probe", "stlink", "--baud", "8000000", "--max-bytes", std::to_string(swo.size()), "-v"});
+    check(r.exit_code == 0 && same_bytes(r.out, swo), "stlink V3: every byte once", first_difference(r.out, swo) + r.err);
+    const std::lock_guard lock(probe.mutex);
+    check(probe.rate == 8'000'000 && !probe.running, "stlink V3: trace started at the rate and stopped at exit");
+  }
+  {
+    Bus bus;
+    StLink probe({itm_stream(1000, 18), false});
+    bus.plug(probe);
+    const Run r = run_tool({"--probe", "stlink"});
+    check(r.exit_code == 9 && contains(r.err, "J13"), "stlink V2 with firmware J12 -> exit 9 naming J13", r.err);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: %s SWO_CAPTURE WORK_DIR\n", argv[0]);
+    return 2;
+  }
+  ensure_umockdev_preload(argv);
+  swo_capture = argv[1];
+  work_dir = argv[2];
+  lpclink2_capture_is_exact();
+  lpclink2_epoch_wraps();
+  lpclink2_lost_sync();
+  lpclink2_missed_flush();
+  lpclink2_rates();
+  lpclink2_unplugged();
+  lpclink2_errors();
+  list_and_select();
+  cmsis_dap_cases();
+  stlink_cases();
+  std::printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
