@@ -24,7 +24,11 @@ std::chrono::milliseconds parse_duration(std::string_view text) {
   double value = 0;
   std::string_view unit;
   const bool parsed = split_number(text, value, unit);
-  const double scale = unit.empty() || unit == "s" ? 1000 : unit == "ms" ? 1 : unit == "m" ? 60'000 : unit == "h" ? 3'600'000 : -1;
+  const double scale = unit.empty() || unit == "s" ? 1000
+                       : unit == "ms"              ? 1
+                       : unit == "m"               ? 60'000
+                       : unit == "h"               ? 3'600'000
+                                                   : -1;
   if (!parsed || scale < 0 || !(value > 0) || !std::isfinite(value)) {
     throw Error(ExitCode::usage, fmt::format("'{}' is not a duration (e.g. 500ms, 2s, 1m, 1h)", text));
   }
@@ -36,11 +40,15 @@ std::uint64_t parse_byte_count(std::string_view text) {
   std::string_view unit;
   const bool parsed = split_number(text, value, unit);
   if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.remove_suffix(1);
-  const double scale = unit.empty() ? 1 : unit == "K" || unit == "k" ? 1024.0 : unit == "M" ? 1048576.0 : unit == "G" ? 1073741824.0 : -1;
-  if (!parsed || scale < 0 || value < 0 || !std::isfinite(value) || value * scale > 1.8e19) {
+  const double scale = unit.empty()                 ? 1
+                       : unit == "K" || unit == "k" ? 1024.0
+                       : unit == "M"                ? 1048576.0
+                       : unit == "G"                ? 1073741824.0
+                                                    : -1;
+  if (!parsed || scale < 0 || value < 0 || !std::isfinite(value) || value * scale > 9.2e18) {
     throw Error(ExitCode::usage, fmt::format("'{}' is not a byte count (e.g. 4096, 64K, 10M, 1G)", text));
   }
-  return static_cast<std::uint64_t>(value * scale + 0.5);
+  return static_cast<std::uint64_t>(std::llround(value * scale));
 }
 
 }  // namespace tp

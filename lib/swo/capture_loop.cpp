@@ -11,7 +11,7 @@
 namespace tp::swo {
 namespace {
 
-constexpr std::size_t chunk_size = 64 * 1024;
+constexpr std::size_t chunk_size = std::size_t{64} * 1024;
 constexpr int pull_timeout_ms = 20;
 constexpr std::uint64_t report_every_us = 1'000'000;
 
@@ -41,7 +41,8 @@ CaptureResult run_capture(SwoSource& source, BatchedWriter& out, const CaptureLi
         break;
       }
       std::size_t want = buffer.size();
-      if (limits.max_bytes != 0) want = static_cast<std::size_t>(std::min<std::uint64_t>(want, limits.max_bytes - p.bytes));
+      if (limits.max_bytes != 0)
+        want = static_cast<std::size_t>(std::min<std::uint64_t>(want, limits.max_bytes - p.bytes));
       int timeout = pull_timeout_ms;
       if (duration_us != 0) {
         timeout = static_cast<int>(std::min<std::uint64_t>(pull_timeout_ms, (start + duration_us - now) / 1000U + 1));
@@ -77,9 +78,9 @@ CaptureResult run_capture(SwoSource& source, BatchedWriter& out, const CaptureLi
 
 std::string format_progress(const CaptureProgress& p) {
   const auto& c = p.counters;
-  std::string text = fmt::format("{} bytes in {:.1f} s ({:.1f} kB/s); lost {} bytes in {} gaps, {} duplicate bytes dropped, {} overruns",
-                                 p.bytes, p.seconds, p.bytes_per_second() / 1000, c.lost_bytes, c.gaps,
-                                 c.duplicate_bytes, c.overruns);
+  std::string text = fmt::format(
+      "{} bytes in {:.1f} s ({:.1f} kB/s); lost {} bytes in {} gaps, {} duplicate bytes dropped, {} overruns", p.bytes,
+      p.seconds, p.bytes_per_second() / 1000, c.lost_bytes, c.gaps, c.duplicate_bytes, c.overruns);
   if (c.lost_sync != 0) text += fmt::format(", lost sync {} times", c.lost_sync);
   if (c.malformed_replies != 0) text += fmt::format(", {} malformed replies", c.malformed_replies);
   if (c.reconnects != 0) text += fmt::format(", {} reconnects", c.reconnects);

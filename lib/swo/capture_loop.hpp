@@ -22,7 +22,9 @@ struct CaptureProgress {
   std::uint64_t bytes = 0;
   double seconds = 0;
   SourceCounters counters;
-  [[nodiscard]] double bytes_per_second() const noexcept { return seconds > 0 ? static_cast<double>(bytes) / seconds : 0; }
+  [[nodiscard]] double bytes_per_second() const noexcept {
+    return seconds > 0 ? static_cast<double>(bytes) / seconds : 0;
+  }
 };
 
 enum class CaptureEnd { input_ended, limit_reached, stopped };

@@ -3,7 +3,9 @@
 namespace tp::swo::cmsis_dap {
 namespace {
 
-std::uint8_t byte_of(Command command) { return static_cast<std::uint8_t>(command); }
+std::uint8_t byte_of(Command command) {
+  return static_cast<std::uint8_t>(command);
+}
 
 std::uint32_t load_le(std::span<const std::uint8_t> bytes) {
   std::uint32_t value = 0;
@@ -13,7 +15,9 @@ std::uint32_t load_le(std::span<const std::uint8_t> bytes) {
 
 }  // namespace
 
-std::vector<std::uint8_t> info_command(InfoId id) { return {byte_of(Command::info), static_cast<std::uint8_t>(id)}; }
+std::vector<std::uint8_t> info_command(InfoId id) {
+  return {byte_of(Command::info), static_cast<std::uint8_t>(id)};
+}
 std::vector<std::uint8_t> transport_command(Transport transport) {
   return {byte_of(Command::swo_transport), static_cast<std::uint8_t>(transport)};
 }
@@ -24,8 +28,12 @@ std::vector<std::uint8_t> baudrate_command(std::uint32_t hz) {
   return {byte_of(Command::swo_baudrate), static_cast<std::uint8_t>(hz), static_cast<std::uint8_t>(hz >> 8U),
           static_cast<std::uint8_t>(hz >> 16U), static_cast<std::uint8_t>(hz >> 24U)};
 }
-std::vector<std::uint8_t> control_command(bool start) { return {byte_of(Command::swo_control), static_cast<std::uint8_t>(start ? 1 : 0)}; }
-std::vector<std::uint8_t> status_command() { return {byte_of(Command::swo_status)}; }
+std::vector<std::uint8_t> control_command(bool start) {
+  return {byte_of(Command::swo_control), static_cast<std::uint8_t>(start ? 1 : 0)};
+}
+std::vector<std::uint8_t> status_command() {
+  return {byte_of(Command::swo_status)};
+}
 std::vector<std::uint8_t> data_command(std::uint16_t max_count) {
   return {byte_of(Command::swo_data), static_cast<std::uint8_t>(max_count), static_cast<std::uint8_t>(max_count >> 8U)};
 }

@@ -38,6 +38,10 @@ class CmsisDapSource final : public SwoSource {
     running_ = true;
   }
 
+  CmsisDapSource(const CmsisDapSource&) = delete;
+  CmsisDapSource& operator=(const CmsisDapSource&) = delete;
+  CmsisDapSource(CmsisDapSource&&) = delete;
+  CmsisDapSource& operator=(CmsisDapSource&&) = delete;
   ~CmsisDapSource() override { CmsisDapSource::close(); }
 
   PullResult pull(std::span<std::uint8_t> buffer, int timeout_ms) override {
@@ -76,12 +80,12 @@ class CmsisDapSource final : public SwoSource {
   void check_mode() const {
     if (mode_ == Mode::manchester && !capabilities_.swo_manchester) {
       throw Error(ExitCode::unsupported,
-                  fmt::format("{} has no Manchester SWO (DAP_Info capabilities); use --swo-mode uart",
-                              link_.name()));
+                  fmt::format("{} has no Manchester SWO (DAP_Info capabilities); use --swo-mode uart", link_.name()));
     }
     if (mode_ == Mode::uart && !capabilities_.swo_uart) {
-      throw Error(ExitCode::unsupported, fmt::format("{} has no UART SWO (DAP_Info capabilities){}", link_.name(),
-                                                     capabilities_.swo_manchester ? "; use --swo-mode manchester" : ""));
+      throw Error(ExitCode::unsupported,
+                  fmt::format("{} has no UART SWO (DAP_Info capabilities){}", link_.name(),
+                              capabilities_.swo_manchester ? "; use --swo-mode manchester" : ""));
     }
   }
 
@@ -103,8 +107,8 @@ class CmsisDapSource final : public SwoSource {
     // Whole packets only: a short buffer would make the probe babble.
     const std::size_t packet = std::max<std::size_t>(stream_->max_packet, 64);
     const std::size_t want = std::max(packet, buffer.size() / packet * packet);
-    const auto got = link_.handle().read(*stream_, buffer.first(std::min(want, buffer.size())),
-                                         std::min(timeout_ms, 100));
+    const auto got =
+        link_.handle().read(*stream_, buffer.first(std::min(want, buffer.size())), std::min(timeout_ms, 100));
     return got && *got > 0 ? PullResult{Pull::data, *got} : PullResult{Pull::timeout, 0};
   }
 

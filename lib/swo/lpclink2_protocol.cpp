@@ -14,17 +14,24 @@ std::uint32_t load_u32(std::span<const std::uint8_t> bytes, std::size_t at) {
 }
 
 std::vector<std::uint8_t> with_u32(Command command, std::uint32_t value) {
-  return {static_cast<std::uint8_t>(command), static_cast<std::uint8_t>(value),
-          static_cast<std::uint8_t>(value >> 8U), static_cast<std::uint8_t>(value >> 16U),
-          static_cast<std::uint8_t>(value >> 24U)};
+  return {static_cast<std::uint8_t>(command), static_cast<std::uint8_t>(value), static_cast<std::uint8_t>(value >> 8U),
+          static_cast<std::uint8_t>(value >> 16U), static_cast<std::uint8_t>(value >> 24U)};
 }
 
 }  // namespace
 
-std::vector<std::uint8_t> ohai_command() { return {static_cast<std::uint8_t>(Command::ohai), 0xff}; }
-std::vector<std::uint8_t> init_uart_command() { return {static_cast<std::uint8_t>(Command::init_uart)}; }
-std::vector<std::uint8_t> set_rate_command(std::uint32_t hz) { return with_u32(Command::set_rate, hz); }
-std::vector<std::uint8_t> poll_command() { return {static_cast<std::uint8_t>(Command::poll)}; }
+std::vector<std::uint8_t> ohai_command() {
+  return {static_cast<std::uint8_t>(Command::ohai), 0xff};
+}
+std::vector<std::uint8_t> init_uart_command() {
+  return {static_cast<std::uint8_t>(Command::init_uart)};
+}
+std::vector<std::uint8_t> set_rate_command(std::uint32_t hz) {
+  return with_u32(Command::set_rate, hz);
+}
+std::vector<std::uint8_t> poll_command() {
+  return {static_cast<std::uint8_t>(Command::poll)};
+}
 
 bool is_ohai_reply(std::span<const std::uint8_t> reply) {
   return reply.size() >= 2 && reply[0] == static_cast<std::uint8_t>(Command::ohai);

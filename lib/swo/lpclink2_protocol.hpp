@@ -22,10 +22,10 @@ inline constexpr std::size_t buffer_size = 1022;  // the capture buffer an 0x82 
 enum class Command : std::uint8_t { set_rate = 0x01, poll = 0x02, init_uart = 0x03, ohai = 0x1f };
 enum class ReplyKind : std::uint8_t { incremental = 0x04, flush = 0x82 };
 
-std::vector<std::uint8_t> ohai_command();                  // 1f ff: UART-encoded SWO
-std::vector<std::uint8_t> init_uart_command();             // 03
+std::vector<std::uint8_t> ohai_command();                      // 1f ff: UART-encoded SWO
+std::vector<std::uint8_t> init_uart_command();                 // 03
 std::vector<std::uint8_t> set_rate_command(std::uint32_t hz);  // 01 u32
-std::vector<std::uint8_t> poll_command();                  // 02
+std::vector<std::uint8_t> poll_command();                      // 02
 
 // Each returns nothing when the reply is not the answer to that command.
 bool is_ohai_reply(std::span<const std::uint8_t> reply);
@@ -42,8 +42,7 @@ class PollTracker {
  public:
   // Appends the new bytes of `reply` to `out`; returns how many. Malformed replies,
   // gaps and lost sync are counted in `counters` (never thrown: the stream goes on).
-  std::size_t on_reply(std::span<const std::uint8_t> reply, std::vector<std::uint8_t>& out,
-                       SourceCounters& counters);
+  std::size_t on_reply(std::span<const std::uint8_t> reply, std::vector<std::uint8_t>& out, SourceCounters& counters);
   // Whether the last reply suggests more is waiting (data or a flush): poll again at once.
   [[nodiscard]] bool more_expected() const noexcept { return more_expected_; }
   [[nodiscard]] std::optional<std::uint8_t> epoch() const noexcept { return epoch_; }
@@ -53,8 +52,7 @@ class PollTracker {
  private:
   std::size_t on_incremental(std::span<const std::uint8_t> reply, std::vector<std::uint8_t>& out,
                              SourceCounters& counters);
-  std::size_t on_flush(std::span<const std::uint8_t> reply, std::vector<std::uint8_t>& out,
-                       SourceCounters& counters);
+  std::size_t on_flush(std::span<const std::uint8_t> reply, std::vector<std::uint8_t>& out, SourceCounters& counters);
   // Moves to `epoch`, counting what the jump cost. Returns false when it is not the
   // expected successor (lost sync).
   bool enter_epoch(std::uint8_t epoch, SourceCounters& counters);

@@ -34,7 +34,10 @@ std::uint16_t parse_hex16(std::string_view text, std::string_view whole) {
   std::uint32_t value = 0;
   if (text.empty() || text.size() > 4) throw Error(ExitCode::usage, fmt::format("'{}' is not VID:PID", whole));
   for (const char c : text) {
-    const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    const int digit = c >= '0' && c <= '9'   ? c - '0'
+                      : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                      : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                             : -1;
     if (digit < 0) throw Error(ExitCode::usage, fmt::format("'{}' is not VID:PID (hex, e.g. 1fc9:0090)", whole));
     value = value << 4U | static_cast<std::uint32_t>(digit);
   }
@@ -67,10 +70,12 @@ std::optional<ProbeInfo> classify_probe(const usb::DeviceInfo& device) {
     }
   }
   if (const auto* interface = cmsis_dap_v2_interface(device)) {
-    const auto bulk_in = std::count_if(interface->endpoints.begin(), interface->endpoints.end(),
-                                       [](const usb::EndpointInfo& e) { return e.is_in() && e.type == usb::TransferType::bulk; });
-    return ProbeInfo{ProbeKind::cmsis_dap, device, "CMSIS-DAP v2",
-                     bulk_in >= 2 ? "SWO streaming endpoint (modes per DAP_Info)" : "SWO via DAP_SWO_Data (modes per DAP_Info)"};
+    const auto bulk_in =
+        std::count_if(interface->endpoints.begin(), interface->endpoints.end(),
+                      [](const usb::EndpointInfo& e) { return e.is_in() && e.type == usb::TransferType::bulk; });
+    return ProbeInfo{
+        ProbeKind::cmsis_dap, device, "CMSIS-DAP v2",
+        bulk_in >= 2 ? "SWO streaming endpoint (modes per DAP_Info)" : "SWO via DAP_SWO_Data (modes per DAP_Info)"};
   }
   return std::nullopt;
 }
@@ -120,10 +125,10 @@ ProbeInfo select_probe(const std::vector<ProbeInfo>& probes, const ProbeSelector
     std::string what = selector.kind ? std::string(probe_kind_name(*selector.kind)) : std::string("supported");
     if (selector.vendor_id) what = fmt::format("{:04x}:{:04x}", *selector.vendor_id, *selector.product_id);
     if (!selector.serial_number.empty()) what += fmt::format(" with serial number {}", selector.serial_number);
-    throw Error(ExitCode::not_found,
-                fmt::format("no {} probe found ({} probe(s) attached; `swo-capture --list` shows them)", what,
-                            probes.size()),
-                "PROBE_NOT_FOUND");
+    throw Error(
+        ExitCode::not_found,
+        fmt::format("no {} probe found ({} probe(s) attached; `swo-capture --list` shows them)", what, probes.size()),
+        "PROBE_NOT_FOUND");
   }
   if (found.size() > 1) {
     std::string serials;

@@ -29,8 +29,7 @@ std::span<const std::uint8_t> CommandLink::exchange(std::span<const std::uint8_t
   return std::span<const std::uint8_t>(reply_).first(*got);
 }
 
-const usb::EndpointInfo* find_endpoint(const usb::InterfaceInfo& interface, bool in, usb::TransferType type,
-                                       int skip) {
+const usb::EndpointInfo* find_endpoint(const usb::InterfaceInfo& interface, bool in, usb::TransferType type, int skip) {
   for (const auto& endpoint : interface.endpoints) {
     if (endpoint.is_in() == in && endpoint.type == type && skip-- == 0) return &endpoint;
   }

@@ -16,18 +16,22 @@ double relative_error(std::uint32_t requested, std::uint32_t achieved) {
   return std::abs(static_cast<double>(achieved) - static_cast<double>(requested)) / static_cast<double>(requested);
 }
 
-Error rate_error(std::string_view message) { return {ExitCode::unsupported, std::string(message), "BAUD_RATE_ERROR"}; }
+Error rate_error(std::string_view message) {
+  return {ExitCode::unsupported, std::string(message), "BAUD_RATE_ERROR"};
+}
 
 }  // namespace
 
-double NegotiatedRate::error() const noexcept { return requested == 0 ? 0.0 : relative_error(requested, achieved); }
+double NegotiatedRate::error() const noexcept {
+  return requested == 0 ? 0.0 : relative_error(requested, achieved);
+}
 
 NegotiatedRate negotiate_rate(const RateRequest& request, std::uint32_t max_hz, std::string_view probe,
                               const std::function<std::uint32_t(std::uint32_t)>& ask) {
   if (request.hz == 0) throw Error(ExitCode::usage, "the SWO bit rate must be above 0");
   if (max_hz != 0 && request.hz > max_hz) {
-    throw rate_error(fmt::format("{} cannot capture SWO at {} bit/s: its maximum is {} bit/s", probe, request.hz,
-                                 max_hz));
+    throw rate_error(
+        fmt::format("{} cannot capture SWO at {} bit/s: its maximum is {} bit/s", probe, request.hz, max_hz));
   }
   std::map<std::uint32_t, std::uint32_t> tried;  // what we asked -> what the probe achieved
   NegotiatedRate best{request.hz, 0, 0};
@@ -52,10 +56,10 @@ NegotiatedRate negotiate_rate(const RateRequest& request, std::uint32_t max_hz, 
     throw rate_error(fmt::format("{} refused the SWO bit rate {} bit/s", probe, request.hz));
   }
   if (best.error() > request.tolerance && !request.allow_approx) {
-    throw rate_error(fmt::format(
-        "{} can only get {} bit/s for the requested {} bit/s ({:.2f} % off; the limit is {:.1f} %): "
-        "choose a rate the probe can reach, or --allow-approx to capture anyway",
-        probe, best.achieved, request.hz, best.error() * 100, request.tolerance * 100));
+    throw rate_error(
+        fmt::format("{} can only get {} bit/s for the requested {} bit/s ({:.2f} % off; the limit is {:.1f} %): "
+                    "choose a rate the probe can reach, or --allow-approx to capture anyway",
+                    probe, best.achieved, request.hz, best.error() * 100, request.tolerance * 100));
   }
   if (last_asked != best_asked) {
     ask(best_asked);  // leave the probe on the best rate found

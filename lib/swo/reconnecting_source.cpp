@@ -40,8 +40,8 @@ PullResult ReconnectingSource::pull(std::span<std::uint8_t> buffer, int timeout_
   if (!source_) {
     const std::uint64_t now = monotonic_us();
     if (now < next_try_us_) {
-      std::this_thread::sleep_for(
-          std::chrono::microseconds(std::min<std::uint64_t>(next_try_us_ - now, static_cast<std::uint64_t>(timeout_ms) * 1000U)));
+      std::this_thread::sleep_for(std::chrono::microseconds(
+          std::min<std::uint64_t>(next_try_us_ - now, static_cast<std::uint64_t>(timeout_ms) * 1000U)));
       return {Pull::timeout, 0};
     }
     try {
@@ -79,6 +79,8 @@ const SourceCounters& ReconnectingSource::counters() const noexcept {
   return total_;
 }
 
-std::string ReconnectingSource::description() const { return last_description_; }
+std::string ReconnectingSource::description() const {
+  return last_description_;
+}
 
 }  // namespace tp::swo

@@ -25,9 +25,10 @@ constexpr std::array<std::uint32_t, task_count + 1> task_code{0x08000100, 0x0800
                                                               0x08004c00};
 
 std::array<std::uint8_t, 9> rtos_record(RtosRecord type, std::uint32_t a, std::uint32_t b) {
-  return {static_cast<std::uint8_t>(type),  static_cast<std::uint8_t>(a),       static_cast<std::uint8_t>(a >> 8U),
-          static_cast<std::uint8_t>(a >> 16U), static_cast<std::uint8_t>(a >> 24U), static_cast<std::uint8_t>(b),
-          static_cast<std::uint8_t>(b >> 8U),  static_cast<std::uint8_t>(b >> 16U), static_cast<std::uint8_t>(b >> 24U)};
+  return {
+      static_cast<std::uint8_t>(type),     static_cast<std::uint8_t>(a),        static_cast<std::uint8_t>(a >> 8U),
+      static_cast<std::uint8_t>(a >> 16U), static_cast<std::uint8_t>(a >> 24U), static_cast<std::uint8_t>(b),
+      static_cast<std::uint8_t>(b >> 8U),  static_cast<std::uint8_t>(b >> 16U), static_cast<std::uint8_t>(b >> 24U)};
 }
 
 }  // namespace
@@ -51,14 +52,14 @@ struct SimulatedTarget::Emit {
   }
   void stamp(std::uint64_t now) {
     if (truth == nullptr) return;
-    for (const auto& body : pending) truth->push_back({now, fmt::format(R"({{"timestamp":{},{}}}}})", now, body) + '\n'});
+    for (const auto& body : pending)
+      truth->push_back({now, fmt::format(R"({{"timestamp":{},{}}}}})", now, body) + '\n'});
     pending.clear();
   }
 };
 
-SimulatedTarget::SimulatedTarget(SimulatorOptions options) : options_(options), rng_(options.seed) {
-  next_tick_ = options_.cpu_hz / 1000U;
-}
+SimulatedTarget::SimulatedTarget(SimulatorOptions options)
+    : options_(options), rng_(options.seed), next_tick_(options.cpu_hz / 1000U) {}
 
 std::uint32_t SimulatedTarget::pick(std::uint32_t low, std::uint32_t high) {
   return std::uniform_int_distribution<std::uint32_t>(low, high)(rng_);
@@ -163,7 +164,8 @@ void SimulatedTarget::systick(Emit& e) {
 void SimulatedTarget::peripheral_irq(Emit& e) {
   // USART1, DMA1 channel 2, TIM2, EXTI0 on an STM32-like part.
   constexpr std::array<std::uint16_t, 4> irqs{37, 12, 28, 6};
-  isr(e, static_cast<std::uint16_t>(first_irq_exception + irqs[pick(0, static_cast<std::uint32_t>(irqs.size() - 1))]), pick(100, 2000));
+  isr(e, static_cast<std::uint16_t>(first_irq_exception + irqs[pick(0, static_cast<std::uint32_t>(irqs.size() - 1))]),
+      pick(100, 2000));
 }
 
 void SimulatedTarget::switch_task(Emit& e) {

@@ -55,15 +55,15 @@ class SimulatedTarget {
   void marker(Emit& e);
   void counter(Emit& e);
   void pc_sample(Emit& e);
-  void overflow(Emit& e);
+  static void overflow(Emit& e);
   void isr(Emit& e, std::uint16_t exception_number, std::uint32_t duration);
   void timestamp(Emit& e);
   std::uint32_t pick(std::uint32_t low, std::uint32_t high);
 
   SimulatorOptions options_;
   std::mt19937_64 rng_;
-  std::uint64_t now_ = 0;       // target cycles
-  std::uint64_t stamped_ = 0;   // the time the last LTS gave
+  std::uint64_t now_ = 0;      // target cycles
+  std::uint64_t stamped_ = 0;  // the time the last LTS gave
   std::uint64_t next_tick_ = 0;
   std::uint32_t current_task_ = 0;  // 0 = idle
   std::uint64_t line_number_ = 0;

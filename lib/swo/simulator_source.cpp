@@ -11,7 +11,7 @@
 namespace tp::swo {
 namespace {
 
-constexpr std::size_t refill_bytes = 64 * 1024;
+constexpr std::size_t refill_bytes = std::size_t{64} * 1024;
 
 }  // namespace
 
@@ -92,9 +92,9 @@ std::uint64_t SimulatorSource::events() const noexcept {
 }
 
 std::string SimulatorSource::description() const {
-  return fmt::format("simulated Cortex-M target, seed {}, {} Hz, {}", options_.target.seed, options_.target.cpu_hz,
-                     options_.bytes_per_second == 0 ? std::string("unpaced")
-                                                    : fmt::format("{} bytes/s", options_.bytes_per_second));
+  return fmt::format(
+      "simulated Cortex-M target, seed {}, {} Hz, {}", options_.target.seed, options_.target.cpu_hz,
+      options_.bytes_per_second == 0 ? std::string("unpaced") : fmt::format("{} bytes/s", options_.bytes_per_second));
 }
 
 }  // namespace tp::swo

@@ -40,9 +40,13 @@ Endpoints endpoints_for(Generation generation) {
   return generation == Generation::v2 ? Endpoints{0x02, 0x81, 0x83} : Endpoints{0x01, 0x81, 0x82};
 }
 
-std::uint32_t max_trace_hz(Generation generation) { return generation == Generation::v3 ? 24'000'000 : 2'250'000; }
+std::uint32_t max_trace_hz(Generation generation) {
+  return generation == Generation::v3 ? 24'000'000 : 2'250'000;
+}
 
-std::vector<std::uint8_t> get_version_command() { return block({get_version}); }
+std::vector<std::uint8_t> get_version_command() {
+  return block({get_version});
+}
 
 std::vector<std::uint8_t> start_trace_command(std::uint32_t hz) {
   return block({debug_command, start_trace_rx, static_cast<std::uint8_t>(trace_buffer_size),
@@ -51,8 +55,12 @@ std::vector<std::uint8_t> start_trace_command(std::uint32_t hz) {
                 static_cast<std::uint8_t>(hz >> 24U)});
 }
 
-std::vector<std::uint8_t> stop_trace_command() { return block({debug_command, stop_trace_rx}); }
-std::vector<std::uint8_t> trace_count_command() { return block({debug_command, get_trace_count}); }
+std::vector<std::uint8_t> stop_trace_command() {
+  return block({debug_command, stop_trace_rx});
+}
+std::vector<std::uint8_t> trace_count_command() {
+  return block({debug_command, get_trace_count});
+}
 
 std::optional<Version> parse_version_reply(std::span<const std::uint8_t> reply) {
   if (reply.size() < 6) return std::nullopt;
@@ -65,7 +73,9 @@ bool firmware_has_trace(Generation generation, const Version& version) {
   return generation != Generation::v2 || version.jtag >= first_jtag_with_trace;
 }
 
-bool parse_ok_reply(std::span<const std::uint8_t> reply) { return !reply.empty() && reply[0] == status_ok; }
+bool parse_ok_reply(std::span<const std::uint8_t> reply) {
+  return !reply.empty() && reply[0] == status_ok;
+}
 
 std::optional<std::uint16_t> parse_trace_count_reply(std::span<const std::uint8_t> reply) {
   if (reply.size() < 2) return std::nullopt;

@@ -35,10 +35,10 @@ struct Endpoints {
 Endpoints endpoints_for(Generation generation);
 std::uint32_t max_trace_hz(Generation generation);  // 2.25 MHz (V2, V2-1), 24 MHz (V3)
 
-std::vector<std::uint8_t> get_version_command();                 // F1 -> 6 bytes
+std::vector<std::uint8_t> get_version_command();                  // F1 -> 6 bytes
 std::vector<std::uint8_t> start_trace_command(std::uint32_t hz);  // F2 40 u16 size u32 hz -> 2 bytes
-std::vector<std::uint8_t> stop_trace_command();                    // F2 41 -> 2 bytes
-std::vector<std::uint8_t> trace_count_command();                   // F2 42 -> u16 count
+std::vector<std::uint8_t> stop_trace_command();                   // F2 41 -> 2 bytes
+std::vector<std::uint8_t> trace_count_command();                  // F2 42 -> u16 count
 
 struct Version {
   std::uint8_t stlink = 0;  // 2 or 3

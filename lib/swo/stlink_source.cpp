@@ -23,9 +23,10 @@ class StLinkSource final : public SwoSource {
     if (!version) throw Error(ExitCode::io_error, fmt::format("{}: unexpected version reply", link_.name()));
     version_ = *version;
     if (!firmware_has_trace(model_.generation, version_)) {
-      throw Error(ExitCode::unsupported,
-                  fmt::format("{} firmware V{}J{} has no trace capture: update it to J13 or later (STM32CubeProgrammer)",
-                              model_.name, version_.stlink, version_.jtag));
+      throw Error(
+          ExitCode::unsupported,
+          fmt::format("{} firmware V{}J{} has no trace capture: update it to J13 or later (STM32CubeProgrammer)",
+                      model_.name, version_.stlink, version_.jtag));
     }
     link_.exchange(stop_trace_command(), "STOP_TRACE_RX");  // a previous run may have left it on
     rate_ = negotiate_rate(settings.rate, max_trace_hz(model_.generation), model_.name, [this](std::uint32_t hz) {
@@ -34,6 +35,10 @@ class StLinkSource final : public SwoSource {
     running_ = true;
   }
 
+  StLinkSource(const StLinkSource&) = delete;
+  StLinkSource& operator=(const StLinkSource&) = delete;
+  StLinkSource(StLinkSource&&) = delete;
+  StLinkSource& operator=(StLinkSource&&) = delete;
   ~StLinkSource() override { StLinkSource::close(); }
 
   PullResult pull(std::span<std::uint8_t> buffer, int timeout_ms) override {
@@ -49,7 +54,8 @@ class StLinkSource final : public SwoSource {
         const auto got = link_.handle().read(trace_, buffer.first(std::min<std::size_t>(waiting_, buffer.size())),
                                              link_.reply_timeout_ms());
         if (!got) {
-          throw Error(ExitCode::timeout, fmt::format("{} announced {} trace bytes but sent none", link_.name(), waiting_),
+          throw Error(ExitCode::timeout,
+                      fmt::format("{} announced {} trace bytes but sent none", link_.name(), waiting_),
                       "TARGET_NOT_RESPONDING");
         }
         waiting_ -= std::min<std::size_t>(waiting_, *got);
@@ -104,10 +110,9 @@ std::unique_ptr<SwoSource> open_stlink(const usb::Context& context, const ProbeI
   };
   usb::DeviceHandle handle = context.open(probe.device);
   handle.claim(interface.number);
-  return std::make_unique<StLinkSource>(
-      CommandLink(std::move(handle), endpoint(endpoints.command_out), endpoint(endpoints.reply_in),
-                  settings.reply_timeout_ms),
-      endpoint(endpoints.trace_in), *model, settings);
+  return std::make_unique<StLinkSource>(CommandLink(std::move(handle), endpoint(endpoints.command_out),
+                                                    endpoint(endpoints.reply_in), settings.reply_timeout_ms),
+                                        endpoint(endpoints.trace_in), *model, settings);
 }
 
 }  // namespace tp::swo

@@ -54,7 +54,9 @@ PullResult SerialSource::pull(std::span<std::uint8_t> buffer, int timeout_ms) {
   return n == 0 ? PullResult{Pull::timeout, 0} : PullResult{Pull::data, n};
 }
 
-std::string SerialSource::description() const { return fmt::format("serial port {} at {} bit/s", port_.path(), baud_); }
+std::string SerialSource::description() const {
+  return fmt::format("serial port {} at {} bit/s", port_.path(), baud_);
+}
 
 TcpEndpoint parse_tcp_endpoint(std::string_view text) {
   const auto colon = text.rfind(':');
@@ -125,6 +127,8 @@ PullResult TcpSource::pull(std::span<std::uint8_t> buffer, int timeout_ms) {
   throw Error(ExitCode::io_error, fmt::format("{}: {}", name_, std::strerror(errno)));
 }
 
-std::string TcpSource::description() const { return fmt::format("TCP stream from {}", name_); }
+std::string TcpSource::description() const {
+  return fmt::format("TCP stream from {}", name_);
+}
 
 }  // namespace tp::swo

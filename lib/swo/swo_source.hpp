@@ -13,13 +13,13 @@ namespace tp::swo {
 // What a source knows about the quality of its stream. Every byte is either delivered
 // once or accounted for here: nothing is dropped or repeated silently.
 struct SourceCounters {
-  std::uint64_t lost_bytes = 0;        // known to be missing (gaps, probe overruns)
-  std::uint64_t gaps = 0;              // places where bytes are known to be missing
-  std::uint64_t duplicate_bytes = 0;   // repeated by the probe and suppressed
-  std::uint64_t overruns = 0;          // the probe reported its buffer overflowed
-  std::uint64_t lost_sync = 0;         // protocol bookkeeping lost and re-established
-  std::uint64_t malformed_replies = 0; // replies that made no sense (ignored, counted)
-  std::uint64_t reconnects = 0;        // the peer went away and came back
+  std::uint64_t lost_bytes = 0;         // known to be missing (gaps, probe overruns)
+  std::uint64_t gaps = 0;               // places where bytes are known to be missing
+  std::uint64_t duplicate_bytes = 0;    // repeated by the probe and suppressed
+  std::uint64_t overruns = 0;           // the probe reported its buffer overflowed
+  std::uint64_t lost_sync = 0;          // protocol bookkeeping lost and re-established
+  std::uint64_t malformed_replies = 0;  // replies that made no sense (ignored, counted)
+  std::uint64_t reconnects = 0;         // the peer went away and came back
 
   SourceCounters& operator+=(const SourceCounters& other) noexcept {
     lost_bytes += other.lost_bytes;

@@ -35,8 +35,8 @@ std::vector<InterfaceInfo> interfaces_of(libusb_device* device, libusb_device_ha
     if (handle != nullptr) info.name = string_descriptor(handle, alt.iInterface);
     for (int e = 0; e < alt.bNumEndpoints; ++e) {
       const libusb_endpoint_descriptor& ep = alt.endpoint[e];
-      info.endpoints.push_back({ep.bEndpointAddress, static_cast<TransferType>(ep.bmAttributes & 3U),
-                                ep.wMaxPacketSize});
+      info.endpoints.push_back(
+          {ep.bEndpointAddress, static_cast<TransferType>(ep.bmAttributes & 3U), ep.wMaxPacketSize});
     }
     result.push_back(std::move(info));
   }
@@ -46,8 +46,12 @@ std::vector<InterfaceInfo> interfaces_of(libusb_device* device, libusb_device_ha
 
 }  // namespace
 
-std::string DeviceInfo::id() const { return fmt::format("{:04x}:{:04x}", vendor_id, product_id); }
-std::string DeviceInfo::location() const { return fmt::format("bus {} device {}", bus, address); }
+std::string DeviceInfo::id() const {
+  return fmt::format("{:04x}:{:04x}", vendor_id, product_id);
+}
+std::string DeviceInfo::location() const {
+  return fmt::format("bus {} device {}", bus, address);
+}
 
 Error usb_error(int code, std::string_view what) {
   const std::string detail = fmt::format("{}: {}", what, libusb_strerror(code));
@@ -129,14 +133,16 @@ DeviceHandle Context::open(const DeviceInfo& info) const {
     }
   }
   libusb_free_device_list(devices, 1);
-  const std::string name = fmt::format("{} ({}, {})", info.product.empty() ? info.id() : info.product, info.id(),
-                                       info.location());
+  const std::string name =
+      fmt::format("{} ({}, {})", info.product.empty() ? info.id() : info.product, info.id(), info.location());
   if (rc != 0) throw usb_error(rc, fmt::format("cannot open {}", name));
   return {handle, name};
 }
 
 DeviceHandle::DeviceHandle(DeviceHandle&& other) noexcept
-    : handle_(std::exchange(other.handle_, nullptr)), name_(std::move(other.name_)), claimed_(std::move(other.claimed_)) {}
+    : handle_(std::exchange(other.handle_, nullptr)),
+      name_(std::move(other.name_)),
+      claimed_(std::move(other.claimed_)) {}
 
 DeviceHandle& DeviceHandle::operator=(DeviceHandle&& other) noexcept {
   std::swap(handle_, other.handle_);
@@ -160,8 +166,7 @@ void DeviceHandle::claim(std::uint8_t interface) {
   claimed_.push_back(interface);
 }
 
-int DeviceHandle::transfer(const EndpointInfo& endpoint, unsigned char* data, int length, int timeout_ms,
-                           int& done) {
+int DeviceHandle::transfer(const EndpointInfo& endpoint, unsigned char* data, int length, int timeout_ms, int& done) {
   const auto timeout = static_cast<unsigned int>(timeout_ms);
   if (endpoint.type == TransferType::interrupt) {
     return libusb_interrupt_transfer(handle_, endpoint.address, data, length, &done, timeout);

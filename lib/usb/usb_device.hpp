@@ -46,8 +46,8 @@ struct DeviceInfo {
   std::string product;
   std::string serial_number;
   std::vector<InterfaceInfo> interfaces;
-  std::optional<std::string> open_error;  // why the strings could not be read (e.g. permissions)
-  [[nodiscard]] std::string id() const;  // "1fc9:0090"
+  std::optional<std::string> open_error;       // why the strings could not be read (e.g. permissions)
+  [[nodiscard]] std::string id() const;        // "1fc9:0090"
   [[nodiscard]] std::string location() const;  // "bus 1 device 2"
 };
 

@@ -3,6 +3,7 @@
 // clients, and command mode with the real tools. Every server message is validated
 // against the project's protocol schemas and Callisto's own.
 // Usage: node test_protocol.mjs PROJECT_ROOT BUILD_DIR SHARED_DIR
+import { execSync } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
@@ -286,12 +287,14 @@ await step('token auth', async () => {
 });
 
 // ---- command mode --------------------------------------------------------------------
-const synth = path.join(buildDir, 'tests/itm-synth');
+const capture = path.join(buildDir, 'tools/swo-capture');
 const decode = path.join(buildDir, 'tools/itm-decode');
 
 await step('command mode with the real tools', async () => {
-  const pipeline = `${synth} --size 200000 --seed 5 | ${decode}`;
-  const expected = generateRecords(buildDir, 200000, 5).split('\n').filter((l) => l && coreKinds.has(recordKind(l))).length;
+  const simulate = `${capture} --simulate --seed 5 --rate 0 --max-bytes 200000`;
+  const pipeline = `${simulate} | ${decode}`;
+  const expected = execSync(pipeline, { maxBuffer: 1 << 30 }).toString().split('\n')
+    .filter((l) => l && coreKinds.has(recordKind(l))).length;
   const cmd = await startServer(serve, ['-v', '--', 'sh', '-c', pipeline]);
   const c = client(cmd.url, { keep: false });
   await c.connectAndStart();
@@ -304,7 +307,7 @@ await step('command mode with the real tools', async () => {
 });
 
 await step('command mode: placeholders, stop when the last client leaves, restart', async () => {
-  const script = `printf '{"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"baud=%s mask=%s chip=%s probe=%s"}}}\\n' {baud_rate} {allow_mask_hex} '{chip}' '{probe_selector}'; while :; do ${synth} --size 3000 --seed 2; sleep 0.05; done | ${decode}`;
+  const script = `printf '{"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"baud=%s mask=%s chip=%s probe=%s"}}}\\n' {baud_rate} {allow_mask_hex} '{chip}' '{probe_selector}'; ${capture} --simulate --seed 2 --rate 100000 | ${decode}`;
   const cmd = await startServer(serve, ['-v', '--', 'sh', '-c', script]);
   const c = client(cmd.url);
   await c.opened;

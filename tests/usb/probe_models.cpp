@@ -6,13 +6,13 @@
 namespace usbemu {
 namespace {
 
-constexpr std::size_t lpc_buffer = 1022;   // seed spec: the flush unit
+constexpr std::size_t lpc_buffer = 1022;  // seed spec: the flush unit
 constexpr std::size_t lpc_packet = 1024;
 constexpr std::size_t lpc_max_data = lpc_packet - 5;
 
 std::uint32_t load_u32(const Bytes& bytes, std::size_t at) {
-  return bytes[at] | static_cast<std::uint32_t>(bytes[at + 1]) << 8U | static_cast<std::uint32_t>(bytes[at + 2]) << 16U |
-         static_cast<std::uint32_t>(bytes[at + 3]) << 24U;
+  return bytes[at] | static_cast<std::uint32_t>(bytes[at + 1]) << 8U |
+         static_cast<std::uint32_t>(bytes[at + 2]) << 16U | static_cast<std::uint32_t>(bytes[at + 3]) << 24U;
 }
 
 void append_u32(Bytes& bytes, std::uint32_t value) {
@@ -178,8 +178,8 @@ void CmsisDapV2::on_out(std::uint8_t endpoint, const Bytes& c) {
       } else if (id == 0xfd) {
         reply({0x00, 4, 0x00, 0x10, 0, 0});  // SWO buffer 4096
       } else if (id == 0xf0) {
-        const auto caps = static_cast<std::uint8_t>(0x01 | 0x04 | (options_.manchester ? 0x08 : 0) |
-                                                    (options_.streaming ? 0x40 : 0));
+        const auto caps =
+            static_cast<std::uint8_t>(0x01 | 0x04 | (options_.manchester ? 0x08 : 0) | (options_.streaming ? 0x40 : 0));
         reply({0x00, 1, caps});
       } else {
         reply({0x00, 0});
@@ -187,7 +187,8 @@ void CmsisDapV2::on_out(std::uint8_t endpoint, const Bytes& c) {
       break;
     }
     case 0x17:  // SWO_Transport
-      reply({0x17, static_cast<std::uint8_t>(c.size() > 1 && (c[1] < 2 || (c[1] == 2 && options_.streaming)) ? 0 : 0xff)});
+      reply({0x17,
+             static_cast<std::uint8_t>(c.size() > 1 && (c[1] < 2 || (c[1] == 2 && options_.streaming)) ? 0 : 0xff)});
       break;
     case 0x18: {  // SWO_Mode
       const std::uint8_t wanted = c.size() > 1 ? c[1] : 0xff;
@@ -269,9 +270,9 @@ void StLink::on_out(std::uint8_t endpoint, const Bytes& c) {
   if (endpoint != (options_.v3 ? 0x01 : 0x02) || c.size() < 2) return;
   if (c[0] == 0xf1) {  // GET_VERSION: stlink 3 / J7, or stlink 2 / J12 (before trace, J13)
     const unsigned word = options_.v3 ? (3U << 12U | 7U << 6U) : (2U << 12U | 12U << 6U);
-    push_in_locked(reply_endpoint_, {static_cast<std::uint8_t>(word >> 8U), static_cast<std::uint8_t>(word), 0x83,
-                                     0x04, static_cast<std::uint8_t>(spec().product_id),
-                                     static_cast<std::uint8_t>(spec().product_id >> 8U)});
+    push_in_locked(reply_endpoint_,
+                   {static_cast<std::uint8_t>(word >> 8U), static_cast<std::uint8_t>(word), 0x83, 0x04,
+                    static_cast<std::uint8_t>(spec().product_id), static_cast<std::uint8_t>(spec().product_id >> 8U)});
     return;
   }
   if (c[0] != 0xf2) return;
@@ -291,7 +292,8 @@ void StLink::on_out(std::uint8_t endpoint, const Bytes& c) {
       push_in_locked(reply_endpoint_, {0x80, 0});
       break;
     case 0x42: {  // GET_TRACE_NB: what waits, then exactly that on the trace endpoint
-      const std::size_t n = running ? std::min({options_.bytes_per_poll, std::size_t{4096}, options_.swo.size() - sent}) : 0;
+      const std::size_t n =
+          running ? std::min({options_.bytes_per_poll, std::size_t{4096}, options_.swo.size() - sent}) : 0;
       push_in_locked(reply_endpoint_, {static_cast<std::uint8_t>(n), static_cast<std::uint8_t>(n >> 8U)});
       if (n > 0) {
         push_in_locked(trace_endpoint_, Bytes(options_.swo.begin() + static_cast<std::ptrdiff_t>(sent),

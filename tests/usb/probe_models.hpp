@@ -14,13 +14,13 @@
 namespace usbemu {
 
 struct LpcLink2Options {
-  Bytes swo;                           // what the target sends
-  std::size_t bytes_per_poll = 300;    // what arrives between two polls
-  std::uint32_t clock_hz = 96'000'000; // rates are clock / divider, divider >= 8
+  Bytes swo;                            // what the target sends
+  std::size_t bytes_per_poll = 300;     // what arrives between two polls
+  std::uint32_t clock_hz = 96'000'000;  // rates are clock / divider, divider >= 8
   std::uint8_t first_epoch = 1;
-  std::set<std::uint8_t> lose_flush_of;    // epochs whose 0x82 never reaches the host
+  std::set<std::uint8_t> lose_flush_of;           // epochs whose 0x82 never reaches the host
   std::optional<std::uint8_t> skip_epochs_after;  // after this epoch, 3 epochs vanish entirely
-  std::size_t answer_polls = 0;        // stop answering after this many polls (0 = always answer)
+  std::size_t answer_polls = 0;                   // stop answering after this many polls (0 = always answer)
   std::string serial = "LPC2EMU1";
   int address = 2;
 };
@@ -42,15 +42,15 @@ class LpcLink2 final : public DeviceModel {
   LpcLink2Options options_;
   std::size_t sent_ = 0;  // bytes of swo that have "arrived" at the probe
   std::uint8_t epoch_;
-  Bytes buffer_;          // the current epoch's capture buffer
-  Bytes spill_;           // arrived while the buffer was full (double buffering)
+  Bytes buffer_;  // the current epoch's capture buffer
+  Bytes spill_;   // arrived while the buffer was full (double buffering)
   std::size_t reported_ = 0;
 };
 
 struct CmsisDapOptions {
   Bytes swo;
-  bool streaming = true;      // a third (SWO) bulk endpoint and capability bit 6
-  bool manchester = false;    // capability bit 3
+  bool streaming = true;    // a third (SWO) bulk endpoint and capability bit 6
+  bool manchester = false;  // capability bit 3
   std::uint32_t clock_hz = 72'000'000;
   std::size_t bytes_per_poll = 2000;
   bool report_overrun = false;  // SWO_Status reports one overrun
@@ -76,7 +76,7 @@ class CmsisDapV2 final : public DeviceModel {
 
 struct StLinkOptions {
   Bytes swo;
-  bool v3 = true;               // false: ST-Link/V2 (0x3748) with firmware J12, no trace
+  bool v3 = true;  // false: ST-Link/V2 (0x3748) with firmware J12, no trace
   std::size_t bytes_per_poll = 3000;
   std::string serial = "STLEMU0001";
 };

@@ -3,6 +3,7 @@
 // lost sync must be reported; errors must map to the documented exit codes and codes.
 //   test_swo_capture_usb SWO_CAPTURE_BINARY WORK_DIR
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <umockdev.h>
 #include <unistd.h>
@@ -58,25 +59,28 @@ std::string read_file(const std::string& path) {
 }
 
 bool same_bytes(const std::string& got, const Bytes& want) {
-  return got.size() == want.size() && std::equal(want.begin(), want.end(), got.begin(),
-                                                 [](std::uint8_t w, char g) { return w == static_cast<std::uint8_t>(g); });
+  return got.size() == want.size() && std::equal(want.begin(), want.end(), got.begin(), [](std::uint8_t w, char g) {
+           return w == static_cast<std::uint8_t>(g);
+         });
 }
 
 std::string first_difference(const std::string& got, const Bytes& want) {
   std::size_t i = 0;
   while (i < got.size() && i < want.size() && static_cast<std::uint8_t>(got[i]) == want[i]) ++i;
-  return "got " + std::to_string(got.size()) + " bytes, want " + std::to_string(want.size()) + ", first difference at " +
-         std::to_string(i);
+  return "got " + std::to_string(got.size()) + " bytes, want " + std::to_string(want.size()) +
+         ", first difference at " + std::to_string(i);
 }
 
 struct Run {
   int exit_code = -1;
   std::string out;
   std::string err;
+  double cpu_seconds = 0;  // the tool's user + system time
+  double wall_seconds = 0;
 };
 
 // Runs swo-capture (it inherits LD_PRELOAD and UMOCKDEV_DIR); `watch` is called every
-// 10 ms with the output size so far, and may act (unplug, signal). Killed after 30 s.
+// 10 ms with the output size so far, and may act (unplug, signal). Killed after 120 s.
 Run run_tool(const std::vector<std::string>& args, const std::function<void(pid_t, std::size_t)>& watch = {}) {
   const std::string out_path = work_dir + "/out.bin";
   const std::string err_path = work_dir + "/err.txt";
@@ -93,13 +97,15 @@ Run run_tool(const std::vector<std::string>& args, const std::function<void(pid_
     _exit(127);
   }
   Run run;
-  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  const auto started = Clock::now();
+  const auto deadline = started + std::chrono::seconds(120);
   int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
+  rusage usage{};
+  while (wait4(pid, &status, WNOHANG, &usage) == 0) {
     if (Clock::now() > deadline) {
       kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      run.err = "killed after 30 s\n";
+      wait4(pid, &status, 0, &usage);
+      run.err = "killed after 120 s\n";
       break;
     }
     if (watch) {
@@ -108,13 +114,18 @@ Run run_tool(const std::vector<std::string>& args, const std::function<void(pid_
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  run.wall_seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  run.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                    static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   run.out = read_file(out_path);
   run.err += read_file(err_path);
   return run;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 // One testbed (one emulated USB bus) per scenario.
 class Bus {
@@ -281,14 +292,16 @@ void lpclink2_errors() {
     probe.claimed_elsewhere = {4};
     bus.plug(probe);
     const Run r = run_tool({"--probe", "lpclink2", "--log-format", "json"});
-    check(r.exit_code == 5 && contains(r.err, "PROBE_IN_USE"), "lpclink2: interface busy -> PROBE_IN_USE, exit 5", r.err);
+    check(r.exit_code == 5 && contains(r.err, "PROBE_IN_USE"), "lpclink2: interface busy -> PROBE_IN_USE, exit 5",
+          r.err);
   }
   {
     Bus bus;
     StLink other({itm_stream(1000, 7)});
     bus.plug(other);
     const Run r = run_tool({"--probe", "lpclink2", "--log-format", "json"});
-    check(r.exit_code == 3 && contains(r.err, "PROBE_NOT_FOUND"), "lpclink2: no probe -> PROBE_NOT_FOUND, exit 3", r.err);
+    check(r.exit_code == 3 && contains(r.err, "PROBE_NOT_FOUND"), "lpclink2: no probe -> PROBE_NOT_FOUND, exit 3",
+          r.err);
   }
   {
     Bus bus;
@@ -324,7 +337,8 @@ void list_and_select() {
             contains(text.out, "stlink    0483:374f"),
         "--list shows every probe with kind, VID:PID and serial", text.out + text.err);
   const Run json = run_tool({"--list", "--format", "ndjson"});
-  check(json.exit_code == 0 && contains(json.out, R"("kind":"cmsis-dap","vid_pid":"0d28:0204","serial_number":"DAPEMU01")") &&
+  check(json.exit_code == 0 &&
+            contains(json.out, R"("kind":"cmsis-dap","vid_pid":"0d28:0204","serial_number":"DAPEMU01")") &&
             contains(json.out, R"("swo":"SWO streaming endpoint)"),
         "--list --format ndjson", json.out);
   const Run ambiguous = run_tool({"--probe", "lpclink2"});
@@ -344,7 +358,8 @@ void cmsis_dap_cases() {
     CmsisDapOptions options{swo, streaming};
     CmsisDapV2 probe(options);
     bus.plug(probe);
-    const Run r = run_tool({"--probe", "cmsis-dap", "--baud", "4500000", "--max-bytes", std::to_string(swo.size()), "-v"});
+    const Run r =
+        run_tool({"--probe", "cmsis-dap", "--baud", "4500000", "--max-bytes", std::to_string(swo.size()), "-v"});
     const std::string how = streaming ? "streaming endpoint" : "DAP_SWO_Data";
     check(r.exit_code == 0 && same_bytes(r.out, swo), "cmsis-dap (" + how + "): every byte once",
           first_difference(r.out, swo) + " " + r.err);
@@ -368,8 +383,8 @@ void cmsis_dap_cases() {
     CmsisDapV2 probe({itm_stream(1000, 15)});
     bus.plug(probe);
     const Run r = run_tool({"--probe", "cmsis-dap", "--swo-mode", "manchester"});
-    check(r.exit_code == 9 && contains(r.err, "no Manchester"), "cmsis-dap: Manchester where the probe has none -> exit 9",
-          r.err);
+    check(r.exit_code == 9 && contains(r.err, "no Manchester"),
+          "cmsis-dap: Manchester where the probe has none -> exit 9", r.err);
   }
   {
     Bus bus;
@@ -388,7 +403,8 @@ void stlink_cases() {
     StLink probe({swo});
     bus.plug(probe);
     const Run r = run_tool({"--probe", "stlink", "--baud", "8000000", "--max-bytes", std::to_string(swo.size()), "-v"});
-    check(r.exit_code == 0 && same_bytes(r.out, swo), "stlink V3: every byte once", first_difference(r.out, swo) + r.err);
+    check(r.exit_code == 0 && same_bytes(r.out, swo), "stlink V3: every byte once",
+          first_difference(r.out, swo) + r.err);
     const std::lock_guard lock(probe.mutex);
     check(probe.rate == 8'000'000 && !probe.running, "stlink V3: trace started at the rate and stopped at exit");
   }
@@ -401,16 +417,55 @@ void stlink_cases() {
   }
 }
 
+// --bench MB: swo-capture's own CPU time per captured MB from each probe model (the
+// emulator's work runs in this process and is not counted).
+void report(const std::string& name, const Run& r, std::size_t bytes, bool exact) {
+  const double mb = static_cast<double>(bytes) / 1e6;
+  std::printf("%-34s %6.1f MB  %6.2f s wall  %7.1f MB/s  %6.1f ms CPU/MB  %s\n", name.c_str(), mb, r.wall_seconds,
+              mb / r.wall_seconds, r.cpu_seconds * 1000 / mb, exact && r.exit_code == 0 ? "exact" : "MISMATCH");
+}
+
+int bench(std::size_t megabytes) {
+  const Bytes swo = itm_stream(megabytes * 1'000'000, 21);
+  const std::string size = std::to_string(swo.size());
+  {
+    Bus bus;
+    LpcLink2 probe({swo, 1019});  // a full 04 reply per poll: the port's best case
+    bus.plug(probe);
+    const Run r = run_tool({"--probe", "lpclink2", "--baud", "12000000", "--max-bytes", size});
+    report("lpclink2 (04 + 82 polling)", r, swo.size(), same_bytes(r.out, swo));
+  }
+  for (const bool streaming : {true, false}) {
+    Bus bus;
+    CmsisDapOptions options{swo, streaming};
+    options.bytes_per_poll = streaming ? 16384 : 508;
+    CmsisDapV2 probe(options);
+    bus.plug(probe);
+    const Run r = run_tool({"--probe", "cmsis-dap", "--baud", "12000000", "--max-bytes", size});
+    report(streaming ? "cmsis-dap (streaming endpoint)" : "cmsis-dap (DAP_SWO_Data)", r, swo.size(),
+           same_bytes(r.out, swo));
+  }
+  {
+    Bus bus;
+    StLink probe({swo, true, 4096});
+    bus.plug(probe);
+    const Run r = run_tool({"--probe", "stlink", "--baud", "12000000", "--max-bytes", size});
+    report("stlink V3 (trace endpoint)", r, swo.size(), same_bytes(r.out, swo));
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: %s SWO_CAPTURE WORK_DIR\n", argv[0]);
+  if (argc != 3 && !(argc == 5 && std::string(argv[3]) == "--bench")) {
+    std::fprintf(stderr, "usage: %s SWO_CAPTURE WORK_DIR [--bench MB]\n", argv[0]);
     return 2;
   }
   ensure_umockdev_preload(argv);
   swo_capture = argv[1];
   work_dir = argv[2];
+  if (argc == 5) return bench(std::stoul(argv[4]));
   lpclink2_capture_is_exact();
   lpclink2_epoch_wraps();
   lpclink2_lost_sync();

@@ -88,8 +88,8 @@ std::string DeviceModel::umockdev_text() const {
                 "A: busnum=%d\nA: devnum=%d\nA: bConfigurationValue=1\nA: speed=480\n"
                 "A: idVendor=%04x\nA: idProduct=%04x\nH: descriptors=",
                 spec_.sysfs_path.c_str(), spec_.bus, spec_.address, devnode().c_str(), spec_.vendor_id,
-                spec_.product_id, spec_.bcd_device, spec_.bus, spec_.address, spec_.bus, spec_.address,
-                spec_.vendor_id, spec_.product_id);
+                spec_.product_id, spec_.bcd_device, spec_.bus, spec_.address, spec_.bus, spec_.address, spec_.vendor_id,
+                spec_.product_id);
   return std::string(text.data()) + hex + "\n";
 }
 

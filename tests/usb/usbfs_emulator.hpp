@@ -70,9 +70,9 @@ class DeviceModel {
 
   std::mutex mutex;  // guards the model and the emulator's state
   std::map<std::uint8_t, std::deque<Bytes>> in_queue;
-  std::set<std::uint8_t> kernel_driver_bound;   // interfaces a kernel driver holds (e.g. usbhid)
-  std::set<std::uint8_t> claimed_elsewhere;     // interfaces another process has claimed
-  std::vector<std::string> events;              // "detach 4", "claim 4", "release 4", "attach 4"
+  std::set<std::uint8_t> kernel_driver_bound;  // interfaces a kernel driver holds (e.g. usbhid)
+  std::set<std::uint8_t> claimed_elsewhere;    // interfaces another process has claimed
+  std::vector<std::string> events;             // "detach 4", "claim 4", "release 4", "attach 4"
 
  private:
   [[nodiscard]] Bytes descriptors() const;

@@ -63,10 +63,11 @@ ReconnectingSource::Factory source_factory(const Options& o, std::uint64_t max_b
   if (o.simulate) {
     return [&o, max_bytes]() -> std::unique_ptr<SwoSource> {
       std::unique_ptr<tp::BatchedWriter> events;
-      if (!o.sim_events.empty()) events = std::make_unique<tp::BatchedWriter>(tp::BatchedWriter::open(o.sim_events, false));
+      if (!o.sim_events.empty())
+        events = std::make_unique<tp::BatchedWriter>(tp::BatchedWriter::open(o.sim_events, false));
       return std::make_unique<SimulatorSource>(
           SimulatorSourceOptions{{o.seed, o.cpu_hz}, o.rate.value_or(default_simulator_rate), max_bytes},
-                                               std::move(events));
+          std::move(events));
     };
   }
   if (!o.file.empty()) {
@@ -87,7 +88,8 @@ ReconnectingSource::Factory source_factory(const Options& o, std::uint64_t max_b
 tp::ExitCode list_probes(const Options& o, tp::BatchedWriter& out, const tp::Logger& log) {
   const tp::usb::Context usb;
   const auto probes = find_probes(usb);
-  for (const auto& probe : probes) out.write(o.list_format == "ndjson" ? probe_json_line(probe) : probe_text_line(probe));
+  for (const auto& probe : probes)
+    out.write(o.list_format == "ndjson" ? probe_json_line(probe) : probe_text_line(probe));
   if (probes.empty()) log.info("no supported probe attached (LPC-Link2, CMSIS-DAP v2, ST-Link)");
   out.flush();
   return tp::ExitCode::ok;
@@ -100,7 +102,8 @@ tp::ExitCode capture(const Options& o, tp::BatchedWriter& out, const tp::Logger&
   auto factory = source_factory(o, limits.max_bytes, usb);
   std::unique_ptr<SwoSource> source;
   if (o.reconnect) {
-    source = std::make_unique<ReconnectingSource>(std::move(factory), [&log](const std::string& notice) { log.warn(notice); });
+    source = std::make_unique<ReconnectingSource>(std::move(factory),
+                                                  [&log](const std::string& notice) { log.warn(notice); });
   } else {
     source = factory();
   }
@@ -134,7 +137,8 @@ int run_main(int argc, char** argv) {
   Options o;
   tp::CommonOptions common;
   auto* sources = app.add_option_group("Source (choose one)");
-  sources->add_option("--probe", o.probe, "USB probe: lpclink2, cmsis-dap, stlink, auto, or VID:PID")->type_name("KIND");
+  sources->add_option("--probe", o.probe, "USB probe: lpclink2, cmsis-dap, stlink, auto, or VID:PID")
+      ->type_name("KIND");
   sources->add_option("--serial", o.serial_device, "Serial adapter on the SWO pin (NRZ), e.g. /dev/ttyUSB0")
       ->type_name("DEVICE");
   sources->add_option("--tcp", o.tcp, "Raw SWO served over TCP: OpenOCD, orbuculum/pyOCD (3443), J-Link (2332)")
