@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <thread>
 
 #include "core/clock.hpp"
 #include "swo/probe_link.hpp"
@@ -128,9 +127,7 @@ class CmsisDapSource final : public SwoSource {
           return {Pull::data, n};
         }
       }
-      const auto delay = interval_.next_delay();
-      if (monotonic_us() + static_cast<std::uint64_t>(delay.count()) * 1000U > deadline) return {Pull::timeout, 0};
-      std::this_thread::sleep_for(delay);
+      if (!interval_.pause_until_next_poll(deadline)) return {Pull::timeout, 0};
     }
   }
 

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <thread>
 
 #include "core/clock.hpp"
 #include "swo/lpclink2_protocol.hpp"
@@ -39,9 +38,7 @@ class LpcLink2Source final : public SwoSource {
         interval_.data();
         continue;
       }
-      const auto delay = interval_.next_delay();
-      if (monotonic_us() + static_cast<std::uint64_t>(delay.count()) * 1000U > deadline) return {Pull::timeout, 0};
-      std::this_thread::sleep_for(delay);
+      if (!interval_.pause_until_next_poll(deadline)) return {Pull::timeout, 0};
     }
     const std::size_t n = std::min(buffer.size(), pending_.size() - pending_offset_);
     std::memcpy(buffer.data(), pending_.data() + pending_offset_, n);

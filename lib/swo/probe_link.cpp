@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <thread>
+
+#include "core/clock.hpp"
 
 namespace tp::swo {
 
@@ -27,6 +30,13 @@ std::span<const std::uint8_t> CommandLink::exchange(std::span<const std::uint8_t
                 "TARGET_NOT_RESPONDING");
   }
   return std::span<const std::uint8_t>(reply_).first(*got);
+}
+
+bool AdaptiveInterval::pause_until_next_poll(std::uint64_t deadline_us) {
+  const auto delay = next_delay();
+  if (monotonic_us() + static_cast<std::uint64_t>(delay.count()) * 1000U > deadline_us) return false;
+  std::this_thread::sleep_for(delay);
+  return true;
 }
 
 const usb::EndpointInfo* find_endpoint(const usb::InterfaceInfo& interface, bool in, usb::TransferType type, int skip) {

@@ -42,6 +42,9 @@ class AdaptiveInterval {
     ++idle_polls_;
     return std::chrono::milliseconds(delay);
   }
+  // Sleeps for the next delay, unless that would pass `deadline_us` (monotonic): then
+  // returns false at once, so the caller reports a timeout.
+  bool pause_until_next_poll(std::uint64_t deadline_us);
 
  private:
   int idle_polls_ = 0;

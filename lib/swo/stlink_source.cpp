@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <thread>
 
 #include "core/clock.hpp"
 #include "swo/probe_link.hpp"
@@ -61,9 +60,7 @@ class StLinkSource final : public SwoSource {
         waiting_ -= std::min<std::size_t>(waiting_, *got);
         return {Pull::data, *got};
       }
-      const auto delay = interval_.next_delay();
-      if (monotonic_us() + static_cast<std::uint64_t>(delay.count()) * 1000U > deadline) return {Pull::timeout, 0};
-      std::this_thread::sleep_for(delay);
+      if (!interval_.pause_until_next_poll(deadline)) return {Pull::timeout, 0};
     }
   }
 
