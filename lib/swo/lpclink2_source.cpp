@@ -33,7 +33,7 @@ class LpcLink2Source final : public SwoSource {
     while (pending_offset_ == pending_.size()) {
       pending_.clear();
       pending_offset_ = 0;
-      tracker_.on_reply(link_.exchange(lpclink2::poll_command(), "poll"), pending_, counters_);
+      tracker_.on_reply(link_.exchange(poll_, "poll"), pending_, counters_);
       if (tracker_.more_expected()) {  // data, or a flush after which more piled up: poll again now
         interval_.data();
         continue;
@@ -53,6 +53,7 @@ class LpcLink2Source final : public SwoSource {
 
  private:
   CommandLink link_;
+  const std::vector<std::uint8_t> poll_ = lpclink2::poll_command();
   lpclink2::PollTracker tracker_;
   AdaptiveInterval interval_;
   NegotiatedRate rate_;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 
 #include "json/json_writer.hpp"
 #include "swo/lpclink2_protocol.hpp"
@@ -31,17 +32,12 @@ bool has_interface_named(const usb::DeviceInfo& device, std::string_view name) {
 }
 
 std::uint16_t parse_hex16(std::string_view text, std::string_view whole) {
-  std::uint32_t value = 0;
-  if (text.empty() || text.size() > 4) throw Error(ExitCode::usage, fmt::format("'{}' is not VID:PID", whole));
-  for (const char c : text) {
-    const int digit = c >= '0' && c <= '9'   ? c - '0'
-                      : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                      : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                             : -1;
-    if (digit < 0) throw Error(ExitCode::usage, fmt::format("'{}' is not VID:PID (hex, e.g. 1fc9:0090)", whole));
-    value = value << 4U | static_cast<std::uint32_t>(digit);
+  std::uint16_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) {
+    throw Error(ExitCode::usage, fmt::format("'{}' is not VID:PID (hex, e.g. 1fc9:0090)", whole));
   }
-  return static_cast<std::uint16_t>(value);
+  return value;
 }
 
 }  // namespace

@@ -19,9 +19,12 @@ CommandLink::CommandLink(usb::DeviceHandle handle, usb::EndpointInfo out, usb::E
       reply_(std::max<std::size_t>(in.max_packet, 64)) {}
 
 std::span<const std::uint8_t> CommandLink::exchange(std::span<const std::uint8_t> command, std::string_view what) {
-  command_.assign(command.begin(), command.end());
-  if (command_.size() > 1 && command_.size() < pad_to_) command_.resize(pad_to_, 0);
-  handle_.write(out_, command_, reply_timeout_ms_);
+  if (command.size() > 1 && command.size() < pad_to_) {  // sent padded, as the vendor's tools do
+    padded_.assign(command.begin(), command.end());
+    padded_.resize(pad_to_, 0);
+    command = padded_;
+  }
+  handle_.write(out_, command, reply_timeout_ms_);
   const auto got = handle_.read(in_, reply_, reply_timeout_ms_);
   if (!got) {
     throw Error(ExitCode::timeout,

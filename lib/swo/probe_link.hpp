@@ -28,7 +28,7 @@ class CommandLink {
   usb::EndpointInfo in_;
   int reply_timeout_ms_;
   std::size_t pad_to_;
-  std::vector<std::uint8_t> command_;
+  std::vector<std::uint8_t> padded_;
   std::vector<std::uint8_t> reply_;
 };
 

@@ -73,10 +73,10 @@ void ReconnectingSource::close() noexcept {
   if (source_) source_->close();
 }
 
-const SourceCounters& ReconnectingSource::counters() const noexcept {
-  total_ = finished_;
-  if (source_) total_ += source_->counters();
-  return total_;
+SourceCounters ReconnectingSource::counters() const noexcept {
+  SourceCounters total = finished_;
+  if (source_) total += source_->counters();
+  return total;
 }
 
 std::string ReconnectingSource::description() const {

@@ -21,7 +21,7 @@ class ReconnectingSource final : public SwoSource {
   ReconnectingSource(Factory factory, Notice notice, int retry_ms = 500);
   PullResult pull(std::span<std::uint8_t> buffer, int timeout_ms) override;
   void close() noexcept override;
-  [[nodiscard]] const SourceCounters& counters() const noexcept override;
+  [[nodiscard]] SourceCounters counters() const noexcept override;
   [[nodiscard]] std::string description() const override;
 
   // Whether an error is worth waiting out.
@@ -37,7 +37,6 @@ class ReconnectingSource final : public SwoSource {
   std::string last_description_;
   std::uint64_t next_try_us_ = 0;
   SourceCounters finished_;  // of the sources already closed
-  mutable SourceCounters total_;
 };
 
 }  // namespace tp::swo

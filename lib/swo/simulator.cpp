@@ -33,28 +33,40 @@ std::array<std::uint8_t, 9> rtos_record(RtosRecord type, std::uint32_t a, std::u
 
 }  // namespace
 
-// One event being emitted: its packets go to `out`; the records it will decode to wait
-// in `pending` until the LTS that follows gives them their timestamp.
+std::string_view simulated_kind_name(SimulatedKind kind) {
+  constexpr std::array<std::string_view, simulated_kind_count> names{"Text",      "TaskSwitch", "IsrEnter", "IsrExit",
+                                                                     "IdleEnter", "IdleExit",   "Marker",   "Counter",
+                                                                     "Exception", "PcSample",   "Overflow"};
+  return names[static_cast<std::size_t>(kind)];
+}
+
+// One event being emitted: its packets go to `out`, its records (only when asked for) to
+// `truth`, stamped with the time of the LTS that will follow them.
 struct SimulatedTarget::Emit {
   itm::ItmStreamEncoder encoder;
-  std::vector<SimulatedEvent>* truth;
-  std::vector<std::string> pending;
+  std::string* truth;
+  std::vector<SimulatedKind>& kinds;
+  const std::uint64_t& now;
 
-  std::vector<std::string_view>& kinds;
-
-  // `kind` must be a string literal (it is kept as a view).
-  void record(std::uint16_t port, std::string_view kind, std::string_view data_json) {
+  // Counts a record and, when records are wanted, starts its line.
+  bool begin(std::uint16_t port, SimulatedKind kind) {
     kinds.push_back(kind);
-    if (truth == nullptr) return;
-    std::string body = fmt::format(R"("port":{},"event":{{"kind":"{}")", port, kind);
-    if (!data_json.empty()) body += fmt::format(R"(,"data":{})", data_json);
-    pending.push_back(std::move(body));
+    if (truth == nullptr) return false;
+    fmt::format_to(std::back_inserter(*truth), R"({{"timestamp":{},"port":{},"event":{{"kind":"{}")", now, port,
+                   simulated_kind_name(kind));
+    return true;
   }
-  void stamp(std::uint64_t now) {
-    if (truth == nullptr) return;
-    for (const auto& body : pending)
-      truth->push_back({now, fmt::format(R"({{"timestamp":{},{}}}}})", now, body) + '\n'});
-    pending.clear();
+  // A record whose "data" is `data` formatted (nothing formatted unless records are wanted).
+  template <typename... Args>
+  void record(std::uint16_t port, SimulatedKind kind, fmt::format_string<Args...> data, Args&&... args) {
+    if (!begin(port, kind)) return;
+    truth->append(R"(,"data":)");
+    fmt::format_to(std::back_inserter(*truth), data, std::forward<Args>(args)...);
+    truth->append("}}\n");
+  }
+  // A record without "data".
+  void record(std::uint16_t port, SimulatedKind kind) {
+    if (begin(port, kind)) truth->append("}}\n");
   }
 };
 
@@ -65,14 +77,15 @@ std::uint32_t SimulatedTarget::pick(std::uint32_t low, std::uint32_t high) {
   return std::uniform_int_distribution<std::uint32_t>(low, high)(rng_);
 }
 
-void SimulatedTarget::next(itm::ByteBuffer& out, std::vector<SimulatedEvent>* truth) {
+void SimulatedTarget::next(itm::ByteBuffer& out, std::string* truth) {
   last_kinds_.clear();
-  Emit e{itm::ItmStreamEncoder(out), truth, {}, last_kinds_};
+  Emit e{itm::ItmStreamEncoder(out), truth, last_kinds_, now_};
   if (!started_) {
     e.encoder.sync();
     started_ = true;
   }
-  // Time advances by what the firmware did since the previous event.
+  // Time advances by what the firmware did since the previous event (always by at least
+  // one cycle, so each LTS has a delta and the records made meanwhile carry its time).
   const std::uint64_t previous = now_;
   now_ += pick(40, current_task_ == 0 ? 6000 : 1500);
   if (now_ >= next_tick_) {
@@ -98,62 +111,62 @@ void SimulatedTarget::next(itm::ByteBuffer& out, std::vector<SimulatedEvent>* tr
     }
   }
   timestamp(e);
-  for (const auto kind : last_kinds_) ++counts_[kind];
+  for (const auto kind : last_kinds_) ++counts_[static_cast<std::size_t>(kind)];
 }
 
 void SimulatedTarget::forget_last() noexcept {
-  for (const auto kind : last_kinds_) --counts_[kind];
+  for (const auto kind : last_kinds_) --counts_[static_cast<std::size_t>(kind)];
   last_kinds_.clear();
 }
 
 // An LTS after each event: itm-decode gives the records before it this time.
 void SimulatedTarget::timestamp(Emit& e) {
-  if (now_ == stamped_) ++now_;  // a zero delta has no encoding worth using
   e.encoder.timestamp(now_ - stamped_);
   stamped_ = now_;
-  e.stamp(now_);
 }
 
 void SimulatedTarget::console_line(Emit& e) {
   const std::uint32_t task = current_task_ == 0 ? 1 : current_task_;
-  std::string line;
+  line_.clear();
+  auto out = std::back_inserter(line_);
   switch (pick(0, 3)) {
     case 0:
-      line = fmt::format("[{:>10}] {}: temperature {}.{} C", now_, task_names[task], pick(18, 31), pick(0, 9));
+      fmt::format_to(out, "[{:>10}] {}: temperature {}.{} C\n", now_, task_names[task], pick(18, 31), pick(0, 9));
       break;
     case 1:
-      line = fmt::format("[{:>10}] {}: frame {} sent, {} bytes", now_, task_names[task], frames_, pick(16, 512));
+      fmt::format_to(out, "[{:>10}] {}: frame {} sent, {} bytes\n", now_, task_names[task], frames_, pick(16, 512));
       break;
     case 2:
-      line = fmt::format("[{:>10}] {}: setpoint {} reached after {} us", now_, task_names[task], pick(100, 999),
-                         pick(10, 5000));
+      fmt::format_to(out, "[{:>10}] {}: setpoint {} reached after {} us\n", now_, task_names[task], pick(100, 999),
+                     pick(10, 5000));
       break;
     default:
-      line = fmt::format("[{:>10}] {}: line {} ok", now_, task_names[task], line_number_);
+      fmt::format_to(out, "[{:>10}] {}: line {} ok\n", now_, task_names[task], line_number_);
       break;
   }
   ++line_number_;
-  e.encoder.text(console_port, line + '\n');
-  std::string data = R"({"message":)";
-  append_json_string(data, line);
-  data += '}';
-  e.record(console_port, "Text", data);
+  e.encoder.text(console_port, line_);
+  if (e.begin(console_port, SimulatedKind::text)) {  // the message is the line without its newline
+    e.truth->append(R"(,"data":{"message":)");
+    append_json_string(*e.truth, std::string_view(line_).substr(0, line_.size() - 1));
+    e.truth->append("}}}\n");
+  }
 }
 
 void SimulatedTarget::isr(Emit& e, std::uint16_t exception_number, std::uint32_t duration) {
   const std::uint32_t isr_id = exception_number;
   e.encoder.bytes(rtos_port, rtos_record(RtosRecord::isr_enter, isr_id, 0), 1);
-  e.record(rtos_port, "IsrEnter", fmt::format(R"({{"isr_id":{}}})", isr_id));
+  e.record(rtos_port, SimulatedKind::isr_enter, R"({{"isr_id":{}}})", isr_id);
   e.encoder.packet(itm::make_exception(exception_number, itm::ExceptionAction::enter));
-  e.record(0, "Exception", fmt::format(R"({{"number":{},"action":"enter"}})", exception_number));
+  e.record(0, SimulatedKind::exception, R"({{"number":{},"action":"enter"}})", exception_number);
   timestamp(e);
   now_ += duration;
   e.encoder.bytes(rtos_port, rtos_record(RtosRecord::isr_exit, isr_id, 0), 1);
-  e.record(rtos_port, "IsrExit", fmt::format(R"({{"isr_id":{}}})", isr_id));
+  e.record(rtos_port, SimulatedKind::isr_exit, R"({{"isr_id":{}}})", isr_id);
   e.encoder.packet(itm::make_exception(exception_number, itm::ExceptionAction::exit));
-  e.record(0, "Exception", fmt::format(R"({{"number":{},"action":"exit"}})", exception_number));
+  e.record(0, SimulatedKind::exception, R"({{"number":{},"action":"exit"}})", exception_number);
   e.encoder.packet(itm::make_exception(0, itm::ExceptionAction::resume));
-  e.record(0, "Exception", R"({"number":0,"action":"resume"})");
+  e.record(0, SimulatedKind::exception, R"({{"number":0,"action":"resume"}})");
 }
 
 void SimulatedTarget::systick(Emit& e) {
@@ -173,15 +186,15 @@ void SimulatedTarget::switch_task(Emit& e) {
   if (to == current_task_) return;
   if (to == 0) {
     e.encoder.bytes(rtos_port, rtos_record(RtosRecord::idle_enter, 0, 0), 1);
-    e.record(rtos_port, "IdleEnter", {});
+    e.record(rtos_port, SimulatedKind::idle_enter);
   } else if (current_task_ == 0) {
     e.encoder.bytes(rtos_port, rtos_record(RtosRecord::idle_exit, 0, 0), 1);
-    e.record(rtos_port, "IdleExit", {});
+    e.record(rtos_port, SimulatedKind::idle_exit);
   }
   if (to != 0) {
     // Task switches are written a byte at a time by some ports, a word by others.
     e.encoder.bytes(rtos_port, rtos_record(RtosRecord::task_switch, current_task_, to), pick(0, 1) == 0 ? 1 : 4);
-    e.record(rtos_port, "TaskSwitch", fmt::format(R"({{"from_task":{},"to_task":{}}})", current_task_, to));
+    e.record(rtos_port, SimulatedKind::task_switch, R"({{"from_task":{},"to_task":{}}})", current_task_, to);
   }
   current_task_ = to;
 }
@@ -190,7 +203,7 @@ void SimulatedTarget::marker(Emit& e) {
   const std::uint32_t id = pick(1, 6);
   if (id == 1) ++frames_;
   e.encoder.write(marker_port, id, 4);
-  e.record(marker_port, "Marker", fmt::format(R"({{"id":{}}})", id));
+  e.record(marker_port, SimulatedKind::marker, R"({{"id":{}}})", id);
 }
 
 void SimulatedTarget::counter(Emit& e) {
@@ -201,23 +214,23 @@ void SimulatedTarget::counter(Emit& e) {
   for (std::size_t i = 0; i < 4; ++i) record[i] = static_cast<std::uint8_t>(id >> (8U * i));
   for (std::size_t i = 0; i < 8; ++i) record[4 + i] = static_cast<std::uint8_t>(value >> (8U * i));
   e.encoder.bytes(counter_port, record, 4);
-  e.record(counter_port, "Counter", fmt::format(R"({{"counter_id":{},"value":{}}})", id, value));
+  e.record(counter_port, SimulatedKind::counter, R"({{"counter_id":{},"value":{}}})", id, value);
 }
 
 void SimulatedTarget::pc_sample(Emit& e) {
   if (current_task_ == 0 && pick(0, 1) == 0) {
     e.encoder.packet(itm::make_pc_sleep());
-    e.record(0, "PcSample", R"({"pc":0,"sleep":true})");
+    e.record(0, SimulatedKind::pc_sample, R"({{"pc":0,"sleep":true}})");
     return;
   }
   const std::uint32_t pc = task_code[current_task_] + 2U * pick(0, 0x7ff);
   e.encoder.packet(itm::make_pc_sample(pc));
-  e.record(0, "PcSample", fmt::format(R"({{"pc":{},"sleep":false}})", pc));
+  e.record(0, SimulatedKind::pc_sample, R"({{"pc":{},"sleep":false}})", pc);
 }
 
 void SimulatedTarget::overflow(Emit& e) {
   e.encoder.packet(itm::make_overflow());
-  e.record(0, "Overflow", "{}");
+  e.record(0, SimulatedKind::overflow, "{{}}");
 }
 
 }  // namespace tp::swo

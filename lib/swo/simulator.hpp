@@ -12,9 +12,9 @@
 
 #include <array>
 #include <cstdint>
-#include <map>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "itm/encoder.hpp"
@@ -26,23 +26,33 @@ struct SimulatorOptions {
   std::uint32_t cpu_hz = 64'000'000;  // timestamps are in cycles of this clock
 };
 
-// What the simulator generated, shaped like itm-decode's record for it:
-// {"timestamp":T,"port":P,"event":{"kind":K[,"data":{...}]}}.
-struct SimulatedEvent {
-  std::uint64_t timestamp = 0;
-  std::string line;  // one NDJSON line with its newline
+// The kinds of record the simulated events decode to.
+enum class SimulatedKind : std::uint8_t {
+  text,
+  task_switch,
+  isr_enter,
+  isr_exit,
+  idle_enter,
+  idle_exit,
+  marker,
+  counter,
+  exception,
+  pc_sample,
+  overflow,
 };
+inline constexpr std::size_t simulated_kind_count = 11;
+std::string_view simulated_kind_name(SimulatedKind kind);
 
 class SimulatedTarget {
  public:
   explicit SimulatedTarget(SimulatorOptions options);
 
-  // Appends the next event's bytes (and its LTS) to `out`. With `truth`, appends the
-  // records itm-decode will produce from them.
-  void next(itm::ByteBuffer& out, std::vector<SimulatedEvent>* truth);
-  [[nodiscard]] std::uint64_t now_cycles() const noexcept { return now_; }
-  // Events generated so far by kind.
-  [[nodiscard]] const std::map<std::string_view, std::uint64_t>& counts() const noexcept { return counts_; }
+  // Appends the next event's bytes (and its LTS) to `out`. With `truth`, also appends the
+  // records itm-decode will produce from them, one NDJSON line each, shaped like its
+  // output: {"timestamp":T,"port":P,"event":{"kind":K[,"data":{...}]}}.
+  void next(itm::ByteBuffer& out, std::string* truth);
+  // Records generated so far, by kind (indexed by SimulatedKind).
+  [[nodiscard]] const std::array<std::uint64_t, simulated_kind_count>& counts() const noexcept { return counts_; }
   // Takes the last next() back out of counts() (its bytes were not used).
   void forget_last() noexcept;
 
@@ -62,15 +72,16 @@ class SimulatedTarget {
 
   SimulatorOptions options_;
   std::mt19937_64 rng_;
-  std::uint64_t now_ = 0;      // target cycles
+  std::uint64_t now_ = 0;      // target cycles; always past the last LTS when records are made
   std::uint64_t stamped_ = 0;  // the time the last LTS gave
   std::uint64_t next_tick_ = 0;
   std::uint32_t current_task_ = 0;  // 0 = idle
   std::uint64_t line_number_ = 0;
   std::uint64_t frames_ = 0;
   std::array<std::uint64_t, 4> counter_values_{};
-  std::map<std::string_view, std::uint64_t> counts_;
-  std::vector<std::string_view> last_kinds_;
+  std::array<std::uint64_t, simulated_kind_count> counts_{};
+  std::vector<SimulatedKind> last_kinds_;
+  std::string line_;
   bool started_ = false;
 };
 

@@ -4,9 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <thread>
-
-#include "core/clock.hpp"
+#include <numeric>
 
 namespace tp::swo {
 namespace {
@@ -37,7 +35,7 @@ bool SimulatorSource::refill() {
       ended_ = true;
       break;
     }
-    event_ends_.push_back({pending_.size(), truth_.size() - truth_before});
+    event_ends_.push_back({pending_.size(), truth_.size()});
   }
   produced_ += pending_.size();
   return !pending_.empty();
@@ -55,24 +53,23 @@ std::size_t SimulatorSource::whole_events(std::size_t allowed) const {
 void SimulatorSource::delivered(std::size_t bytes) {
   pending_offset_ += bytes;
   pacer_.sent(bytes);
+  std::size_t truth_end = truth_written_;
   while (!event_ends_.empty() && event_ends_.front().end <= pending_offset_) {
-    for (std::size_t i = 0; i < event_ends_.front().records; ++i) events_out_->write(truth_[truth_written_++].line);
+    truth_end = event_ends_.front().truth_end;
     event_ends_.pop_front();
+  }
+  if (events_out_ && truth_end > truth_written_) {
+    events_out_->write(std::string_view(truth_).substr(truth_written_, truth_end - truth_written_));
+    truth_written_ = truth_end;
   }
 }
 
 PullResult SimulatorSource::pull(std::span<std::uint8_t> buffer, int timeout_ms) {
   if (pending_offset_ == pending_.size() && (ended_ || !refill())) return {Pull::end, 0};
   const std::size_t available = std::min(buffer.size(), pending_.size() - pending_offset_);
-  std::size_t allowed = whole_events(pacer_.allowance(monotonic_us(), available));
-  if (allowed == 0) {
-    const std::uint64_t now = monotonic_us();
-    const std::uint64_t wait = std::min<std::uint64_t>(std::max<std::uint64_t>(pacer_.wait_us(now), 1000),
-                                                       static_cast<std::uint64_t>(timeout_ms) * 1000U);
-    std::this_thread::sleep_for(std::chrono::microseconds(wait));
-    allowed = whole_events(pacer_.allowance(monotonic_us(), available));
-    if (allowed == 0) return {Pull::timeout, 0};
-  }
+  const std::size_t next_event = event_ends_.front().end - pending_offset_;
+  const std::size_t allowed = whole_events(pacer_.await(available, std::min(next_event, available), timeout_ms));
+  if (allowed == 0) return {Pull::timeout, 0};
   std::memcpy(buffer.data(), pending_.data() + pending_offset_, allowed);
   delivered(allowed);
   return {Pull::data, allowed};
@@ -86,9 +83,8 @@ void SimulatorSource::close() noexcept {
 }
 
 std::uint64_t SimulatorSource::events() const noexcept {
-  std::uint64_t total = 0;
-  for (const auto& [kind, count] : target_.counts()) total += count;
-  return total;
+  const auto& counts = target_.counts();
+  return std::accumulate(counts.begin(), counts.end(), std::uint64_t{0});
 }
 
 std::string SimulatorSource::description() const {

@@ -41,12 +41,12 @@ class SimulatorSource final : public SwoSource {
   std::unique_ptr<BatchedWriter> events_out_;
   itm::ByteBuffer pending_;
   std::size_t pending_offset_ = 0;
-  std::vector<SimulatedEvent> truth_;
-  // Where each waiting event ends in pending_, and how many truth records it has: only
-  // whole events are handed out, and their records written once they are.
+  std::string truth_;  // the records of the waiting events (with --sim-events)
+  // Where each waiting event ends in pending_ and in truth_: only whole events are handed
+  // out, and their records written once they are.
   struct EventEnd {
     std::size_t end;
-    std::size_t records;
+    std::size_t truth_end;
   };
   std::deque<EventEnd> event_ends_;
   std::size_t truth_written_ = 0;

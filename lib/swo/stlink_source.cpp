@@ -44,7 +44,7 @@ class StLinkSource final : public SwoSource {
     const std::uint64_t deadline = monotonic_us() + static_cast<std::uint64_t>(timeout_ms) * 1000U;
     for (;;) {
       if (waiting_ == 0) {
-        const auto count = parse_trace_count_reply(link_.exchange(trace_count_command(), "GET_TRACE_NB"));
+        const auto count = parse_trace_count_reply(link_.exchange(trace_count_, "GET_TRACE_NB"));
         if (!count) ++counters_.malformed_replies;
         waiting_ = count.value_or(0);
       }
@@ -80,6 +80,7 @@ class StLinkSource final : public SwoSource {
 
  private:
   CommandLink link_;
+  const std::vector<std::uint8_t> trace_count_ = trace_count_command();
   usb::EndpointInfo trace_;
   Model model_;
   Version version_;

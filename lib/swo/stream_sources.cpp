@@ -8,9 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
-#include <thread>
 
-#include "core/clock.hpp"
 #include "core/error.hpp"
 
 namespace tp::swo {
@@ -19,15 +17,8 @@ FileSource::FileSource(const std::string& path, std::uint64_t bytes_per_second)
     : file_(ByteSource::open(path)), pacer_(bytes_per_second), bytes_per_second_(bytes_per_second) {}
 
 PullResult FileSource::pull(std::span<std::uint8_t> buffer, int timeout_ms) {
-  std::uint64_t now = monotonic_us();
-  std::uint64_t allowed = pacer_.allowance(now, buffer.size());
-  if (allowed == 0) {
-    const auto wait = std::min<std::uint64_t>(pacer_.wait_us(now), static_cast<std::uint64_t>(timeout_ms) * 1000U);
-    std::this_thread::sleep_for(std::chrono::microseconds(wait));
-    now = monotonic_us();
-    allowed = pacer_.allowance(now, buffer.size());
-    if (allowed == 0) return {Pull::timeout, 0};
-  }
+  const std::uint64_t allowed = pacer_.await(buffer.size(), 1, timeout_ms);
+  if (allowed == 0) return {Pull::timeout, 0};
   const ReadResult result = file_.read(buffer.first(allowed), timeout_ms);
   switch (result.status) {
     case ReadStatus::data:

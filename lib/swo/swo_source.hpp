@@ -55,7 +55,7 @@ class SwoSource {
   // Leaves the device as it was found (stops the capture on the probe). Called once, also
   // after an error; must not throw.
   virtual void close() noexcept {}
-  [[nodiscard]] virtual const SourceCounters& counters() const noexcept { return counters_; }
+  [[nodiscard]] virtual SourceCounters counters() const noexcept { return counters_; }
   // One line for -v: the rate negotiated, the transport in use.
   [[nodiscard]] virtual std::string description() const = 0;
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <libusb.h>
 
+#include <array>
 #include <utility>
 
 namespace tp::usb {
@@ -175,9 +176,10 @@ int DeviceHandle::transfer(const EndpointInfo& endpoint, unsigned char* data, in
 }
 
 void DeviceHandle::write(const EndpointInfo& endpoint, std::span<const std::uint8_t> data, int timeout_ms) {
-  std::vector<std::uint8_t> copy(data.begin(), data.end());  // libusb's API is not const
   int done = 0;
-  const int rc = transfer(endpoint, copy.data(), static_cast<int>(copy.size()), timeout_ms, done);
+  // libusb takes a non-const buffer for both directions; it only reads an OUT transfer's.
+  auto* bytes = const_cast<std::uint8_t*>(data.data());
+  const int rc = transfer(endpoint, bytes, static_cast<int>(data.size()), timeout_ms, done);
   if (rc != 0) throw usb_error(rc, fmt::format("sending to {}", name_));
 }
 

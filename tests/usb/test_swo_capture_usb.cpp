@@ -285,6 +285,54 @@ void lpclink2_unplugged() {
         std::to_string(r.out.size()) + " of " + std::to_string(probe.delivered.size()));
 }
 
+void lpclink2_replugged() {
+  Bus bus;
+  const Bytes before = itm_stream(200'000, 19);
+  LpcLink2 first({before, 300});
+  LpcLink2Options again_options{itm_stream(20'000, 20), 300};
+  again_options.address = 6;
+  LpcLink2 again(again_options);
+  auto& emulator = bus.plug(first);
+  const Run listed = run_tool({"--list"});
+  check(contains(listed.out, "LPC2EMU1"), "lpclink2 --reconnect: the probe is there before it is unplugged",
+        listed.err);
+  bool unplugged = false;
+  bool replugged = false;
+  const auto replug_done = [&] {
+    const std::lock_guard lock(again.mutex);
+    return again.delivered.size() == again_options.swo.size();
+  };
+  const auto stop = stop_when(replug_done);
+  const Run r = run_tool({"--probe", "lpclink2", "--reconnect", "-v"}, [&](pid_t pid, std::size_t size) {
+    if (!unplugged && size >= 10'000) {
+      bus.unplug(emulator, first);
+      unplugged = true;
+    } else if (unplugged && !replugged) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(700));
+      bus.plug(again);  // the same kind of probe comes back on another address
+      replugged = true;
+    } else if (replugged) {
+      stop(pid, size);
+    }
+  });
+  const std::lock_guard lock_first(first.mutex);
+  const std::lock_guard lock_again(again.mutex);
+  const std::size_t kept = r.out.size() - std::min(r.out.size(), again.delivered.size());
+  const bool first_part = kept >= 10'000 && std::equal(r.out.begin(), r.out.begin() + static_cast<std::ptrdiff_t>(kept),
+                                                       first.delivered.begin(), [](char g, std::uint8_t w) {
+                                                         return static_cast<std::uint8_t>(g) == w;
+                                                       });
+  const bool second_part =
+      std::equal(again.delivered.begin(), again.delivered.end(), r.out.begin() + static_cast<std::ptrdiff_t>(kept),
+                 [](std::uint8_t w, char g) { return static_cast<std::uint8_t>(g) == w; });
+  check(r.exit_code == 143 && contains(r.err, "reconnecting every 500 ms") && contains(r.err, "reconnected"),
+        "lpclink2 --reconnect: unplugged, waits, and captures again when a probe is back", r.err);
+  check(first_part && second_part && again.delivered.size() == again_options.swo.size(),
+        "lpclink2 --reconnect: the bytes before and after the gap, in order",
+        std::to_string(kept) + " + " + std::to_string(again.delivered.size()) + " of " + std::to_string(r.out.size()));
+  check(contains(r.err, "1 reconnects"), "lpclink2 --reconnect: the reconnect is counted", r.err);
+}
+
 void lpclink2_errors() {
   {
     Bus bus;
@@ -472,6 +520,7 @@ int main(int argc, char** argv) {
   lpclink2_missed_flush();
   lpclink2_rates();
   lpclink2_unplugged();
+  lpclink2_replugged();
   lpclink2_errors();
   list_and_select();
   cmsis_dap_cases();

@@ -117,7 +117,10 @@ tp::ExitCode capture(const Options& o, tp::BatchedWriter& out, const tp::Logger&
   }
   if (const auto* simulator = dynamic_cast<const SimulatorSource*>(source.get())) {
     std::string kinds;
-    for (const auto& [kind, count] : simulator->target().counts()) kinds += fmt::format(" {}={}", kind, count);
+    const auto& counts = simulator->target().counts();
+    for (std::size_t kind = 0; kind < counts.size(); ++kind) {
+      kinds += fmt::format(" {}={}", simulated_kind_name(static_cast<SimulatedKind>(kind)), counts[kind]);
+    }
     log.verbose(fmt::format("simulated {} events:{}", simulator->events(), kinds));
   }
   return tp::ExitCode::ok;

@@ -1,0 +1,41 @@
+#include "swo/pacer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "core/clock.hpp"
+
+namespace tp::swo {
+
+std::uint64_t Pacer::burst() const noexcept {
+  return std::max<std::uint64_t>(rate_ / 200U, 1);
+}
+
+std::uint64_t Pacer::allowance(std::uint64_t now_us, std::uint64_t wanted) noexcept {
+  if (rate_ == 0) return wanted;
+  if (start_us_ == 0) start_us_ = now_us;
+  const std::uint64_t due = (now_us - start_us_) * rate_ / 1'000'000U + burst();
+  return due > sent_ ? std::min(wanted, due - sent_) : 0;
+}
+
+std::uint64_t Pacer::wait_us(std::uint64_t now_us, std::uint64_t bytes) const noexcept {
+  if (rate_ == 0) return 0;
+  const std::uint64_t needed = sent_ + bytes;
+  const std::uint64_t due_at_us = (needed - std::min(needed, burst())) * 1'000'000U / rate_;
+  const std::uint64_t elapsed = now_us - start_us_;
+  return due_at_us > elapsed ? due_at_us - elapsed : 0;
+}
+
+std::uint64_t Pacer::await(std::uint64_t wanted, std::uint64_t at_least, int timeout_ms) {
+  std::uint64_t now = monotonic_us();
+  std::uint64_t allowed = allowance(now, wanted);
+  if (allowed >= at_least) return allowed;
+  const std::uint64_t wait = std::min(wait_us(now, at_least), static_cast<std::uint64_t>(timeout_ms) * 1000U);
+  std::this_thread::sleep_for(std::chrono::microseconds(wait));
+  now = monotonic_us();
+  allowed = allowance(now, wanted);
+  return allowed >= at_least ? allowed : 0;
+}
+
+}  // namespace tp::swo
