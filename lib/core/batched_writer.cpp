@@ -31,6 +31,11 @@ BatchedWriter::BatchedWriter(int fd, bool owned, std::size_t capacity)
   }
 }
 
+bool BatchedWriter::starts_empty() const noexcept {
+  struct stat st {};
+  return ::fstat(fd_.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0;
+}
+
 BatchedWriter::~BatchedWriter() {
   try {
     if (fd_.valid()) flush();

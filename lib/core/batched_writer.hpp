@@ -41,6 +41,9 @@ class BatchedWriter {
   // Flushes if the oldest pending byte is older than max_delay_us.
   void flush_if_stale(std::uint64_t now_us);
   [[nodiscard]] bool has_pending() const noexcept { return !buffer_.empty(); }
+  // False when the output is a regular file that already has content (for a CSV header
+  // written only once, whatever appends later).
+  [[nodiscard]] bool starts_empty() const noexcept;
   [[nodiscard]] std::uint64_t bytes_written() const noexcept { return bytes_written_; }
   [[nodiscard]] std::uint64_t write_calls() const noexcept { return write_calls_; }
   void set_max_delay_us(std::uint64_t us) noexcept { max_delay_us_ = us; }

@@ -4,9 +4,8 @@
 
 #include <array>
 #include <charconv>
-#include <ctime>
 
-#include "core/clock.hpp"
+#include "core/wall_clock.hpp"
 #include "core/error.hpp"
 #include "records/field_path.hpp"
 #include "records/value_text.hpp"
@@ -32,21 +31,6 @@ constexpr std::array<Preset, 4> presets{{
      "receive_time=event.data.receive_time,tracer_id=event.data.tracer_id,event_id=event.data.event_id,"
      "event_payload=event.data.event_payload,lc_tracer_id=event.data.lc_tracer_id,lc_clock=event.data.lc_clock"},
 }};
-
-std::int64_t realtime_minus_monotonic_us() {
-  timespec real{};
-  clock_gettime(CLOCK_REALTIME, &real);
-  const auto real_us = static_cast<std::int64_t>(real.tv_sec) * 1'000'000 + real.tv_nsec / 1'000;
-  return real_us - static_cast<std::int64_t>(monotonic_us());
-}
-
-void append_rfc3339(OutBuffer& out, std::int64_t wall_us) {
-  const auto seconds = static_cast<std::time_t>(wall_us / 1'000'000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", utc.tm_year + 1900,
-                 utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, wall_us % 1'000'000);
-}
 
 }  // namespace
 
@@ -144,7 +128,9 @@ bool CsvRowWriter::append_time(OutBuffer& out, std::string_view timestamp, std::
   if (ec != std::errc{} || end != timestamp.data() + timestamp.size()) return false;
   if (time_ == TimeFormat::rfc3339) {
     if (clock != "us") return false;  // only host monotonic time can be placed on the wall clock
-    append_rfc3339(out, static_cast<std::int64_t>(value) + realtime_minus_monotonic_us_);
+    std::array<char, rfc3339_length> text{};
+    write_rfc3339_utc(static_cast<std::int64_t>(value) + realtime_minus_monotonic_us_, text);
+    out.append(text.data(), text.size());
     return true;
   }
   std::uint64_t per_second = 0;

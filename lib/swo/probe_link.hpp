@@ -2,6 +2,7 @@
 // and the adaptive poll interval (fast while data flows, ~10 ms when idle).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <span>
@@ -21,6 +22,8 @@ class CommandLink {
   [[nodiscard]] usb::DeviceHandle& handle() noexcept { return handle_; }
   [[nodiscard]] const std::string& name() const noexcept { return handle_.name(); }
   [[nodiscard]] int reply_timeout_ms() const noexcept { return reply_timeout_ms_; }
+  // Room for replies longer than one USB packet (CMSIS-DAP v2 packets of up to 64 KiB).
+  void set_reply_capacity(std::size_t bytes) { reply_.resize(std::max(reply_.size(), bytes)); }
 
  private:
   usb::DeviceHandle handle_;

@@ -7,6 +7,7 @@
 
 #include "core/byte_source.hpp"
 #include "core/file_descriptor.hpp"
+#include "net/tcp_connect.hpp"
 #include "serial/serial_port.hpp"
 #include "swo/pacer.hpp"
 #include "swo/swo_source.hpp"
@@ -37,18 +38,11 @@ class SerialSource final : public SwoSource {
   std::uint32_t baud_;
 };
 
-// HOST:PORT, [IPv6]:PORT or :PORT (localhost).
-struct TcpEndpoint {
-  std::string host;
-  std::string port;
-};
-TcpEndpoint parse_tcp_endpoint(std::string_view text);
-
 class TcpSource final : public SwoSource {
  public:
   // Connects within connect_timeout_ms; throws Error(not_found) when nothing listens,
   // Error(timeout) when the host does not answer.
-  TcpSource(const TcpEndpoint& endpoint, int connect_timeout_ms);
+  TcpSource(const net::TcpEndpoint& endpoint, int connect_timeout_ms);
   PullResult pull(std::span<std::uint8_t> buffer, int timeout_ms) override;
   [[nodiscard]] std::string description() const override;
 

@@ -295,10 +295,10 @@ TEST_CASE("probe selectors, endpoints and quantities") {
   CHECK_THROWS_AS(parse_probe_selector("jlink", ""), tp::Error);
   CHECK_THROWS_AS(parse_probe_selector("12345:1", ""), tp::Error);
   CHECK_THROWS_AS(parse_probe_selector("zz:11", ""), tp::Error);
-  CHECK(parse_tcp_endpoint("localhost:3443").port == "3443");
-  CHECK(parse_tcp_endpoint(":2332").host == "localhost");
-  CHECK(parse_tcp_endpoint("[::1]:3443").host == "::1");
-  CHECK_THROWS_AS(parse_tcp_endpoint("localhost"), tp::Error);
+  CHECK(tp::net::parse_tcp_endpoint("localhost:3443", "--tcp").port == "3443");
+  CHECK(tp::net::parse_tcp_endpoint(":2332", "--tcp").host == "localhost");
+  CHECK(tp::net::parse_tcp_endpoint("[::1]:3443", "--tcp").host == "::1");
+  CHECK_THROWS_AS(tp::net::parse_tcp_endpoint("localhost", "--tcp"), tp::Error);
   CHECK(tp::parse_duration("500ms").count() == 500);
   CHECK(tp::parse_duration("1.5s").count() == 1500);
   CHECK(tp::parse_duration("2m").count() == 120'000);

@@ -76,7 +76,7 @@ ReconnectingSource::Factory source_factory(const Options& o, std::uint64_t max_b
   }
   if (!o.serial_device.empty()) return [&o] { return std::make_unique<SerialSource>(o.serial_device, o.baud); };
   if (!o.tcp.empty()) {
-    const TcpEndpoint endpoint = parse_tcp_endpoint(o.tcp);
+    const tp::net::TcpEndpoint endpoint = tp::net::parse_tcp_endpoint(o.tcp, "--tcp");
     return [endpoint, &o] { return std::make_unique<TcpSource>(endpoint, o.reply_timeout_ms); };
   }
   const ProbeSelector selector = parse_probe_selector(o.probe, o.serial_number);

@@ -1,0 +1,102 @@
+#include "ekotrace/row_writer.hpp"
+
+#include "core/wall_clock.hpp"
+#include "json/json_writer.hpp"
+
+namespace tp::ekotrace {
+
+RowWriter::RowWriter(const std::string& path, OutputFormat format, std::uint64_t session_id,
+                     std::vector<std::string> labels)
+    : out_(BatchedWriter::open(path, true)), format_(format), session_id_(session_id), labels_(std::move(labels)) {
+  if (format_ == OutputFormat::csv && out_.starts_empty()) {
+    out_.write(csv_header);
+    out_.flush();
+  }
+}
+
+void RowWriter::append_csv(const Row& row, std::string_view receive_time) {
+  OutBuffer& out = out_.buffer();
+  append_uint(out, session_id_);
+  out.push_back(',');
+  append_uint(out, row.segment_id);
+  out.push_back(',');
+  append_uint(out, row.segment_index);
+  out.push_back(',');
+  out.append(receive_time);
+  out.push_back(',');
+  append_uint(out, row.tracer_id);
+  out.push_back(',');
+  if (row.entry.is_clock) {
+    out.append(",,");
+    append_uint(out, row.entry.id);
+    out.push_back(',');
+    append_uint(out, row.entry.value);
+  } else {
+    append_uint(out, row.entry.id);
+    out.push_back(',');
+    if (row.entry.has_payload) append_uint(out, row.entry.value);
+    out.append(",,");
+  }
+  out.push_back('\n');
+}
+
+void RowWriter::append_ndjson(const Row& row, std::string_view receive_time, std::uint64_t monotonic_us) {
+  OutBuffer& out = out_.buffer();
+  out.append(R"({"timestamp":)");
+  append_uint(out, monotonic_us);
+  out.append(R"(,"port":)");
+  append_uint(out, row.tracer_index % 256);
+  out.append(row.entry.is_clock ? R"(,"event":{"kind":"EkoClock","data":{)" : R"(,"event":{"kind":"EkoEvent","data":{)");
+  out.append(R"("session_id":)");
+  append_uint(out, session_id_);
+  out.append(R"(,"segment_id":)");
+  append_uint(out, row.segment_id);
+  out.append(R"(,"segment_index":)");
+  append_uint(out, row.segment_index);
+  out.append(R"(,"receive_time":")");
+  out.append(receive_time);
+  out.append(R"(","tracer_id":)");
+  append_uint(out, row.tracer_id);
+  if (row.tracer_index < labels_.size()) {
+    out.append(R"(,"tracer":)");
+    append_json_string(out, labels_[row.tracer_index]);
+  }
+  if (row.entry.is_clock) {
+    out.append(R"(,"lc_tracer_id":)");
+    append_uint(out, row.entry.id);
+    out.append(R"(,"lc_clock":)");
+    append_uint(out, row.entry.value);
+  } else {
+    out.append(R"(,"event_id":)");
+    append_uint(out, row.entry.id);
+    if (row.entry.has_payload) {
+      out.append(R"(,"event_payload":)");
+      append_uint(out, row.entry.value);
+    }
+    if (const auto reserved = reserved_event_name(row.entry.id); !reserved.empty()) {
+      out.append(R"(,"reserved":)");
+      append_json_string(out, reserved);
+    }
+  }
+  out.append(R"(}},"source":"ekotrace","clock":"us"})");
+  out.push_back('\n');
+}
+
+void RowWriter::write(std::span<const Row> rows, std::int64_t receive_wall_us, std::uint64_t receive_monotonic_us) {
+  if (rows.empty()) return;
+  std::array<char, rfc3339_length> time{};
+  write_rfc3339_utc(receive_wall_us, time);
+  const std::string_view receive_time(time.data(), time.size());
+  for (const auto& row : rows) {
+    if (format_ == OutputFormat::csv) {
+      append_csv(row, receive_time);
+    } else {
+      append_ndjson(row, receive_time, receive_monotonic_us);
+    }
+    out_.commit();
+  }
+  out_.flush();
+  rows_written_ += rows.size();
+}
+
+}  // namespace tp::ekotrace

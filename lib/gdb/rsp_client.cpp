@@ -1,0 +1,265 @@
+#include "gdb/rsp_client.hpp"
+
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include "core/clock.hpp"
+
+namespace tp::gdb {
+namespace {
+
+constexpr int max_sends = 3;                   // a packet is sent again at most twice after a `-`
+constexpr std::size_t default_packet_size = 0x400;  // when the stub does not say
+constexpr std::size_t largest_read = 0x4000;
+
+}  // namespace
+
+RspClient::RspClient(FileDescriptor socket, std::string name, int timeout_ms)
+    : socket_(std::move(socket)), name_(std::move(name)), timeout_ms_(timeout_ms) {}
+
+std::unique_ptr<RspClient> RspClient::connect(const net::TcpEndpoint& endpoint, int timeout_ms) {
+  auto socket = net::connect_tcp(endpoint, timeout_ms,
+                                 " (is the GDB server running? e.g. `openocd -f ...` listens on :3333, "
+                                 "`qemu-system-arm ... -gdb tcp::3333`)");
+  auto client = std::make_unique<RspClient>(std::move(socket), fmt::format("GDB server {}:{}", endpoint.host,
+                                                                             endpoint.port),
+                                            timeout_ms);
+  client->start();
+  return client;
+}
+
+void RspClient::lost(std::string_view why) {
+  connected_ = false;
+  halted_ = false;
+  throw Error(ExitCode::io_error, fmt::format("{}: {}", name_, why), "TARGET_DISCONNECTED");
+}
+
+void RspClient::send_raw(std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::send(socket_.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
+      pollfd p{socket_.get(), POLLOUT, 0};
+      ::poll(&p, 1, timeout_ms_);
+      continue;
+    }
+    lost(fmt::format("connection lost while sending ({})", std::strerror(errno)));
+  }
+}
+
+void RspClient::read_more() {
+  const std::uint64_t deadline = monotonic_ms() + static_cast<std::uint64_t>(timeout_ms_);
+  const std::size_t before = events_.size();
+  std::array<std::uint8_t, 16384> buffer{};
+  while (events_.size() == before) {
+    const std::uint64_t now = monotonic_ms();
+    if (now >= deadline) {
+      throw Error(ExitCode::timeout, fmt::format("{}: no reply within {} ms", name_, timeout_ms_),
+                  "TARGET_NOT_RESPONDING");
+    }
+    pollfd p{socket_.get(), POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(deadline - now));
+    if (ready <= 0) continue;  // the deadline is checked above; EINTR (a stop signal) waits on
+    const ssize_t n = ::read(socket_.get(), buffer.data(), buffer.size());
+    if (n == 0) lost("the server closed the connection");
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      lost(fmt::format("connection lost ({})", std::strerror(errno)));
+    }
+    parser_.feed(std::span(buffer.data(), static_cast<std::size_t>(n)), events_);
+  }
+}
+
+RspEvent RspClient::next_event() {
+  if (next_event_ >= events_.size()) {
+    events_.clear();
+    next_event_ = 0;
+    read_more();
+  }
+  return std::move(events_[next_event_++]);
+}
+
+void RspClient::send_packet(std::string_view payload) {
+  const std::string framed = frame_packet(payload);
+  for (int attempt = 0; attempt < max_sends; ++attempt) {
+    if (attempt > 0) ++stats_.retransmissions;
+    send_raw(framed);
+    if (no_ack_) return;
+    // Packets may come before our ack (QEMU's stop reply on connect): they stay queued
+    // for receive_packet(); only the ack or nak is taken out.
+    for (;;) {
+      const auto answer =
+          std::find_if(events_.begin() + static_cast<std::ptrdiff_t>(next_event_), events_.end(),
+                       [](const RspEvent& e) { return e.kind == RspEvent::Kind::ack || e.kind == RspEvent::Kind::nak; });
+      if (answer == events_.end()) {
+        read_more();
+        continue;
+      }
+      const bool acked = answer->kind == RspEvent::Kind::ack;
+      events_.erase(answer);
+      if (acked) return;
+      break;
+    }
+  }
+  throw Error(ExitCode::io_error, fmt::format("{}: the server refused a packet {} times", name_, max_sends));
+}
+
+std::string RspClient::receive_packet() {
+  for (;;) {
+    RspEvent event = next_event();
+    if (event.kind != RspEvent::Kind::packet) continue;  // stray acks; notifications are for non-stop mode
+    if (!event.checksum_ok) {
+      ++stats_.bad_checksums;
+      if (no_ack_) throw Error(ExitCode::io_error, fmt::format("{}: reply with a bad checksum", name_));
+      send_raw("-");
+      continue;
+    }
+    if (!no_ack_) send_raw("+");
+    return std::move(event.payload);
+  }
+}
+
+std::string RspClient::request(std::string_view payload) {
+  ++stats_.round_trips;
+  send_packet(payload);
+  for (;;) {
+    std::string reply = receive_packet();
+    if (is_stop_reply(reply)) {  // answers nothing we asked: QEMU's stop reply on connect
+      ++stats_.unsolicited_stops;
+      continue;
+    }
+    if (!reply.empty() && reply[0] == 'O' && reply != "OK") continue;  // console output of a stub
+    return reply;
+  }
+}
+
+void RspClient::start() {
+  features_ = parse_supported(request("qSupported:swbreak+;hwbreak+"));
+  if (features_.no_ack_mode && request("QStartNoAckMode") == "OK") no_ack_ = true;
+  ++stats_.round_trips;
+  send_packet("?");
+  const std::string stop = receive_packet();
+  if (is_exit_reply(stop)) {
+    throw Error(ExitCode::not_found, fmt::format("{}: no program is running (`?` -> {})", name_, stop),
+                "TARGET_NOT_FOUND");
+  }
+  if (auto pid = stop_reply_pid(stop)) pid_ = *pid;
+  halted_ = true;  // all-stop mode: after `?` the target is stopped (QEMU halts on connect, OpenOCD on attach)
+}
+
+void RspClient::halt() {
+  if (halted_) return;
+  ++stats_.round_trips;
+  send_raw("\x03");
+  for (;;) {
+    std::string reply = receive_packet();
+    if (is_stop_reply(reply)) {
+      if (auto pid = stop_reply_pid(reply)) pid_ = *pid;
+      break;
+    }
+    if (is_exit_reply(reply)) lost(fmt::format("the program ended ({})", reply));
+  }
+  halted_ = true;
+}
+
+void RspClient::resume() {
+  if (!halted_) return;
+  send_packet("c");
+  halted_ = false;
+}
+
+std::size_t RspClient::max_read() const noexcept {
+  const std::size_t packet = features_.packet_size != 0 ? features_.packet_size : default_packet_size;
+  return std::clamp<std::size_t>((packet - 4) / 2, 1, largest_read);
+}
+
+std::vector<std::uint8_t> RspClient::read(std::uint64_t address, std::size_t length) {
+  halt();
+  std::vector<std::uint8_t> bytes;
+  bytes.reserve(length);
+  while (bytes.size() < length) {
+    const std::size_t chunk = std::min(max_read(), length - bytes.size());
+    const std::uint64_t at = address + bytes.size();
+    const std::string reply = request(fmt::format("m{:x},{:x}", at, chunk));
+    if (const auto error = error_number(reply)) {
+      throw target::MemoryError(at, chunk, fmt::format("{}: cannot read {} bytes at 0x{:x} (E{:02X}{})", name_,
+                                                       chunk, at, *error, *error == 14 ? ": unmapped" : ""));
+    }
+    const auto data = decode_hex(reply);
+    if (!data || data->empty() || data->size() > chunk) {
+      throw Error(ExitCode::io_error, fmt::format("{}: malformed reply to a read at 0x{:x}: '{}'", name_, at,
+                                                  reply.substr(0, 40)));
+    }
+    bytes.insert(bytes.end(), data->begin(), data->end());  // a short reply: ask again for the rest
+  }
+  return bytes;
+}
+
+void RspClient::write(std::uint64_t address, std::span<const std::uint8_t> bytes) {
+  halt();
+  const std::size_t packet = features_.packet_size != 0 ? features_.packet_size : default_packet_size;
+  const std::size_t per_packet = std::max<std::size_t>((packet - 40) / 2, 1);
+  for (std::size_t done = 0; done < bytes.size();) {
+    const std::size_t chunk = std::min(per_packet, bytes.size() - done);
+    const std::uint64_t at = address + done;
+    std::string payload = fmt::format("M{:x},{:x}:", at, chunk);
+    append_hex(payload, bytes.subspan(done, chunk));
+    const std::string reply = request(payload);
+    if (reply != "OK") {
+      throw target::MemoryError(at, chunk, fmt::format("{}: cannot write {} bytes at 0x{:x} ({})", name_, chunk, at,
+                                                       reply.empty() ? "not supported" : reply));
+    }
+    done += chunk;
+  }
+}
+
+bool RspClient::detach() {
+  std::string reply = request("D");
+  if (reply != "OK") reply = request(fmt::format("D;{:x}", pid_));
+  if (reply == "OK") halted_ = false;
+  return reply == "OK";
+}
+
+void RspClient::release() noexcept {
+  if (!connected_ || !socket_.valid()) return;
+  try {
+    if (halted_) {
+      if (features_.memory_map) {
+        resume();  // probe servers keep the target halted on `D`: let it run, then just close
+      } else if (!detach()) {
+        resume();
+      }
+    }
+  } catch (const std::exception&) {  // the link is gone: nothing more can be done from here
+  }
+  connected_ = false;
+  socket_.reset();
+}
+
+std::string RspClient::description() const {
+  return fmt::format("{} (packet size {}, {})", name_, features_.packet_size,
+                     no_ack_ ? "no-ack mode" : "acknowledged mode");
+}
+
+}  // namespace tp::gdb
+
+namespace tp::gdb {
+
+std::string RspClient::link_statistics() const {
+  return fmt::format("{}: {}, {} run-length-encoded replies, {} unsolicited stop replies, {} retransmissions, {} bad "
+                     "checksums, {} stray bytes",
+                     name_, no_ack_ ? "no-ack mode" : "acknowledged mode", parser_.run_length_packets(),
+                     stats_.unsolicited_stops, stats_.retransmissions, stats_.bad_checksums, parser_.stray_bytes());
+}
+
+}  // namespace tp::gdb

@@ -1,0 +1,60 @@
+// What a collector needs from a target, whatever connects to it: halt and resume the
+// CPU, read and write memory while halted. Implemented over a GDB server (lib/gdb) and
+// directly over a CMSIS-DAP probe (lib/dap).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace tp::target {
+
+// A read or write the target refused (unmapped address, bus fault): the address range
+// is named, the connection itself is still usable.
+class MemoryError : public Error {
+ public:
+  MemoryError(std::uint64_t address, std::size_t length, const std::string& message)
+      : Error(ExitCode::bad_input, message, "MEMORY_ACCESS_ERROR"), address_(address), length_(length) {}
+  [[nodiscard]] std::uint64_t address() const noexcept { return address_; }
+  [[nodiscard]] std::size_t length() const noexcept { return length_; }
+
+ private:
+  std::uint64_t address_;
+  std::size_t length_;
+};
+
+class TargetMemory {
+ public:
+  TargetMemory() = default;
+  TargetMemory(const TargetMemory&) = delete;
+  TargetMemory& operator=(const TargetMemory&) = delete;
+  TargetMemory(TargetMemory&&) = delete;
+  TargetMemory& operator=(TargetMemory&&) = delete;
+  virtual ~TargetMemory() = default;
+
+  // Stops the CPU (no-op when already halted). Throws Error(timeout) if it does not stop.
+  virtual void halt() = 0;
+  // Lets it run again.
+  virtual void resume() = 0;
+  [[nodiscard]] virtual bool halted() const noexcept = 0;
+
+  // Reads `length` bytes in as few transactions as the link allows. MemoryError for
+  // memory the target refuses; Error(io_error / timeout) when the link fails.
+  virtual std::vector<std::uint8_t> read(std::uint64_t address, std::size_t length) = 0;
+  virtual void write(std::uint64_t address, std::span<const std::uint8_t> bytes) = 0;
+
+  // Resumes the target if it is halted and lets go of it. Never throws: it runs on every
+  // exit path, including after the link failed.
+  virtual void release() noexcept = 0;
+
+  // Request/response exchanges with the server or probe so far (what a poll cycle costs).
+  [[nodiscard]] virtual std::uint64_t round_trips() const noexcept = 0;
+  [[nodiscard]] virtual std::string description() const = 0;
+  // How the link behaved (retries, modes), for --stats.
+  [[nodiscard]] virtual std::string link_statistics() const { return {}; }
+};
+
+}  // namespace tp::target
