@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "probe_models.hpp"
+#include "test_support.hpp"
 #include "swo/simulator.hpp"
 
 namespace {
@@ -30,19 +31,6 @@ using Clock = std::chrono::steady_clock;
 
 std::string swo_capture;
 std::string work_dir;
-int passed = 0;
-int failed = 0;
-
-void check(bool ok, const std::string& name, const std::string& detail = {}) {
-  if (ok) {
-    ++passed;
-    std::printf("ok   %s\n", name.c_str());
-  } else {
-    ++failed;
-    std::printf("FAIL %s%s%s\n", name.c_str(), detail.empty() ? "" : ": ", detail.c_str());
-  }
-  std::fflush(stdout);
-}
 
 // A realistic ITM stream from the library's simulated target.
 Bytes itm_stream(std::size_t size, std::uint32_t seed) {
@@ -51,11 +39,6 @@ Bytes itm_stream(std::size_t size, std::uint32_t seed) {
   while (bytes.size() < size) target.next(bytes, nullptr);
   bytes.resize(size);
   return bytes;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 bool same_bytes(const std::string& got, const Bytes& want) {
@@ -71,86 +54,9 @@ std::string first_difference(const std::string& got, const Bytes& want) {
          ", first difference at " + std::to_string(i);
 }
 
-struct Run {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-  double cpu_seconds = 0;  // the tool's user + system time
-  double wall_seconds = 0;
-};
-
-// Runs swo-capture (it inherits LD_PRELOAD and UMOCKDEV_DIR); `watch` is called every
-// 10 ms with the output size so far, and may act (unplug, signal). Killed after 120 s.
 Run run_tool(const std::vector<std::string>& args, const std::function<void(pid_t, std::size_t)>& watch = {}) {
-  const std::string out_path = work_dir + "/out.bin";
-  const std::string err_path = work_dir + "/err.txt";
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(out, 1);
-    dup2(err, 2);
-    std::vector<char*> argv{const_cast<char*>(swo_capture.c_str())};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(swo_capture.c_str(), argv.data());
-    _exit(127);
-  }
-  Run run;
-  const auto started = Clock::now();
-  const auto deadline = started + std::chrono::seconds(120);
-  int status = 0;
-  rusage usage{};
-  while (wait4(pid, &status, WNOHANG, &usage) == 0) {
-    if (Clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      wait4(pid, &status, 0, &usage);
-      run.err = "killed after 120 s\n";
-      break;
-    }
-    if (watch) {
-      std::ifstream out(out_path, std::ios::binary | std::ios::ate);
-      watch(pid, out ? static_cast<std::size_t>(out.tellg()) : 0);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  run.wall_seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  run.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-                    static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  run.out = read_file(out_path);
-  run.err += read_file(err_path);
-  return run;
+  return run_program(swo_capture, work_dir, args, watch);
 }
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-// One testbed (one emulated USB bus) per scenario.
-class Bus {
- public:
-  Bus() : testbed_(umockdev_testbed_new()) {}
-  Bus(const Bus&) = delete;
-  Bus& operator=(const Bus&) = delete;
-  ~Bus() {
-    emulators_.clear();
-    g_object_unref(testbed_);
-  }
-  UsbfsEmulator& plug(DeviceModel& model) {
-    emulators_.push_back(std::make_unique<UsbfsEmulator>(model));
-    emulators_.back()->attach(testbed_);
-    return *emulators_.back();
-  }
-  void unplug(UsbfsEmulator& emulator, const DeviceModel& model) {
-    emulator.unplug();
-    umockdev_testbed_uevent(testbed_, ("/sys" + model.spec().sysfs_path).c_str(), "remove");
-  }
-
- private:
-  UMockdevTestbed* testbed_;
-  std::vector<std::unique_ptr<UsbfsEmulator>> emulators_;
-};
 
 // Stops the tool with SIGTERM once the model has nothing more to give (plus a moment).
 std::function<void(pid_t, std::size_t)> stop_when(const std::function<bool()>& model_done) {
@@ -525,6 +431,5 @@ int main(int argc, char** argv) {
   list_and_select();
   cmsis_dap_cases();
   stlink_cases();
-  std::printf("%d passed, %d failed\n", passed, failed);
-  return failed == 0 ? 0 : 1;
+  return summary();
 }
