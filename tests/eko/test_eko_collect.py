@@ -350,6 +350,17 @@ def ndjson_through_trace_csv():
         lines = r.stdout.splitlines()
         check(r.returncode == 0 and len(lines) > 10 and '"kind":"EkoClock"' in lines[0] and
               '"source":"ekotrace"' in lines[0], "--format ndjson: EkoClock/EkoEvent records", lines[:1])
+        schema_dir = os.path.join(here, "..", "schema")
+        if shutil.which("node") and os.path.isdir(os.path.join(schema_dir, "node_modules", "ajv")):
+            records = os.path.join(work, "eko.ndjson")
+            with open(records, "w") as f:
+                f.write(r.stdout)
+            v = subprocess.run(["node", os.path.join(schema_dir, "validate_file.mjs"), os.path.join(here, "..", ".."),
+                                records], capture_output=True, text=True)
+            check(v.returncode == 0, "--format ndjson: every record valid under lib/records/record.schema.json",
+                  v.stdout)
+        else:
+            print("skip schema check: node or tests/schema/node_modules missing")
         flat = subprocess.run([trace_csv, "--preset", "ekotrace"], input=r.stdout, capture_output=True, text=True)
         header, rows = parse_csv(flat.stdout)
         check(header[0] == "session_id" and len(rows) == len(lines) and rows[0][7] == "1",
