@@ -52,8 +52,8 @@ gdb_cycle() {  # gdb_cycle N -> "MS TRIPS"
       -x "$script" -ex detach "$elf" > /dev/null 2> "$work/gdb.log"
   done
   end=$(date +%s%N)
-  trips=$(grep -c 'Sending packet' "$work/gdb.log" || true)
-  echo "$(( (end - start) / gdb_cycles / 1000 )) $(( trips / gdb_cycles ))" | awk '{ printf "%.3f %d\n", $1 / 1000, $2 }'
+  trips=$(grep -c "Sending packet" "$work/gdb.log" || true)  # the last run's packets: one cycle
+  echo "$(( (end - start) / gdb_cycles / 1000 )) $trips" | awk '{ printf "%.3f %d\n", $1 / 1000, $2 }'
 }
 
 printf '%-9s %14s %12s %14s %12s %8s\n' tracers "eko ms/poll" "eko trips" "gdb ms/cycle" "gdb trips" ratio
