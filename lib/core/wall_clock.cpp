@@ -18,7 +18,7 @@ std::int64_t realtime_minus_monotonic_us() noexcept {
   return realtime_us() - static_cast<std::int64_t>(monotonic_us());
 }
 
-void write_rfc3339_utc(std::int64_t wall_us, std::array<char, rfc3339_length>& out) noexcept {
+void write_rfc3339_utc(std::int64_t wall_us, std::array<char, rfc3339_length>& out) {
   const auto seconds = static_cast<std::time_t>(wall_us / 1'000'000);
   std::tm utc{};
   gmtime_r(&seconds, &utc);

@@ -17,7 +17,7 @@ namespace tp {
 inline constexpr std::size_t rfc3339_length = 27;
 
 // RFC 3339 in UTC with microseconds: "2026-11-21T10:15:42.123456Z" (rfc3339_length characters).
-void write_rfc3339_utc(std::int64_t wall_us, std::array<char, rfc3339_length>& out) noexcept;
+void write_rfc3339_utc(std::int64_t wall_us, std::array<char, rfc3339_length>& out);
 [[nodiscard]] std::string format_rfc3339_utc(std::int64_t wall_us);
 
 }  // namespace tp

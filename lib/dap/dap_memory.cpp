@@ -35,7 +35,8 @@ constexpr std::array<ChipInfo, 14> chips{{
 
 std::string lower(std::string_view text) {
   std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
 
@@ -58,8 +59,8 @@ class DapMemory final : public target::TargetMemory {
     const auto idr = transfer(std::span(&read_idr, 1), 1, 0, 0);
     if (!idr.ok()) {
       throw Error(ExitCode::timeout,
-                  fmt::format("no target answered on SWD through {} (ACK {}): is it powered and wired?",
-                              link_.name(), idr.response),
+                  fmt::format("no target answered on SWD through {} (ACK {}): is it powered and wired?", link_.name(),
+                              idr.response),
                   "TARGET_NOT_RESPONDING");
     }
     dpidr_ = idr.data.at(0);
@@ -115,7 +116,7 @@ class DapMemory final : public target::TargetMemory {
     const std::size_t per_command = std::min<std::size_t>((packet_size_ - 3) / 4, 255 - 1);
     for (std::uint64_t at = first; at < last;) {
       const std::uint64_t boundary = (at | (auto_increment_span - 1)) + 1;
-      const std::size_t words = std::min<std::size_t>({per_command, (last - at) / 4, (boundary - at) / 4});
+      const auto words = std::min<std::size_t>({per_command, (last - at) / 4, (boundary - at) / 4});
       std::vector<TransferRequest> requests{{true, false, ap_tar, static_cast<std::uint32_t>(at)}};
       requests.resize(words + 1, TransferRequest{true, true, ap_drw, 0});
       const auto reply = transfer(requests, words, at, words * 4);
@@ -143,13 +144,13 @@ class DapMemory final : public target::TargetMemory {
     const std::size_t per_command = std::min<std::size_t>((packet_size_ - 3) / 5 - 1, 254);
     for (std::uint64_t at = first; at < last;) {
       const std::uint64_t boundary = (at | (auto_increment_span - 1)) + 1;
-      const std::size_t count = std::min<std::size_t>({per_command, (last - at) / 4, (boundary - at) / 4});
+      const auto count = std::min<std::size_t>({per_command, (last - at) / 4, (boundary - at) / 4});
       std::vector<TransferRequest> requests{{true, false, ap_tar, static_cast<std::uint32_t>(at)}};
       for (std::size_t k = 0; k < count; ++k) {
         const std::size_t o = at - first + 4 * k;
-        const std::uint32_t value = static_cast<std::uint32_t>(words[o]) | static_cast<std::uint32_t>(words[o + 1]) << 8U |
-                                    static_cast<std::uint32_t>(words[o + 2]) << 16U |
-                                    static_cast<std::uint32_t>(words[o + 3]) << 24U;
+        const std::uint32_t value =
+            static_cast<std::uint32_t>(words[o]) | static_cast<std::uint32_t>(words[o + 1]) << 8U |
+            static_cast<std::uint32_t>(words[o + 2]) << 16U | static_cast<std::uint32_t>(words[o + 3]) << 24U;
         requests.push_back({true, false, ap_drw, value});
       }
       transfer(requests, 0, at, count * 4);
@@ -189,9 +190,8 @@ class DapMemory final : public target::TargetMemory {
 
   static void check_range(std::uint64_t address, std::size_t length) {
     if (address + length > (std::uint64_t{1} << 32U) || address + length < address) {
-      throw target::MemoryError(address, length,
-                                fmt::format("0x{:x}+{} is outside the 32-bit address space of a Cortex-M", address,
-                                            length));
+      throw target::MemoryError(
+          address, length, fmt::format("0x{:x}+{} is outside the 32-bit address space of a Cortex-M", address, length));
     }
   }
 
@@ -209,9 +209,9 @@ class DapMemory final : public target::TargetMemory {
     if (ack == static_cast<unsigned>(Ack::fault)) {
       const TransferRequest clear{false, false, dp_abort, abort_clear_all};  // sticky error off, then go on
       exchange(transfer_command(std::span(&clear, 1)), "DAP_Transfer(ABORT)");
-      throw target::MemoryError(address, length,
-                                fmt::format("the target refused {} bytes at 0x{:x} (SWD FAULT: bus error)", length,
-                                            address));
+      throw target::MemoryError(
+          address, length,
+          fmt::format("the target refused {} bytes at 0x{:x} (SWD FAULT: bus error)", length, address));
     }
     if (ack == static_cast<unsigned>(Ack::wait)) {
       throw Error(ExitCode::timeout, fmt::format("the target kept answering WAIT at 0x{:x}", address),
@@ -232,8 +232,8 @@ class DapMemory final : public target::TargetMemory {
   }
 
   void power_up() {
-    const std::array<TransferRequest, 2> requests{{{false, false, dp_abort, abort_clear_all},
-                                                   {false, false, dp_ctrl_stat, power_up_request}}};
+    const std::array<TransferRequest, 2> requests{
+        {{false, false, dp_abort, abort_clear_all}, {false, false, dp_ctrl_stat, power_up_request}}};
     expect_ok(transfer(requests, 0, 0, 0), 0, 0);
     const TransferRequest status{false, true, dp_ctrl_stat, 0};
     for (int i = 0; i < halt_polls; ++i) {
@@ -272,8 +272,9 @@ const usb::InterfaceInfo* hid_interface(const usb::DeviceInfo& device) {
 const ChipInfo& find_chip(std::string_view chip) {
   const std::string name = lower(chip);
   if (name.starts_with("rp2040")) {
-    throw Error(ExitCode::unsupported, "rp2040 uses multi-drop SWD (two cores on one wire), which this backend does "
-                                       "not select; use a GDB server (OpenOCD) with --gdb-server");
+    throw Error(ExitCode::unsupported,
+                "rp2040 uses multi-drop SWD (two cores on one wire), which this backend does "
+                "not select; use a GDB server (OpenOCD) with --gdb-server");
   }
   for (const auto& c : chips) {
     if (name.starts_with(c.prefix)) return c;
@@ -283,7 +284,8 @@ const ChipInfo& find_chip(std::string_view chip) {
 
 std::string known_chips() {
   std::string out;
-  for (const auto& c : chips) out += fmt::format("  {:<10} {} ({}, MEM-AP {})\n", c.prefix, c.family, c.core, c.access_port);
+  for (const auto& c : chips)
+    out += fmt::format("  {:<10} {} ({}, MEM-AP {})\n", c.prefix, c.family, c.core, c.access_port);
   return out;
 }
 

@@ -22,8 +22,8 @@ enum class Command : std::uint8_t {
 };
 
 // DP registers (A[3:2]) and the MEM-AP registers of bank 0 (ADIv5 "MEM-AP").
-inline constexpr std::uint8_t dp_idr = 0x0;     // read
-inline constexpr std::uint8_t dp_abort = 0x0;   // write
+inline constexpr std::uint8_t dp_idr = 0x0;    // read
+inline constexpr std::uint8_t dp_abort = 0x0;  // write
 inline constexpr std::uint8_t dp_ctrl_stat = 0x4;
 inline constexpr std::uint8_t dp_select = 0x8;
 inline constexpr std::uint8_t dp_rdbuff = 0xc;
@@ -31,9 +31,9 @@ inline constexpr std::uint8_t ap_csw = 0x0;
 inline constexpr std::uint8_t ap_tar = 0x4;
 inline constexpr std::uint8_t ap_drw = 0xc;
 
-inline constexpr std::uint32_t abort_clear_all = 0x1e;            // STKCMPCLR|STKERRCLR|WDERRCLR|ORUNERRCLR
-inline constexpr std::uint32_t power_up_request = 0x50000000;     // CSYSPWRUPREQ | CDBGPWRUPREQ
-inline constexpr std::uint32_t power_up_ack = 0xa0000000;         // CSYSPWRUPACK | CDBGPWRUPACK
+inline constexpr std::uint32_t abort_clear_all = 0x1e;         // STKCMPCLR|STKERRCLR|WDERRCLR|ORUNERRCLR
+inline constexpr std::uint32_t power_up_request = 0x50000000;  // CSYSPWRUPREQ | CDBGPWRUPREQ
+inline constexpr std::uint32_t power_up_ack = 0xa0000000;      // CSYSPWRUPACK | CDBGPWRUPACK
 // 32-bit accesses, single auto-increment, privileged debug master (pyOCD's and OpenOCD's choice).
 inline constexpr std::uint32_t csw_word_increment = 0x23000052;
 // TAR auto-increment is only guaranteed within 1 KiB (ADIv5 "MEM-AP": 10 bits).
@@ -71,9 +71,9 @@ std::vector<std::uint8_t> block_write_command(bool access_port, std::uint8_t add
                                               std::span<const std::uint32_t> values);
 
 struct TransferReply {
-  std::uint16_t completed = 0;     // transfers done
-  std::uint8_t response = 0;       // ACK of the last one (bits 0-2), protocol error bit 3
-  std::vector<std::uint32_t> data; // the values read, in order
+  std::uint16_t completed = 0;      // transfers done
+  std::uint8_t response = 0;        // ACK of the last one (bits 0-2), protocol error bit 3
+  std::vector<std::uint32_t> data;  // the values read, in order
   [[nodiscard]] bool ok() const noexcept { return response == static_cast<std::uint8_t>(Ack::ok); }
 };
 // DAP_Transfer: `05 count response data...`; `reads` = how many reads the command held.

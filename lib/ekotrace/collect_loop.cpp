@@ -33,19 +33,20 @@ void report(const Collector& collector, const target::TargetMemory& memory, cons
             const Logger& log, bool stats) {
   const auto line = [&](const std::string& text) { stats ? log.report(text) : log.verbose(text); };
   if (const auto link = memory.link_statistics(); !link.empty()) line(link);
-  line(fmt::format("{} polls, {} round trips ({:.1f} per poll), {:.3f} ms per poll on average, longest {:.3f} ms, "
-                   "{} late",
-                   summary.polls, summary.round_trips,
-                   summary.polls ? static_cast<double>(summary.round_trips) / static_cast<double>(summary.polls) : 0.0,
-                   summary.polls ? static_cast<double>(summary.busy_us) / 1000.0 / static_cast<double>(summary.polls)
-                                 : 0.0,
-                   static_cast<double>(summary.longest_poll_us) / 1000.0, summary.late_polls));
+  line(fmt::format(
+      "{} polls, {} round trips ({:.1f} per poll), {:.3f} ms per poll on average, longest {:.3f} ms, "
+      "{} late",
+      summary.polls, summary.round_trips,
+      summary.polls ? static_cast<double>(summary.round_trips) / static_cast<double>(summary.polls) : 0.0,
+      summary.polls ? static_cast<double>(summary.busy_us) / 1000.0 / static_cast<double>(summary.polls) : 0.0,
+      static_cast<double>(summary.longest_poll_us) / 1000.0, summary.late_polls));
   for (const auto& t : collector.tracers()) {
     const auto& c = t.counters;
-    line(fmt::format("tracer {}: {} entries in {} polls; skipped: {} in use, {} NULL, {} unreadable, {} invalid; "
-                     "{} truncated logs, {} overflow events",
-                     t.spec.label, c.entries, c.collected_polls, c.skipped_in_use, c.null_reference, c.unreadable,
-                     c.invalid, c.truncated, c.overflows));
+    line(
+        fmt::format("tracer {}: {} entries in {} polls; skipped: {} in use, {} NULL, {} unreadable, {} invalid; "
+                    "{} truncated logs, {} overflow events",
+                    t.spec.label, c.entries, c.collected_polls, c.skipped_in_use, c.null_reference, c.unreadable,
+                    c.invalid, c.truncated, c.overflows));
   }
 }
 

@@ -14,17 +14,17 @@ namespace tp::ekotrace {
 
 struct LoopSettings {
   std::chrono::milliseconds interval{500};
-  std::uint64_t polls = 0;                 // 0 = until stopped
-  std::chrono::milliseconds duration{0};   // 0 = no limit
-  bool stats = false;                      // a summary on stderr at the end (also with -q)
+  std::uint64_t polls = 0;                // 0 = until stopped
+  std::chrono::milliseconds duration{0};  // 0 = no limit
+  bool stats = false;                     // a summary on stderr at the end (also with -q)
 };
 
 struct LoopSummary {
   std::uint64_t polls = 0;
   std::uint64_t round_trips = 0;
-  std::uint64_t busy_us = 0;       // halted + reading + writing, summed over polls
+  std::uint64_t busy_us = 0;  // halted + reading + writing, summed over polls
   std::uint64_t longest_poll_us = 0;
-  std::uint64_t late_polls = 0;    // polls that took longer than the interval
+  std::uint64_t late_polls = 0;  // polls that took longer than the interval
 };
 
 // Runs until done; returns what it measured. Errors propagate after the target is released.

@@ -15,7 +15,7 @@ constexpr std::uint64_t clock_size = 8;  // LogicalClock { id u32, count u32 }
 
 Collector::Collector(target::TargetMemory& memory, std::vector<TracerSpec> tracers, CollectorOptions options,
                      std::size_t max_read)
-    : memory_(memory), options_(std::move(options)), snapshot_(memory, max_read, options_.merge_gap) {
+    : memory_(memory), options_(options), snapshot_(memory, max_read, options_.merge_gap) {
   tracers_.reserve(tracers.size());
   for (auto& spec : tracers) tracers_.push_back({std::move(spec), {}, {}, {}, 0, 0, {}, {}});
 }
@@ -155,7 +155,8 @@ std::vector<Row> Collector::collect() {
     const auto bytes = snapshot_.bytes(h.log + first * log_item_size, count * log_item_size);
     items.resize(count);
     for (std::uint64_t k = 0; k < count; ++k) {
-      items[k] = static_cast<std::uint32_t>(decode_word(bytes.subspan(k * log_item_size, log_item_size), options_.endian));
+      items[k] =
+          static_cast<std::uint32_t>(decode_word(bytes.subspan(k * log_item_size, log_item_size), options_.endian));
     }
     if (options_.clear && items == t.restarted) continue;  // only the clocks our last clear wrote
     fresh_.push_back(p.tracer);
@@ -182,7 +183,8 @@ void Collector::clear_log(const Pending& p, TracerState& t) {
   t.restarted.clear();
   for (std::uint64_t k = 0; k < clocks; ++k) {
     const auto id = static_cast<std::uint32_t>(decode_word(clock_bytes.subspan(k * clock_size, 4), options_.endian));
-    const auto count = static_cast<std::uint32_t>(decode_word(clock_bytes.subspan(k * clock_size + 4, 4), options_.endian));
+    const auto count =
+        static_cast<std::uint32_t>(decode_word(clock_bytes.subspan(k * clock_size + 4, 4), options_.endian));
     t.restarted.push_back(clock_flag | (id & ~clock_flag));
     t.restarted.push_back(count);
     encode_word(t.restarted[2 * k], 4, options_.endian, std::span(restarted).subspan(8 * k, 4));

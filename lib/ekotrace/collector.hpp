@@ -20,8 +20,8 @@
 namespace tp::ekotrace {
 
 struct TracerSpec {
-  std::string label;             // as given: a symbol or 0x...
-  std::uint64_t reference = 0;   // address of the pointer to the tracer handle
+  std::string label;            // as given: a symbol or 0x...
+  std::uint64_t reference = 0;  // address of the pointer to the tracer handle
 };
 
 struct TracerCounters {
@@ -38,9 +38,9 @@ struct TracerCounters {
 struct TracerState {
   TracerSpec spec;
   TracerCounters counters;
-  std::optional<std::uint64_t> handle;   // cached: re-checked every poll
+  std::optional<std::uint64_t> handle;  // cached: re-checked every poll
   std::optional<std::uint64_t> history;
-  std::uint64_t seen_log = 0;            // --no-clear: log address and length already handed out
+  std::uint64_t seen_log = 0;  // --no-clear: log address and length already handed out
   std::uint64_t seen_length = 0;
   std::vector<std::uint32_t> restarted;  // the log as the last clear left it (nothing new if unchanged)
   std::string last_problem;              // to warn once per change

@@ -28,8 +28,8 @@ std::string_view reserved_event_name(std::uint32_t event_id) noexcept;
 
 struct LogEntry {
   bool is_clock = false;
-  std::uint32_t id = 0;              // clock's tracer id, or event id
-  std::uint32_t value = 0;           // clock count, or payload
+  std::uint32_t id = 0;     // clock's tracer id, or event id
+  std::uint32_t value = 0;  // clock count, or payload
   bool has_payload = false;
 };
 
@@ -53,8 +53,7 @@ struct Row {
 class Segmenter {
  public:
   // Appends the rows of one tracer's new log entries.
-  void add(std::uint32_t tracer_id, std::size_t tracer_index, std::span<const LogEntry> entries,
-           std::vector<Row>& out);
+  void add(std::uint32_t tracer_id, std::size_t tracer_index, std::span<const LogEntry> entries, std::vector<Row>& out);
   [[nodiscard]] std::uint64_t segments() const noexcept { return next_segment_; }
 
  private:

@@ -30,7 +30,7 @@ Layout Layout::standard(unsigned word_size) {
 }
 
 std::uint64_t Layout::history_size() const noexcept {
-  std::uint64_t end = std::max<std::uint64_t>({tracer_id + 4, clocks + 3ULL * word_size, compact_log + 3ULL * word_size});
+  auto end = std::max<std::uint64_t>({tracer_id + 4, clocks + 3ULL * word_size, compact_log + 3ULL * word_size});
   if (in_use) end = std::max(end, *in_use + 1);
   return end;
 }

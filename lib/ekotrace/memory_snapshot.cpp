@@ -75,8 +75,8 @@ void MemorySnapshot::read(std::vector<Region> regions) {
   std::uint64_t end = 0;
   for (const auto& region : regions) {
     const std::uint64_t region_end = region.address + region.length;
-    const bool joins = !members.empty() && region.address <= end + merge_gap_ &&
-                       std::max(end, region_end) - begin <= max_span_;
+    const bool joins =
+        !members.empty() && region.address <= end + merge_gap_ && std::max(end, region_end) - begin <= max_span_;
     if (!joins) {
       if (!members.empty()) read_span(members, begin, end);
       members.clear();

@@ -46,7 +46,8 @@ void RowWriter::append_ndjson(const Row& row, std::string_view receive_time, std
   append_uint(out, monotonic_us);
   out.append(R"(,"port":)");
   append_uint(out, row.tracer_index % 256);
-  out.append(row.entry.is_clock ? R"(,"event":{"kind":"EkoClock","data":{)" : R"(,"event":{"kind":"EkoEvent","data":{)");
+  out.append(row.entry.is_clock ? R"(,"event":{"kind":"EkoClock","data":{)"
+                                : R"(,"event":{"kind":"EkoEvent","data":{)");
   out.append(R"("session_id":)");
   append_uint(out, session_id_);
   out.append(R"(,"segment_id":)");

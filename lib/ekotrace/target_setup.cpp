@@ -40,9 +40,9 @@ TargetShape resolve_shape(const elf::ElfFile* elf, std::optional<unsigned> word_
       throw Error(ExitCode::usage, fmt::format("--word-size {} contradicts {}", *word_size_bits, shape.origin));
     }
     if (endian && *endian != shape.endian) {
-      throw Error(ExitCode::usage, fmt::format("--{} contradicts {}", endian == elf::Endian::little ? "little-endian"
-                                                                                                  : "big-endian",
-                                               shape.origin));
+      throw Error(ExitCode::usage,
+                  fmt::format("--{} contradicts {}", endian == elf::Endian::little ? "little-endian" : "big-endian",
+                              shape.origin));
     }
     return shape;
   }
@@ -69,14 +69,14 @@ std::vector<TracerSpec> resolve_tracers(const std::vector<std::string>& argument
       continue;
     }
     if (elf == nullptr) {
-      throw Error(ExitCode::usage,
-                  fmt::format("tracer '{}' is a symbol: give the ELF file with --elf (or its address as 0x...)",
-                              argument));
+      throw Error(
+          ExitCode::usage,
+          fmt::format("tracer '{}' is a symbol: give the ELF file with --elf (or its address as 0x...)", argument));
     }
     const auto symbol = elf->find(argument);
     if (!symbol) {
-      throw Error(ExitCode::not_found, fmt::format("symbol '{}' is not in {} ({} symbols)", argument, elf->name(),
-                                                   elf->symbols().size()));
+      throw Error(ExitCode::not_found,
+                  fmt::format("symbol '{}' is not in {} ({} symbols)", argument, elf->name(), elf->symbols().size()));
     }
     tracers.push_back({argument, symbol->value});
   }

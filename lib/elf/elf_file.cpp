@@ -24,9 +24,8 @@ class Reader {
 
   [[nodiscard]] std::uint64_t read(std::uint64_t offset, unsigned size, std::string_view what) const {
     if (offset > bytes_.size() || bytes_.size() - offset < size) {
-      throw Error(ExitCode::bad_input,
-                  fmt::format("{}: truncated ELF file ({} at offset {} is past the end, {} bytes)", name_, what,
-                              offset, bytes_.size()));
+      throw Error(ExitCode::bad_input, fmt::format("{}: truncated ELF file ({} at offset {} is past the end, {} bytes)",
+                                                   name_, what, offset, bytes_.size()));
     }
     std::uint64_t value = 0;
     for (unsigned i = 0; i < size; ++i) {
@@ -128,8 +127,8 @@ ElfFile ElfFile::parse(std::span<const std::uint8_t> bytes, std::string name) {
   const std::uint64_t section_count = r.read(is64 ? 60 : 48, 2, "e_shnum");
   if (section_table == 0 || section_count == 0) return file;  // stripped of sections: no symbols
   if (section_size < (is64 ? 64U : 40U)) {
-    throw Error(ExitCode::bad_input, fmt::format("{}: section headers of {} bytes are too small", file.name_,
-                                                 section_size));
+    throw Error(ExitCode::bad_input,
+                fmt::format("{}: section headers of {} bytes are too small", file.name_, section_size));
   }
   std::vector<Section> sections;
   sections.reserve(section_count);

@@ -15,7 +15,7 @@
 namespace tp::gdb {
 namespace {
 
-constexpr int max_sends = 3;                   // a packet is sent again at most twice after a `-`
+constexpr int max_sends = 3;                        // a packet is sent again at most twice after a `-`
 constexpr std::size_t default_packet_size = 0x400;  // when the stub does not say
 constexpr std::size_t largest_read = 0x4000;
 
@@ -28,9 +28,8 @@ std::unique_ptr<RspClient> RspClient::connect(const net::TcpEndpoint& endpoint, 
   auto socket = net::connect_tcp(endpoint, timeout_ms,
                                  " (is the GDB server running? e.g. `openocd -f ...` listens on :3333, "
                                  "`qemu-system-arm ... -gdb tcp::3333`)");
-  auto client = std::make_unique<RspClient>(std::move(socket), fmt::format("GDB server {}:{}", endpoint.host,
-                                                                             endpoint.port),
-                                            timeout_ms);
+  auto client = std::make_unique<RspClient>(std::move(socket),
+                                            fmt::format("GDB server {}:{}", endpoint.host, endpoint.port), timeout_ms);
   client->start();
   return client;
 }
@@ -98,9 +97,9 @@ void RspClient::send_packet(std::string_view payload) {
     // Packets may come before our ack (QEMU's stop reply on connect): they stay queued
     // for receive_packet(); only the ack or nak is taken out.
     for (;;) {
-      const auto answer =
-          std::find_if(events_.begin() + static_cast<std::ptrdiff_t>(next_event_), events_.end(),
-                       [](const RspEvent& e) { return e.kind == RspEvent::Kind::ack || e.kind == RspEvent::Kind::nak; });
+      const auto answer = std::find_if(
+          events_.begin() + static_cast<std::ptrdiff_t>(next_event_), events_.end(),
+          [](const RspEvent& e) { return e.kind == RspEvent::Kind::ack || e.kind == RspEvent::Kind::nak; });
       if (answer == events_.end()) {
         read_more();
         continue;
@@ -192,13 +191,14 @@ std::vector<std::uint8_t> RspClient::read(std::uint64_t address, std::size_t len
     const std::uint64_t at = address + bytes.size();
     const std::string reply = request(fmt::format("m{:x},{:x}", at, chunk));
     if (const auto error = error_number(reply)) {
-      throw target::MemoryError(at, chunk, fmt::format("{}: cannot read {} bytes at 0x{:x} (E{:02X}{})", name_,
-                                                       chunk, at, *error, *error == 14 ? ": unmapped" : ""));
+      throw target::MemoryError(at, chunk,
+                                fmt::format("{}: cannot read {} bytes at 0x{:x} (E{:02X}{})", name_, chunk, at, *error,
+                                            *error == 14 ? ": unmapped" : ""));
     }
     const auto data = decode_hex(reply);
     if (!data || data->empty() || data->size() > chunk) {
-      throw Error(ExitCode::io_error, fmt::format("{}: malformed reply to a read at 0x{:x}: '{}'", name_, at,
-                                                  reply.substr(0, 40)));
+      throw Error(ExitCode::io_error,
+                  fmt::format("{}: malformed reply to a read at 0x{:x}: '{}'", name_, at, reply.substr(0, 40)));
     }
     bytes.insert(bytes.end(), data->begin(), data->end());  // a short reply: ask again for the rest
   }
@@ -216,8 +216,9 @@ void RspClient::write(std::uint64_t address, std::span<const std::uint8_t> bytes
     append_hex(payload, bytes.subspan(done, chunk));
     const std::string reply = request(payload);
     if (reply != "OK") {
-      throw target::MemoryError(at, chunk, fmt::format("{}: cannot write {} bytes at 0x{:x} ({})", name_, chunk, at,
-                                                       reply.empty() ? "not supported" : reply));
+      throw target::MemoryError(at, chunk,
+                                fmt::format("{}: cannot write {} bytes at 0x{:x} ({})", name_, chunk, at,
+                                            reply.empty() ? "not supported" : reply));
     }
     done += chunk;
   }
@@ -233,13 +234,8 @@ bool RspClient::detach() {
 void RspClient::release() noexcept {
   if (!connected_ || !socket_.valid()) return;
   try {
-    if (halted_) {
-      if (features_.memory_map) {
-        resume();  // probe servers keep the target halted on `D`: let it run, then just close
-      } else if (!detach()) {
-        resume();
-      }
-    }
+    // Probe servers keep the target halted on `D`: they get `c`, then the connection closes.
+    if (halted_ && (features_.memory_map || !detach())) resume();
   } catch (const std::exception&) {  // the link is gone: nothing more can be done from here
   }
   connected_ = false;
@@ -256,10 +252,11 @@ std::string RspClient::description() const {
 namespace tp::gdb {
 
 std::string RspClient::link_statistics() const {
-  return fmt::format("{}: {}, {} run-length-encoded replies, {} unsolicited stop replies, {} retransmissions, {} bad "
-                     "checksums, {} stray bytes",
-                     name_, no_ack_ ? "no-ack mode" : "acknowledged mode", parser_.run_length_packets(),
-                     stats_.unsolicited_stops, stats_.retransmissions, stats_.bad_checksums, parser_.stray_bytes());
+  return fmt::format(
+      "{}: {}, {} run-length-encoded replies, {} unsolicited stop replies, {} retransmissions, {} bad "
+      "checksums, {} stray bytes",
+      name_, no_ack_ ? "no-ack mode" : "acknowledged mode", parser_.run_length_packets(), stats_.unsolicited_stops,
+      stats_.retransmissions, stats_.bad_checksums, parser_.stray_bytes());
 }
 
 }  // namespace tp::gdb

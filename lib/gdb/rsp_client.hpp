@@ -24,10 +24,10 @@
 namespace tp::gdb {
 
 struct RspStatistics {
-  std::uint64_t round_trips = 0;          // request/reply exchanges, interrupts included
-  std::uint64_t retransmissions = 0;      // packets sent again after a `-`
-  std::uint64_t unsolicited_stops = 0;    // stop replies that answered nothing (QEMU on connect)
-  std::uint64_t bad_checksums = 0;        // replies whose trailer did not match
+  std::uint64_t round_trips = 0;        // request/reply exchanges, interrupts included
+  std::uint64_t retransmissions = 0;    // packets sent again after a `-`
+  std::uint64_t unsolicited_stops = 0;  // stop replies that answered nothing (QEMU on connect)
+  std::uint64_t bad_checksums = 0;      // replies whose trailer did not match
 };
 
 class RspClient final : public target::TargetMemory {

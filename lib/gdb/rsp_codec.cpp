@@ -66,8 +66,8 @@ void RspParser::finish(std::vector<RspEvent>& out) {
     return;
   }
   if (run_length_) ++run_length_packets_;
-  out.push_back({notification_ ? RspEvent::Kind::notification : RspEvent::Kind::packet, std::move(payload_),
-                 trailer_ == sum_});
+  out.push_back(
+      {notification_ ? RspEvent::Kind::notification : RspEvent::Kind::packet, std::move(payload_), trailer_ == sum_});
   payload_.clear();
 }
 
@@ -124,7 +124,8 @@ void RspParser::feed(std::span<const std::uint8_t> bytes, std::vector<RspEvent>&
           break;
         }
         const char repeated = payload_.back();
-        for (unsigned i = 0; i < static_cast<unsigned>(byte - rle_bias); ++i) body_byte(static_cast<std::uint8_t>(repeated));
+        for (unsigned i = 0; i < static_cast<unsigned>(byte - rle_bias); ++i)
+          body_byte(static_cast<std::uint8_t>(repeated));
         break;
       }
       case State::checksum_high: {

@@ -22,8 +22,8 @@ std::uint8_t checksum(std::string_view bytes) noexcept;
 struct RspEvent {
   enum class Kind : std::uint8_t { ack, nak, packet, notification };
   Kind kind = Kind::packet;
-  std::string payload;         // unescaped and run-length expanded (packets and notifications)
-  bool checksum_ok = true;     // the trailer matched the bytes on the wire
+  std::string payload;      // unescaped and run-length expanded (packets and notifications)
+  bool checksum_ok = true;  // the trailer matched the bytes on the wire
 };
 
 // Push parser: feed() whatever arrived; complete items are appended to `out`.
@@ -78,7 +78,7 @@ struct StubFeatures {
   std::size_t packet_size = 0;  // 0 when the stub did not say
   bool no_ack_mode = false;
   bool multiprocess = false;
-  bool memory_map = false;      // probe servers (OpenOCD, pyOCD, J-Link) offer qXfer:memory-map
+  bool memory_map = false;  // probe servers (OpenOCD, pyOCD, J-Link) offer qXfer:memory-map
 };
 StubFeatures parse_supported(std::string_view reply);
 

@@ -5,8 +5,8 @@
 #include <array>
 #include <charconv>
 
-#include "core/wall_clock.hpp"
 #include "core/error.hpp"
+#include "core/wall_clock.hpp"
 #include "records/field_path.hpp"
 #include "records/value_text.hpp"
 

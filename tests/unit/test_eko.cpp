@@ -25,7 +25,8 @@ namespace {
 
 void put(Bytes& b, std::size_t at, std::uint64_t v, unsigned size, Endian e) {
   if (b.size() < at + size) b.resize(at + size);
-  for (unsigned i = 0; i < size; ++i) b[at + i] = static_cast<std::uint8_t>(v >> (8 * (e == Endian::little ? i : size - 1 - i)));
+  for (unsigned i = 0; i < size; ++i)
+    b[at + i] = static_cast<std::uint8_t>(v >> (8 * (e == Endian::little ? i : size - 1 - i)));
 }
 
 // A minimal ELF with a .symtab (TRACER_1 object, main function) and its .strtab.
@@ -55,8 +56,8 @@ Bytes make_elf(bool is64, Endian e) {
   const std::size_t sections = b.size();
   const unsigned sh = is64 ? 64 : 40;
   b.resize(sections + 3 * sh, 0);
-  const auto section = [&](std::size_t index, std::uint32_t type, std::uint64_t offset, std::uint64_t size, std::uint32_t link,
-                           std::uint64_t entsize) {
+  const auto section = [&](std::size_t index, std::uint32_t type, std::uint64_t offset, std::uint64_t size,
+                           std::uint32_t link, std::uint64_t entsize) {
     const std::size_t at = sections + index * sh;
     put(b, at + 4, type, 4, e);
     put(b, at + (is64 ? 24 : 16), offset, is64 ? 8 : 4, e);
@@ -143,12 +144,16 @@ class ScriptedStub {
 class FakeTarget final : public tp::target::TargetMemory {
  public:
   explicit FakeTarget(Bytes ram, std::uint64_t base) : ram_(std::move(ram)), base_(base) {}
-  void halt() override { halted_ = true; ++halts; }
+  void halt() override {
+    halted_ = true;
+    ++halts;
+  }
   void resume() override { halted_ = false; }
   [[nodiscard]] bool halted() const noexcept override { return halted_; }
   std::vector<std::uint8_t> read(std::uint64_t address, std::size_t length) override {
     ++reads;
-    if (address < base_ || address + length > base_ + ram_.size()) throw tp::target::MemoryError(address, length, "E14");
+    if (address < base_ || address + length > base_ + ram_.size())
+      throw tp::target::MemoryError(address, length, "E14");
     return {ram_.begin() + static_cast<std::ptrdiff_t>(address - base_),
             ram_.begin() + static_cast<std::ptrdiff_t>(address - base_ + length)};
   }
@@ -164,7 +169,9 @@ class FakeTarget final : public tp::target::TargetMemory {
     for (unsigned i = 0; i < size; ++i) v |= static_cast<std::uint64_t>(ram_[address - base_ + i]) << (8 * i);
     return v;
   }
-  void set(std::uint64_t address, std::uint64_t v, unsigned size = 4) { put(ram_, address - base_, v, size, Endian::little); }
+  void set(std::uint64_t address, std::uint64_t v, unsigned size = 4) {
+    put(ram_, address - base_, v, size, Endian::little);
+  }
   std::uint64_t reads = 0, writes = 0, halts = 0;
 
  private:
@@ -218,7 +225,10 @@ TEST_CASE("elf: ELF32/ELF64, little and big endian, symbols") {
 
 TEST_CASE("rsp: framing, escapes, run-length encoding, malformed input") {
   CHECK(tp::gdb::frame_packet("OK") == "$OK#9a");
-  const std::string escaped = "a}\x03" "b}\x04" "c}]d}\x0a";
+  const std::string escaped =
+      "a}\x03"
+      "b}\x04"
+      "c}]d}\x0a";
   CHECK(tp::gdb::frame_packet("a#b$c}d*") == fmt::format("${}#{:02x}", escaped, tp::gdb::checksum(escaped)));
   tp::gdb::RspParser parser;
   std::vector<tp::gdb::RspEvent> events;
@@ -227,7 +237,8 @@ TEST_CASE("rsp: framing, escapes, run-length encoding, malformed input") {
   const std::string stream =
       fmt::format("+-xy${}#{:02x}${}#{:02x}$bad#00%Stop:T05#{:02x}", body, tp::gdb::checksum(body), hash,
                   tp::gdb::checksum(hash), tp::gdb::checksum("Stop:T05"));
-  for (const char c : stream) parser.feed(std::span(reinterpret_cast<const std::uint8_t*>(&c), 1), events);  // byte by byte
+  for (const char c : stream)
+    parser.feed(std::span(reinterpret_cast<const std::uint8_t*>(&c), 1), events);  // byte by byte
   REQUIRE(events.size() == 6);
   CHECK(events[0].kind == tp::gdb::RspEvent::Kind::ack);
   CHECK(events[1].kind == tp::gdb::RspEvent::Kind::nak);
@@ -367,7 +378,7 @@ TEST_CASE("ekotrace collector: reads, in_use, NULL, clear as ekotrace does, --no
   add_tracer(target, 1, {0x80000002, 7, 2});
   add_tracer(target, 2, {0x80000003, 7, 3});
   target.set(base + 0x100 + 0x40 * 1 + 40, 1, 1);  // tracer 2 in use
-  target.set(base + 4 * 3, 0);                      // tracer 4: NULL reference
+  target.set(base + 4 * 3, 0);                     // tracer 4: NULL reference
   std::vector<TracerSpec> specs{{"T1", base}, {"T2", base + 4}, {"T3", base + 8}, {"T4", base + 12}};
   Collector collector(target, specs, {Layout::standard(4), Endian::little, true, 512}, 2048);
   auto rows = collector.collect();
@@ -383,7 +394,7 @@ TEST_CASE("ekotrace collector: reads, in_use, NULL, clear as ekotrace does, --no
   CHECK(target.word(base + 0x400) == 0x80000001);
   CHECK(target.word(base + 0x404) == 7);
   CHECK(collector.take_warnings().size() == 1);  // T4's NULL
-  rows = collector.collect();  // nothing new: the clocks the clear wrote are not handed out again
+  rows = collector.collect();                    // nothing new: the clocks the clear wrote are not handed out again
   CHECK(rows.empty());
   collector.finish();
   target.set(base + 0x100 + 0x40 * 1 + 40, 0, 1);  // tracer 2 free again: its entries come now

@@ -55,11 +55,11 @@ DapTarget::DapTarget(DapTargetOptions options)
     set_word(handle, histories[k]);
     const std::uint32_t h = histories[k];
     const std::uint32_t clocks = clocks_base + 0x10 * k;
-    set_word(h + 0, k + 1);   // tracer_id
+    set_word(h + 0, k + 1);    // tracer_id
     set_word(h + 16, clocks);  // clocks: ptr, capacity 2, length 1
     set_word(h + 20, 2);
     set_word(h + 24, 1);
-    set_word(clocks, k + 1);  // LogicalClock { id, count 0 }
+    set_word(clocks, k + 1);    // LogicalClock { id, count 0 }
     set_word(h + 28, logs[k]);  // compact_log: ptr, capacity, length
     set_word(h + 32, log_capacity);
     log_item(h, 0x80000000U | (k + 1));  // ekotrace starts its log with its clocks
@@ -216,7 +216,8 @@ void DapTarget::on_out(std::uint8_t endpoint, const Bytes& c) {
   switch (c[0]) {
     case 0x00:  // DAP_Info: packet size
       if (c.size() > 1 && c[1] == 0xff) {
-        reply({0x00, 2, static_cast<std::uint8_t>(options_.hid ? 64 : 0x00), static_cast<std::uint8_t>(options_.hid ? 0 : 2)});
+        reply({0x00, 2, static_cast<std::uint8_t>(options_.hid ? 64 : 0x00),
+               static_cast<std::uint8_t>(options_.hid ? 0 : 2)});
       } else {
         reply({0x00, 0});
       }

@@ -32,8 +32,8 @@ class DapTarget final : public DeviceModel {
   static constexpr std::uint32_t ram_base = 0x20000000;
   static constexpr std::uint32_t ram_size = 0x2000;
   // Tracer references (the address to give eko-collect) and their tracer ids.
-  static constexpr std::uint32_t reference_1 = 0x20000000;  // id 1, log crosses a 1 KiB boundary
-  static constexpr std::uint32_t reference_2 = 0x20000004;  // id 2
+  static constexpr std::uint32_t reference_1 = 0x20000000;     // id 1, log crosses a 1 KiB boundary
+  static constexpr std::uint32_t reference_2 = 0x20000004;     // id 2
   static constexpr std::uint32_t reference_busy = 0x20000008;  // id 3, in_use stays set
 
   explicit DapTarget(DapTargetOptions options);

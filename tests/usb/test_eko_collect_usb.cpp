@@ -101,8 +101,8 @@ void bus_fault() {
   Bus bus;
   DapTarget target({});
   bus.plug(target);
-  const Run r = run_tool({"--attach", "cortex-m", "-w", "32", "-le", "-i", "5", "--polls", "5", "--stats",
-                          "0x30000000", hex(DapTarget::reference_1)});
+  const Run r = run_tool({"--attach", "cortex-m", "-w", "32", "-le", "-i", "5", "--polls", "5", "--stats", "0x30000000",
+                          hex(DapTarget::reference_1)});
   const std::lock_guard lock(target.mutex);
   check(r.exit_code == 0 && contains(r.err, "cannot read the tracer reference at 0x30000000") &&
             same(collected(r.out, 1), target.written[1]),

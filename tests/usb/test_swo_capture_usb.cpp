@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "probe_models.hpp"
-#include "test_support.hpp"
 #include "swo/simulator.hpp"
+#include "test_support.hpp"
 
 namespace {
 

@@ -54,7 +54,8 @@ std::vector<std::string> seed_spellings(int argc, char** argv) {
 }
 
 std::chrono::milliseconds parse_interval(const std::string& text) {
-  const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const bool digits =
+      !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
   return tp::parse_duration(digits ? text + "ms" : text);  // bare numbers are milliseconds, as in the seed
 }
 
@@ -75,9 +76,9 @@ tp::ExitCode run(const Options& o, const tp::Logger& log) {
   }
   std::optional<tp::elf::ElfFile> elf;
   if (!o.elf.empty()) elf = tp::elf::ElfFile::load(o.elf);
-  const std::optional<tp::elf::Endian> endian =
-      o.big_endian ? std::optional(tp::elf::Endian::big)
-                   : o.little_endian ? std::optional(tp::elf::Endian::little) : std::nullopt;
+  const std::optional<tp::elf::Endian> endian = o.big_endian      ? std::optional(tp::elf::Endian::big)
+                                                : o.little_endian ? std::optional(tp::elf::Endian::little)
+                                                                  : std::nullopt;
   const TargetShape shape = resolve_shape(elf ? &*elf : nullptr, o.word_size, endian);
   Layout layout = Layout::standard(shape.word_size);
   if (!o.layout_file.empty()) layout = apply_layout_file(layout, tp::read_text_file(o.layout_file), o.layout_file);
@@ -94,6 +95,7 @@ tp::ExitCode run(const Options& o, const tp::Logger& log) {
   for (const auto& warning : shape.warnings) log.warn(warning);
   auto tracers = resolve_tracers(o.tracers, elf ? &*elf : nullptr);
   std::vector<std::string> labels;
+  labels.reserve(tracers.size());
   for (const auto& t : tracers) labels.push_back(t.label);
 
   RowWriter writer(o.output, o.format == "ndjson" ? OutputFormat::ndjson : OutputFormat::csv, o.session_id, labels);
@@ -130,8 +132,7 @@ int run_main(int argc, char** argv) {
   auto* le = app.add_flag("--little-endian", o.little_endian, "Little-endian target (also -le)");
   app.add_flag("--big-endian", o.big_endian, "Big-endian target (also -be)")->excludes(le);
   app.add_option("-e,--elf", o.elf, "ELF file: symbols, word size and endianness")->type_name("FILE");
-  app.add_option("-a,--attach", o.attach, "Attach through a CMSIS-DAP probe to CHIP (--list-chips)")
-      ->type_name("CHIP");
+  app.add_option("-a,--attach", o.attach, "Attach through a CMSIS-DAP probe to CHIP (--list-chips)")->type_name("CHIP");
   app.add_option("-g,--gdb-server,--gdb-host", o.gdb_server, "GDB server to use (HOST:PORT)")->type_name("HOST:PORT");
   app.add_option("-i,--interval", o.interval, "Time between polls (ms, or 500ms, 2s, 1m)")->default_val(o.interval);
   app.add_option("-o,--output-file,--output", o.output, "Append to FILE ('-' = stdout)")
