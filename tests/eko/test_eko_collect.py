@@ -239,6 +239,8 @@ def in_use_and_errors():
     try:
         q.gdb("set var g_hold_in_use = 400000")  # the firmware now spends most time inside the tracers
         out = os.path.join(work, "in-use.csv")
+        if os.path.exists(out):
+            os.remove(out)  # eko-collect appends
         r = collect("-e", q.elf, "-g", q.server, "-i", "10", "--polls", "200", "--stats", "-o", out, "TRACER_1",
                     "0xfffffff0")
         skipped = re.search(r"tracer TRACER_1: \d+ entries in \d+ polls; skipped: (\d+) in use", r.stderr)
@@ -286,7 +288,7 @@ def server_goes_away():
     with open(out) as f:
         text = f.read()
     header, rows = parse_csv(text)
-    check(proc.returncode == 7 and "closed the connection" in err, "server killed mid-run -> exit 7, clear message",
+    check(proc.returncode == 7 and ("closed the connection" in err or "connection lost" in err), "server killed mid-run -> exit 7, clear message",
           f"{proc.returncode} {err}")
     check(text.endswith("\n") and len(rows) > 100 and all(len(r) == 9 for r in rows) and
           text.count("session_id") == 1, "server killed mid-run: the CSV holds whole rows only", text[-300:])
@@ -330,6 +332,8 @@ def sigterm_while_halted():
         proxy = DelayingProxy(q.port, 1.5)
         proxy.start()
         out = os.path.join(work, "sigterm.csv")
+        if os.path.exists(out):
+            os.remove(out)
         proc = subprocess.Popen([tool, "-e", q.elf, "-g", f"127.0.0.1:{proxy.port}", "-i", "2000", "-o", out,
                                  "TRACER_1"], stderr=subprocess.PIPE, text=True)
         # The first poll is on the halted target after connecting; the second starts with 0x03.

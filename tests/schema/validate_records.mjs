@@ -152,7 +152,11 @@ for (const [name, lines] of outputs) {
   check(bad === 0, `${name}: ${bad} of ${lines.length} lines do not match the schema`);
 }
 const kinds = Object.keys(readJson(path.join(root, 'lib/records/record.schema.json')).definitions);
-for (const kind of kinds) check(seen.has(kind), `kind ${kind} was never produced, so its schema is untested`);
+// eko-collect's kinds need a live GDB server: tests/eko validates them (validate_file.mjs).
+const validatedElsewhere = new Set(['EkoEvent', 'EkoClock']);
+for (const kind of kinds.filter((k) => !validatedElsewhere.has(k))) {
+  check(seen.has(kind), `kind ${kind} was never produced, so its schema is untested`);
+}
 
 const callisto = path.join(shared, 'reference/callisto-schema/server-message.json');
 if (fs.existsSync(callisto)) {
