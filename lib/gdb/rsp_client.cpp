@@ -143,6 +143,9 @@ std::string RspClient::request(std::string_view payload) {
 }
 
 void RspClient::start() {
+  // All-stop mode: a client that connects finds the target stopped (QEMU halts a running VM,
+  // OpenOCD halts on attach), so a failure from here on still resumes it on release().
+  halted_ = true;
   features_ = parse_supported(request("qSupported:swbreak+;hwbreak+"));
   if (features_.no_ack_mode && request("QStartNoAckMode") == "OK") no_ack_ = true;
   ++stats_.round_trips;
@@ -153,7 +156,6 @@ void RspClient::start() {
                 "TARGET_NOT_FOUND");
   }
   if (auto pid = stop_reply_pid(stop)) pid_ = *pid;
-  halted_ = true;  // all-stop mode: after `?` the target is stopped (QEMU halts on connect, OpenOCD on attach)
 }
 
 void RspClient::halt() {
