@@ -129,9 +129,10 @@ std::vector<Row> Collector::collect() {
       continue;  // the firmware is inside the tracer: next poll
     }
     note(t, {});
+    // --no-clear: only what was added since the last poll, unless the log moved or shrank.
     const bool continues = !options_.clear && history->log == t.seen_log && history->log_length >= t.seen_length;
     const std::uint64_t first = continues ? t.seen_length : 0;
-    pending_.push_back({i, *history, *t.history});
+    pending_.push_back({i, *history, *t.history, first});
     regions.push_back({history->log + first * log_item_size, (history->log_length - first) * log_item_size});
     if (options_.clear) regions.push_back({history->clocks, history->clocks_length * clock_size});
   }
@@ -142,8 +143,7 @@ std::vector<Row> Collector::collect() {
   for (const auto& p : pending_) {
     auto& t = tracers_[p.tracer];
     const auto& h = p.history;
-    const bool continues = !options_.clear && h.log == t.seen_log && h.log_length >= t.seen_length;
-    const std::uint64_t first = continues ? t.seen_length : 0;
+    const std::uint64_t first = p.first_item;
     const std::uint64_t count = h.log_length - first;
     if (!snapshot_.has(h.log + first * log_item_size, count * log_item_size) ||
         (options_.clear && !snapshot_.has(h.clocks, h.clocks_length * clock_size))) {
@@ -158,7 +158,7 @@ std::vector<Row> Collector::collect() {
       items[k] =
           static_cast<std::uint32_t>(decode_word(bytes.subspan(k * log_item_size, log_item_size), options_.endian));
     }
-    if (options_.clear && items == t.restarted) continue;  // only the clocks our last clear wrote
+    if (items.empty() || (options_.clear && items == t.restarted)) continue;  // nothing, or only our clocks
     fresh_.push_back(p.tracer);
     const DecodedLog log = decode_compact_log(items);
     if (log.truncated) ++t.counters.truncated;
@@ -190,12 +190,14 @@ void Collector::clear_log(const Pending& p, TracerState& t) {
     encode_word(t.restarted[2 * k], 4, options_.endian, std::span(restarted).subspan(8 * k, 4));
     encode_word(count, 4, options_.endian, std::span(restarted).subspan(8 * k + 4, 4));
   }
-  if (!restarted.empty() && !snapshot_.modify(h.log, restarted)) {
-    snapshot_.read({{h.log, restarted.size()}});  // not read this cycle (an empty log): read it to write it
-    snapshot_.modify(h.log, restarted);
+  bool written = restarted.empty() || snapshot_.modify(h.log, restarted);
+  if (!written) {  // the clocks need more room than the log held: read that room to write it
+    snapshot_.read({{h.log, restarted.size()}});
+    written = snapshot_.modify(h.log, restarted);
   }
+  if (!written) t.restarted.clear();  // could not write the clocks: an empty log, never stale items
   std::vector<std::uint8_t> length(layout.word_size);
-  encode_word(2 * clocks, layout.word_size, options_.endian, length);
+  encode_word(written ? 2 * clocks : 0, layout.word_size, options_.endian, length);
   snapshot_.modify(p.history_address + layout.compact_log + 2ULL * layout.word_size, length);
 }
 

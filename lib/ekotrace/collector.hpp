@@ -79,6 +79,7 @@ class Collector {
     std::size_t tracer = 0;
     History history;
     std::uint64_t history_address = 0;
+    std::uint64_t first_item = 0;  // where the new items start
   };
 
   void resolve_pointers();
