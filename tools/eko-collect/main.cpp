@@ -59,7 +59,7 @@ std::chrono::milliseconds parse_interval(const std::string& text) {
   return tp::parse_duration(digits ? text + "ms" : text);  // bare numbers are milliseconds, as in the seed
 }
 
-std::unique_ptr<tp::target::TargetMemory> connect(const Options& o, std::optional<tp::usb::Context>& usb) {
+std::unique_ptr<tp::target::TargetMemory> open_target(const Options& o, std::optional<tp::usb::Context>& usb) {
   const int timeout_ms = static_cast<int>(o.timeout_s * 1000);
   if (!o.gdb_server.empty()) {
     return tp::gdb::RspClient::connect(tp::net::parse_tcp_endpoint(o.gdb_server, "--gdb-server"), timeout_ms);
@@ -100,7 +100,7 @@ tp::ExitCode run(const Options& o, const tp::Logger& log) {
 
   RowWriter writer(o.output, o.format == "ndjson" ? OutputFormat::ndjson : OutputFormat::csv, o.session_id, labels);
   std::optional<tp::usb::Context> usb;
-  const auto memory = connect(o, usb);
+  const auto memory = open_target(o, usb);
   log.verbose(fmt::format("{}; target {}-bit {} ({})", memory->description(), shape.word_size * 8,
                           shape.endian == tp::elf::Endian::little ? "little endian" : "big endian", shape.origin));
   const std::size_t max_read = 16384;
