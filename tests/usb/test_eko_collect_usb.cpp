@@ -5,6 +5,7 @@
 // resumed and its debug state restored at exit; errors map to the documented exit codes.
 //   test_eko_collect_usb EKO_COLLECT WORK_DIR
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -142,9 +143,14 @@ int main(int argc, char** argv) {
   ensure_umockdev_preload(argv);
   eko_collect = argv[1];
   work_dir = argv[2];
-  collects_everything(false);
-  collects_everything(true);
-  bus_fault();
-  errors();
+  std::filesystem::create_directories(work_dir);
+  try {
+    collects_everything(false);
+    collects_everything(true);
+    bus_fault();
+    errors();
+  } catch (const std::exception& e) {  // e.g. output that is not CSV
+    check(false, "the scenarios ran to the end", e.what());
+  }
   return summary();
 }
