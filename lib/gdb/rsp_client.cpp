@@ -18,6 +18,7 @@ namespace {
 constexpr int max_sends = 3;                        // a packet is sent again at most twice after a `-`
 constexpr std::size_t default_packet_size = 0x400;  // when the stub does not say
 constexpr std::size_t largest_read = 0x4000;
+constexpr std::size_t smallest_packet = 64;
 
 }  // namespace
 
@@ -179,9 +180,13 @@ void RspClient::resume() {
   halted_ = false;
 }
 
+std::size_t RspClient::packet_size() const noexcept {
+  // A stub that does not say, or names something too small to carry a request, gets the default.
+  return features_.packet_size >= smallest_packet ? features_.packet_size : default_packet_size;
+}
+
 std::size_t RspClient::max_read() const noexcept {
-  const std::size_t packet = features_.packet_size != 0 ? features_.packet_size : default_packet_size;
-  return std::clamp<std::size_t>((packet - 4) / 2, 1, largest_read);
+  return std::min<std::size_t>((packet_size() - 4) / 2, largest_read);
 }
 
 std::vector<std::uint8_t> RspClient::read(std::uint64_t address, std::size_t length) {
@@ -209,8 +214,7 @@ std::vector<std::uint8_t> RspClient::read(std::uint64_t address, std::size_t len
 
 void RspClient::write(std::uint64_t address, std::span<const std::uint8_t> bytes) {
   halt();
-  const std::size_t packet = features_.packet_size != 0 ? features_.packet_size : default_packet_size;
-  const std::size_t per_packet = std::max<std::size_t>((packet - 40) / 2, 1);
+  const std::size_t per_packet = (packet_size() - 40) / 2;  // "M<addr>,<len>:" takes up to 40
   for (std::size_t done = 0; done < bytes.size();) {
     const std::size_t chunk = std::min(per_packet, bytes.size() - done);
     const std::uint64_t at = address + done;

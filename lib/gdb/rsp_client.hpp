@@ -64,6 +64,7 @@ class RspClient final : public target::TargetMemory {
   [[nodiscard]] const StubFeatures& features() const noexcept { return features_; }
   [[nodiscard]] bool no_ack() const noexcept { return no_ack_; }
   [[nodiscard]] std::size_t max_read() const noexcept;
+  [[nodiscard]] std::size_t packet_size() const noexcept;
 
  private:
   void send_raw(std::string_view bytes);
