@@ -244,7 +244,9 @@ def in_use_and_errors():
         r = collect("-e", q.elf, "-g", q.server, "-i", "10", "--polls", "200", "--stats", "-o", out, "TRACER_1",
                     "0xfffffff0")
         skipped = re.search(r"tracer TRACER_1: \d+ entries in \d+ polls; skipped: (\d+) in use", r.stderr)
-        check(r.returncode == 0 and skipped and int(skipped.group(1)) > 10,
+        # Tracer 1 is inside a step about 1/16 of the time (16 tracers step in turn): ~5% of 200
+        # polls. The USB test has a tracer whose in_use never clears, for the exact count.
+        check(r.returncode == 0 and skipped and int(skipped.group(1)) >= 1,
               "in_use held: polls skip the tracer and count it", r.stderr[-1500:])
         with open(out) as f:
             ok, detail = sequence_complete(parse_csv(f.read())[1], 1)
