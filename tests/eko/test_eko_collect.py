@@ -375,6 +375,22 @@ def ndjson_through_trace_csv():
         q.stop()
 
 
+def process_runs(pid, seconds=3):
+    """True once the process is running or sleeping (not stopped under ptrace): the detach
+    that lets it go takes a moment to reach the kernel."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return False
+        if state in ("R", "S"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def gdbserver_native():
     exe = os.path.join(work, "native-tracer")
     subprocess.run(["gcc", "-O2", "-no-pie", "-I", os.path.join(here, "fw"), "-DIDLE_LOOPS=2000000", "-DHOLD_IN_USE=100",
@@ -394,8 +410,7 @@ def gdbserver_native():
         rows = parse_csv(r.stdout)[1]
         check(len(entries(rows, 1)) > 0 and len(entries(rows, 2)) > 0 and "64-bit little endian" in r.stderr,
               "GNU gdbserver: both tracers collected from the native x86-64 process (ELF64)", r.stderr[-500:])
-        check(os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split()[2] in "RS",
-              "GNU gdbserver: the process runs on after eko-collect detached")
+        check(process_runs(pid), "GNU gdbserver: the process runs on after eko-collect detached")
     finally:
         if pid:
             try:
