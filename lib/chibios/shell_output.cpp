@@ -3,7 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
+
+#include "core/number.hpp"
 
 namespace tp::chibios {
 
@@ -23,8 +24,9 @@ template <typename T>
 bool parse_number(std::string_view text, T& out, int base = 10) {
   text = trim(text);
   if (base == 16 && (text.starts_with("0x") || text.starts_with("0X"))) text.remove_prefix(2);
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out, base);
-  return ec == std::errc{} && end == text.data() + text.size() && !text.empty();
+  const auto value = parse_whole_number<T>(text, base);
+  if (value) out = *value;
+  return value.has_value();
 }
 
 // Splits on runs of blanks.

@@ -2,9 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
-
 #include "core/error.hpp"
+#include "core/number.hpp"
 
 namespace tp {
 
@@ -18,12 +17,9 @@ ListenAddress parse_listen_address(std::string_view text, std::string_view defau
     address = address.substr(1, address.size() - 2);
   }
   const std::string_view port = text.substr(colon + 1);
-  unsigned value = 0;
-  const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-  if (ec != std::errc{} || end != port.data() + port.size() || port.empty() || value > 65535) {
-    throw Error(ExitCode::usage, fmt::format("--listen '{}': '{}' is not a port number", text, port));
-  }
-  return ListenAddress{std::string(address.empty() ? default_address : address), static_cast<std::uint16_t>(value)};
+  const auto value = parse_whole_number<std::uint16_t>(port);
+  if (!value) throw Error(ExitCode::usage, fmt::format("--listen '{}': '{}' is not a port number", text, port));
+  return ListenAddress{std::string(address.empty() ? default_address : address), *value};
 }
 
 }  // namespace tp

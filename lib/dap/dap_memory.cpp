@@ -56,7 +56,7 @@ class DapMemory final : public target::TargetMemory {
     command(transfer_configure_command(2, 128, 0), Command::transfer_configure, "DAP_TransferConfigure");
     command(jtag_to_swd_command(), Command::swj_sequence, "DAP_SWJ_Sequence");
     const TransferRequest read_idr{false, true, dp_idr, 0};
-    const auto idr = transfer(std::span(&read_idr, 1), 1, 0, 0);
+    const auto idr = transfer(std::span(&read_idr, 1), 1);
     if (!idr.ok()) {
       throw Error(ExitCode::timeout,
                   fmt::format("no target answered on SWD through {} (ACK {}): is it powered and wired?", link_.name(),
@@ -67,7 +67,7 @@ class DapMemory final : public target::TargetMemory {
     power_up();
     const std::array<TransferRequest, 2> select{{{false, false, dp_select, std::uint32_t{chip_.access_port} << 24U},
                                                  {true, false, ap_csw, csw_word_increment}}};
-    expect_ok(transfer(select, 0, 0, 0), 0, 0);
+    checked(select, 0, 0, 0);
     const std::uint32_t status = read_word(dhcsr);
     debug_was_enabled_ = (status & dhcsr_debugen) != 0;
   }
@@ -119,7 +119,7 @@ class DapMemory final : public target::TargetMemory {
       const auto words = std::min<std::size_t>({per_command, (last - at) / 4, (boundary - at) / 4});
       std::vector<TransferRequest> requests{{true, false, ap_tar, static_cast<std::uint32_t>(at)}};
       requests.resize(words + 1, TransferRequest{true, true, ap_drw, 0});
-      const auto reply = transfer(requests, words, at, words * 4);
+      const auto reply = checked(requests, words, at, words * 4);
       for (const std::uint32_t word : reply.data) {
         for (unsigned i = 0; i < 4; ++i) bytes.push_back(static_cast<std::uint8_t>(word >> (8 * i)));
       }
@@ -153,7 +153,7 @@ class DapMemory final : public target::TargetMemory {
             static_cast<std::uint32_t>(words[o + 2]) << 16U | static_cast<std::uint32_t>(words[o + 3]) << 24U;
         requests.push_back({true, false, ap_drw, value});
       }
-      transfer(requests, 0, at, count * 4);
+      checked(requests, 0, at, count * 4);
       at += count * 4;
     }
   }
@@ -183,7 +183,7 @@ class DapMemory final : public target::TargetMemory {
   }
 
   void command(const std::vector<std::uint8_t>& bytes, Command which, std::string_view what) {
-    if (!status_ok(which, exchange(bytes, what))) {
+    if (!swo::cmsis_dap::parse_status_reply(which, exchange(bytes, what))) {
       throw Error(ExitCode::unsupported, fmt::format("{} refused {}", link_.name(), what));
     }
   }
@@ -195,12 +195,18 @@ class DapMemory final : public target::TargetMemory {
     }
   }
 
-  TransferReply transfer(std::span<const TransferRequest> requests, std::size_t reads, std::uint64_t address,
-                         std::size_t length) {
+  TransferReply transfer(std::span<const TransferRequest> requests, std::size_t reads) {
     const auto reply = parse_transfer_reply(exchange(transfer_command(requests), "DAP_Transfer"), reads);
     if (!reply) throw Error(ExitCode::io_error, fmt::format("{}: malformed DAP_Transfer reply", link_.name()));
-    if (length != 0 || reply->ok()) expect_ok(*reply, address, length);
     return *reply;
+  }
+
+  // A transfer that must succeed; `address` and `length` name the memory for a FAULT.
+  TransferReply checked(std::span<const TransferRequest> requests, std::size_t reads, std::uint64_t address,
+                        std::size_t length) {
+    auto reply = transfer(requests, reads);
+    expect_ok(reply, address, length);
+    return reply;
   }
 
   void expect_ok(const TransferReply& reply, std::uint64_t address, std::size_t length) {
@@ -223,21 +229,21 @@ class DapMemory final : public target::TargetMemory {
 
   std::uint32_t read_word(std::uint32_t address) {
     const std::array<TransferRequest, 2> requests{{{true, false, ap_tar, address}, {true, true, ap_drw, 0}}};
-    return transfer(requests, 1, address, 4).data.at(0);
+    return checked(requests, 1, address, 4).data.at(0);
   }
 
   void write_word(std::uint32_t address, std::uint32_t value) {
     const std::array<TransferRequest, 2> requests{{{true, false, ap_tar, address}, {true, false, ap_drw, value}}};
-    transfer(requests, 0, address, 4);
+    checked(requests, 0, address, 4);
   }
 
   void power_up() {
     const std::array<TransferRequest, 2> requests{
         {{false, false, dp_abort, abort_clear_all}, {false, false, dp_ctrl_stat, power_up_request}}};
-    expect_ok(transfer(requests, 0, 0, 0), 0, 0);
+    checked(requests, 0, 0, 0);
     const TransferRequest status{false, true, dp_ctrl_stat, 0};
     for (int i = 0; i < halt_polls; ++i) {
-      const auto reply = transfer(std::span(&status, 1), 1, 0, 0);
+      const auto reply = transfer(std::span(&status, 1), 1);
       if (reply.ok() && (reply.data.at(0) & power_up_ack) == power_up_ack) return;
     }
     throw Error(ExitCode::timeout, "the debug port did not power up (CTRL/STAT)", "TARGET_NOT_RESPONDING");

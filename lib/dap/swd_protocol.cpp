@@ -120,10 +120,6 @@ std::optional<TransferReply> parse_block_reply(std::span<const std::uint8_t> rep
   return parsed;
 }
 
-bool status_ok(Command command, std::span<const std::uint8_t> reply) {
-  return reply.size() >= 2 && reply[0] == static_cast<std::uint8_t>(command) && reply[1] == 0;
-}
-
 bool connected_swd(std::span<const std::uint8_t> reply) {
   return reply.size() >= 2 && reply[0] == static_cast<std::uint8_t>(Command::connect) && reply[1] == swd_port;
 }

@@ -8,18 +8,11 @@
 #include <span>
 #include <vector>
 
+#include "swo/cmsis_dap_protocol.hpp"
+
 namespace tp::dap {
 
-enum class Command : std::uint8_t {
-  info = 0x00,
-  connect = 0x02,
-  disconnect = 0x03,
-  transfer_configure = 0x04,
-  transfer = 0x05,
-  transfer_block = 0x06,
-  swj_clock = 0x11,
-  swj_sequence = 0x12,
-};
+using swo::cmsis_dap::Command;
 
 // DP registers (A[3:2]) and the MEM-AP registers of bank 0 (ADIv5 "MEM-AP").
 inline constexpr std::uint8_t dp_idr = 0x0;    // read
@@ -80,8 +73,7 @@ struct TransferReply {
 std::optional<TransferReply> parse_transfer_reply(std::span<const std::uint8_t> reply, std::size_t reads);
 // DAP_TransferBlock: `06 count(u16) response data...`.
 std::optional<TransferReply> parse_block_reply(std::span<const std::uint8_t> reply, bool reads);
-// `cmd status` replies (00 = OK) and DAP_Connect's `02 port`.
-bool status_ok(Command command, std::span<const std::uint8_t> reply);
+// DAP_Connect's `02 port`. (`cmd status` replies: swo::cmsis_dap::parse_status_reply.)
 bool connected_swd(std::span<const std::uint8_t> reply);
 
 }  // namespace tp::dap

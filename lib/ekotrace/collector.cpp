@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <utility>
 
 namespace tp::ekotrace {
@@ -116,7 +115,6 @@ std::vector<Row> Collector::collect() {
   memory_.halt();
   snapshot_.clear();
   pending_.clear();
-  fresh_.clear();
   resolve_pointers();
 
   std::vector<Region> regions;
@@ -132,7 +130,7 @@ std::vector<Row> Collector::collect() {
     // --no-clear: only what was added since the last poll, unless the log moved or shrank.
     const bool continues = !options_.clear && history->log == t.seen_log && history->log_length >= t.seen_length;
     const std::uint64_t first = continues ? t.seen_length : 0;
-    pending_.push_back({i, *history, *t.history, first});
+    pending_.push_back({i, *history, *t.history, first, false});
     regions.push_back({history->log + first * log_item_size, (history->log_length - first) * log_item_size});
     if (options_.clear) regions.push_back({history->clocks, history->clocks_length * clock_size});
   }
@@ -140,7 +138,7 @@ std::vector<Row> Collector::collect() {
 
   std::vector<Row> rows;
   std::vector<std::uint32_t> items;
-  for (const auto& p : pending_) {
+  for (auto& p : pending_) {
     auto& t = tracers_[p.tracer];
     const auto& h = p.history;
     const std::uint64_t first = p.first_item;
@@ -159,7 +157,7 @@ std::vector<Row> Collector::collect() {
           static_cast<std::uint32_t>(decode_word(bytes.subspan(k * log_item_size, log_item_size), options_.endian));
     }
     if (items.empty() || (options_.clear && items == t.restarted)) continue;  // nothing, or only our clocks
-    fresh_.push_back(p.tracer);
+    p.fresh = true;
     const DecodedLog log = decode_compact_log(items);
     if (log.truncated) ++t.counters.truncated;
     for (const auto& entry : log.entries) {
@@ -204,7 +202,7 @@ void Collector::clear_log(const Pending& p, TracerState& t) {
 void Collector::finish() {
   for (const auto& p : pending_) {
     auto& t = tracers_[p.tracer];
-    if (std::find(fresh_.begin(), fresh_.end(), p.tracer) == fresh_.end()) continue;
+    if (!p.fresh) continue;
     if (options_.clear) {
       clear_log(p, t);
     } else {

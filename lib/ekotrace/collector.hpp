@@ -80,6 +80,7 @@ class Collector {
     History history;
     std::uint64_t history_address = 0;
     std::uint64_t first_item = 0;  // where the new items start
+    bool fresh = false;            // it had new entries: clear (or remember) them in finish()
   };
 
   void resolve_pointers();
@@ -94,7 +95,6 @@ class Collector {
   MemorySnapshot snapshot_;
   Segmenter segmenter_;
   std::vector<Pending> pending_;
-  std::vector<std::size_t> fresh_;  // tracers with new entries this poll
   std::vector<std::string> warnings_;
 };
 

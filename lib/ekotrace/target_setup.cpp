@@ -2,9 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
-
 #include "core/error.hpp"
+#include "core/number.hpp"
 
 namespace tp::ekotrace {
 namespace {
@@ -14,13 +13,9 @@ std::string_view endian_name(elf::Endian endian) {
 }
 
 std::uint64_t parse_address(std::string_view text) {
-  const std::string_view digits = text.substr(2);
-  std::uint64_t value = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value, 16);
-  if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size()) {
-    throw Error(ExitCode::usage, fmt::format("'{}' is not a hex address (e.g. 0x20001000)", text));
-  }
-  return value;
+  const auto value = parse_whole_number<std::uint64_t>(text.substr(2), 16);
+  if (!value) throw Error(ExitCode::usage, fmt::format("'{}' is not a hex address (e.g. 0x20001000)", text));
+  return *value;
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "core/number.hpp"
+
 namespace tp::gdb {
 namespace {
 
@@ -200,10 +202,7 @@ StubFeatures parse_supported(std::string_view reply) {
     const std::string_view item = reply.substr(0, semicolon);
     reply = semicolon == std::string_view::npos ? std::string_view{} : reply.substr(semicolon + 1);
     if (item.starts_with("PacketSize=")) {
-      const std::string_view value = item.substr(11);
-      std::size_t size = 0;
-      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), size, 16);
-      if (ec == std::errc{} && end == value.data() + value.size()) features.packet_size = size;
+      features.packet_size = parse_whole_number<std::size_t>(item.substr(11), 16).value_or(0);
     } else if (item == "QStartNoAckMode+") {
       features.no_ack_mode = true;
     } else if (item == "multiprocess+") {

@@ -78,7 +78,7 @@ struct StubFeatures {
   std::size_t packet_size = 0;  // 0 when the stub did not say
   bool no_ack_mode = false;
   bool multiprocess = false;
-  bool memory_map = false;  // probe servers (OpenOCD, pyOCD, J-Link) offer qXfer:memory-map
+  bool memory_map = false;  // probe servers (e.g. OpenOCD) offer qXfer:memory-map
 };
 StubFeatures parse_supported(std::string_view reply);
 

@@ -3,9 +3,8 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include <charconv>
-
 #include "core/error.hpp"
+#include "core/number.hpp"
 #include "core/text_file.hpp"
 #include "json/json_writer.hpp"
 
@@ -17,10 +16,9 @@ namespace {
 }
 
 std::uint32_t parse_u32_key(std::string_view key, std::string_view origin) {
-  std::uint32_t value = 0;
-  const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), value);
-  if (ec != std::errc{} || end != key.data() + key.size()) fail(origin, fmt::format("'{}' is not a number", key));
-  return value;
+  const auto value = parse_whole_number<std::uint32_t>(key);
+  if (!value) fail(origin, fmt::format("'{}' is not a number", key));
+  return *value;
 }
 
 DecoderType parse_decoder_name(std::string_view name, std::string_view origin) {

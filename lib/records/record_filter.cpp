@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 
 #include "core/error.hpp"
+#include "core/number.hpp"
 #include "records/field_path.hpp"
 #include "records/value_text.hpp"
 
@@ -13,12 +13,10 @@ namespace tp {
 namespace {
 
 std::uint32_t parse_port(std::string_view text, std::string_view list) {
-  std::uint32_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || end != text.data() + text.size() || value > 255) {
+  const auto value = parse_whole_number<std::uint32_t>(text);
+  if (!value || *value > 255)
     throw Error(ExitCode::usage, fmt::format("--port '{}': '{}' is not a port 0-255", list, text));
-  }
-  return value;
+  return *value;
 }
 
 std::vector<std::string_view> split(std::string_view list) {

@@ -1,4 +1,4 @@
-// CMSIS-DAP SWO commands (CMSIS-DAP v2.x "SWO Commands"; notes/probes.md): encoders and
+// CMSIS-DAP command ids, and the SWO commands (CMSIS-DAP v2.x "SWO Commands"; notes/probes.md): encoders and
 // reply parsers, independent of USB. Little-endian; each reply echoes the command byte.
 #pragma once
 
@@ -9,8 +9,17 @@
 
 namespace tp::swo::cmsis_dap {
 
+// Every command tracepipe sends: the general and transfer ones (SWD memory access,
+// lib/dap) and the SWO ones.
 enum class Command : std::uint8_t {
   info = 0x00,
+  connect = 0x02,
+  disconnect = 0x03,
+  transfer_configure = 0x04,
+  transfer = 0x05,
+  transfer_block = 0x06,
+  swj_clock = 0x11,
+  swj_sequence = 0x12,
   swo_transport = 0x17,
   swo_mode = 0x18,
   swo_baudrate = 0x19,

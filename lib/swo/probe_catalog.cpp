@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 
+#include "core/number.hpp"
 #include "json/json_writer.hpp"
 #include "swo/lpclink2_protocol.hpp"
 #include "swo/stlink_protocol.hpp"
@@ -32,12 +32,9 @@ bool has_interface_named(const usb::DeviceInfo& device, std::string_view name) {
 }
 
 std::uint16_t parse_hex16(std::string_view text, std::string_view whole) {
-  std::uint16_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
-  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) {
-    throw Error(ExitCode::usage, fmt::format("'{}' is not VID:PID (hex, e.g. 1fc9:0090)", whole));
-  }
-  return value;
+  const auto value = parse_whole_number<std::uint16_t>(text, 16);
+  if (!value) throw Error(ExitCode::usage, fmt::format("'{}' is not VID:PID (hex, e.g. 1fc9:0090)", whole));
+  return *value;
 }
 
 }  // namespace

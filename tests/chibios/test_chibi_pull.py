@@ -20,22 +20,18 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import Checks  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 EMULATOR = os.path.join(HERE, "shell_emulator.py")
 tool = sys.argv[1]
 artifacts = sys.argv[2]
 os.makedirs(artifacts, exist_ok=True)
 work = tempfile.mkdtemp(prefix="chibi-pull-test-")
-passed = failed = 0
+check = Checks(show_passes=False)
 
 
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {what}")
 
 
 class Emulator:
@@ -272,5 +268,4 @@ stamps_seen = [(r["timestamp"], r["event"]["data"].get("from_task"), r["event"][
 check(len(stamps_seen) == len(set(stamps_seen)), "watch emits no record twice")
 
 shutil.rmtree(work, ignore_errors=True)
-print(f"{passed} passed, {failed} failed")
-sys.exit(0 if failed == 0 else 1)
+sys.exit(check.summary())

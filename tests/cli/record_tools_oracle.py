@@ -16,19 +16,15 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import Checks  # noqa: E402
+
 BIN = sys.argv[1]
 FILTER = os.path.join(BIN, "trace-filter")
 CSV = os.path.join(BIN, "trace-csv")
-passed = failed = 0
+check = Checks(show_passes=False)
 
 
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {what}")
 
 
 ODD = ["plain", 'quo"te', "back\\slash", "comma, here", "new\nline", "tab\there", "cr\rhere", "ctl\x01\x1f",
@@ -163,8 +159,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for seed in range(1, 13):
             one_corpus(seed, work)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(0 if failed == 0 else 1)
+    sys.exit(check.summary())
 
 
 main()

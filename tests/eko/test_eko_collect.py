@@ -24,9 +24,12 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import Checks  # noqa: E402
+
 tool, trace_csv, work = sys.argv[1], sys.argv[2], sys.argv[3]
 here = os.path.dirname(os.path.abspath(__file__))
-passed = failed = 0
+check = Checks(show_passes=True)
 
 TARGETS = {  # name: (qemu command, elf, word size, endianness)
     "cm3": (["qemu-system-arm", "-M", "lm3s6965evb", "-cpu", "cortex-m3"], "fw-cm3.elf", 4, "little"),
@@ -35,15 +38,6 @@ TARGETS = {  # name: (qemu command, elf, word size, endianness)
 }
 
 
-def check(ok, what, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok   {what}")
-    else:
-        failed += 1
-        print(f"FAIL {what}: {detail}"[:3000])
-    sys.stdout.flush()
 
 
 def free_port():
@@ -443,8 +437,7 @@ def main():
         gdbserver_native()
     else:
         check(False, "gdbserver is not installed")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return check.summary()
 
 
 if __name__ == "__main__":

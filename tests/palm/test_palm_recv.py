@@ -11,21 +11,16 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import Checks  # noqa: E402
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from palm_sender import BINARY, TEXT, TEXT_LINE, message, param, raw_message, attributes  # noqa: E402
 
 BIN = sys.argv[1]
-passed = failed = 0
+check = Checks(show_passes=True)
 
 
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok   {what}")
-    else:
-        failed += 1
-        print(f"FAIL {what}")
 
 
 class Receiver:
@@ -217,5 +212,4 @@ for line in r.lines:
 check(len(r.lines) == SENDERS * MESSAGES, f"{SENDERS} senders x {MESSAGES} messages: {len(r.lines)} records ({elapsed:.1f} s)")
 check(ordered and all(n == MESSAGES for n in per_sender.values()), "per-connection order preserved, nothing lost")
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(0 if failed == 0 else 1)
+sys.exit(check.summary())

@@ -17,20 +17,14 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import Checks  # noqa: E402
+
 tool, itm_decode = sys.argv[1], sys.argv[2]
 work = tempfile.mkdtemp(prefix="swo-capture-test-")
-passed = failed = 0
+check = Checks(show_passes=True)
 
 
-def check(ok, what, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok   {what}")
-    else:
-        failed += 1
-        print(f"FAIL {what}: {detail}"[:2000])
-    sys.stdout.flush()
 
 
 def run(*args, timeout=60, **kwargs):
@@ -200,5 +194,4 @@ simulated_determinism_and_limits()
 serial_pty()
 tcp()
 files_and_usage()
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+sys.exit(check.summary())

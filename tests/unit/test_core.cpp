@@ -10,6 +10,7 @@
 #include "core/byte_source.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/number.hpp"
 
 using namespace tp;
 
@@ -78,4 +79,13 @@ TEST_CASE("batched writer: flush_if_stale bounds the delay") {
   ::fstat(fd, &st);
   CHECK(st.st_size == 1);
   ::unlink(path);
+}
+
+TEST_CASE("parse_whole_number: all of the text, in range") {
+  CHECK(tp::parse_whole_number<std::uint16_t>("65535") == 65535);
+  CHECK_FALSE(tp::parse_whole_number<std::uint16_t>("65536"));
+  CHECK_FALSE(tp::parse_whole_number<std::uint32_t>(""));
+  CHECK_FALSE(tp::parse_whole_number<std::uint32_t>("12x"));
+  CHECK_FALSE(tp::parse_whole_number<std::uint32_t>("-1"));
+  CHECK(tp::parse_whole_number<std::uint64_t>("ffffffff80100580", 16) == 0xffffffff80100580ULL);
 }
