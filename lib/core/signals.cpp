@@ -1,13 +1,17 @@
 #include "core/signals.hpp"
 
+#include <atomic>
 #include <csignal>
 
 namespace tp {
 namespace {
-volatile std::sig_atomic_t g_stop_signal = 0;
+// Read by every thread (trace-serve's input pump and server), written by the handler: a
+// lock-free atomic is both async-signal-safe and free of data races.
+std::atomic<int> g_stop_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
 
 extern "C" void on_stop_signal(int signo) {
-  g_stop_signal = signo;
+  g_stop_signal.store(signo, std::memory_order_relaxed);
 }
 }  // namespace
 
@@ -25,10 +29,10 @@ void install_stop_signal_handlers() {
 }
 
 int stop_requested() noexcept {
-  return g_stop_signal;
+  return g_stop_signal.load(std::memory_order_relaxed);
 }
 void reset_stop_request() noexcept {
-  g_stop_signal = 0;
+  g_stop_signal.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace tp

@@ -36,25 +36,26 @@ std::shared_ptr<const Batch> BatchBuilder::take() {
   return done;
 }
 
-std::uint64_t SendQueue::push(const std::shared_ptr<const Batch>& batch, const ClientFilter& filter) {
+Offered SendQueue::push(const std::shared_ptr<const Batch>& batch, const ClientFilter& filter) {
   if (filter.accepts_all(*batch) && (data_bytes_ + batch->bytes.size() <= data_limit_)) {
     chunks_.push_back(Chunk{batch, {}, batch->items.size(), true});
     data_bytes_ += batch->bytes.size();
-    return 0;
+    return Offered{batch->items.size(), 0};
   }
   return push_selected(*batch, filter);
 }
 
-std::uint64_t SendQueue::push_selected(const Batch& batch, const ClientFilter& filter) {
+Offered SendQueue::push_selected(const Batch& batch, const ClientFilter& filter) {
   Chunk chunk;
   chunk.data = true;
-  std::uint64_t dropped = 0;
+  Offered offered;
   for (const BatchItem& item : batch.items) {
     if (!filter.accepts(item.route)) continue;
+    ++offered.accepted;
     // A record larger than the whole budget still goes to an idle client.
     const bool idle = data_bytes_ == 0 && chunk.own.empty();
     if (!idle && data_bytes_ + chunk.own.size() + item.size > data_limit_) {
-      ++dropped;
+      ++offered.dropped;
       continue;
     }
     chunk.own.append(batch.bytes, item.offset, item.size);
@@ -64,7 +65,7 @@ std::uint64_t SendQueue::push_selected(const Batch& batch, const ClientFilter& f
     data_bytes_ += chunk.own.size();
     chunks_.push_back(std::move(chunk));
   }
-  return dropped;
+  return offered;
 }
 
 bool SendQueue::push_control(std::string frame, bool advisory) {

@@ -58,6 +58,13 @@ struct ClientFilter {
   }
 };
 
+// What one batch meant for one client: the records its filter accepted, and how many of
+// those did not fit its queue.
+struct Offered {
+  std::uint64_t accepted = 0;
+  std::uint64_t dropped = 0;
+};
+
 struct Delivered {
   std::uint64_t events = 0;
   std::uint64_t bytes = 0;
@@ -68,8 +75,9 @@ class SendQueue {
   SendQueue(std::size_t data_limit, std::size_t control_limit)
       : data_limit_(data_limit), control_limit_(control_limit) {}
 
-  // Queues what the filter accepts; returns how many accepted records did not fit.
-  std::uint64_t push(const std::shared_ptr<const Batch>& batch, const ClientFilter& filter);
+  // Queues what the filter accepts; says how many it accepted and how many of those did
+  // not fit.
+  Offered push(const std::shared_ptr<const Batch>& batch, const ClientFilter& filter);
   // Queues a framed control message (Hello, Status, Error, pong, close...). Advisory ones
   // (Stats, rate-limited Errors) are refused when the control budget is used up.
   bool push_control(std::string frame, bool advisory);
@@ -90,7 +98,7 @@ class SendQueue {
     bool data = false;
     [[nodiscard]] std::string_view view() const noexcept { return batch ? std::string_view(batch->bytes) : own; }
   };
-  std::uint64_t push_selected(const Batch& batch, const ClientFilter& filter);
+  Offered push_selected(const Batch& batch, const ClientFilter& filter);
 
   std::deque<Chunk> chunks_;
   std::size_t data_limit_;

@@ -195,8 +195,9 @@ std::string stats_message(std::string_view timestamp, const StatsInfo& stats) {
       R"({{"type":"Stats","data":{{"timestamp":"{}","events_per_sec":{:.1f},"bytes_per_sec":{:.1f},"drop_rate":{:.6f},"cpu_load":)",
       timestamp, finite(stats.events_per_sec), finite(stats.bytes_per_sec), finite(stats.drop_rate));
   out += stats.cpu_load ? fmt::format("{:.4f}", finite(*stats.cpu_load)) : std::string("null");
-  out += fmt::format(R"(,"events_total":{},"dropped_total":{},"queued_bytes":{}}}}})", stats.events_total,
-                     stats.dropped_total, stats.queued_bytes);
+  out += fmt::format(R"(,"events_total":{},"dropped_total":{},"queued_bytes":{},"offered_total":{})",
+                     stats.events_total, stats.dropped_total, stats.queued_bytes, stats.offered_total);
+  out += stats.final ? R"(,"final":true}})" : "}}";
   return out;
 }
 

@@ -77,6 +77,11 @@ struct StatsInfo {
   std::uint64_t events_total = 0;
   std::uint64_t dropped_total = 0;
   std::uint64_t queued_bytes = 0;
+  // Records this client's filter accepted: sent + dropped + still queued.
+  std::uint64_t offered_total = 0;
+  // The closing Stats of a stream (its input ended): dropped_total and offered_total are
+  // final, and every record of the stream that was not dropped was queued before it.
+  bool final = false;
 };
 
 // RFC 3339 UTC with milliseconds, e.g. 2026-11-21T07:38:23.123Z.

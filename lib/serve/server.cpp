@@ -79,7 +79,8 @@ void Server::Impl::client_opened(const std::shared_ptr<WsClient>& client) {
 void Server::Impl::client_closed(const std::shared_ptr<WsClient>& client) {
   const bool was_tracing = client->tracing();
   clients_.erase(client);
-  log_.verbose(fmt::format("client {} ({}) gone ({} left)", client->id(), client->peer(), clients_.size()));
+  log_.verbose(fmt::format("client {} ({}) gone ({} left): {} records offered, {} sent, {} dropped", client->id(),
+                           client->peer(), clients_.size(), client->offered(), client->sent(), client->dropped()));
   if (was_tracing) client_stopped();
 }
 
@@ -163,6 +164,9 @@ void Server::Impl::pump_ended(const std::string& error) {
   }
   pump_.reset();
   if (!error.empty()) log_.error("IO_ERROR", fmt::format("reading records: {}", error));
+  // Every batch of the stream was distributed before this ran (one thread, posted in
+  // order): each tracing client's drop and offer counts are final now.
+  send_stats(true);
   if (!command_mode()) {
     input_ended_ = true;
     input_ended_at_us_ = monotonic_us();
@@ -322,14 +326,20 @@ void Server::Impl::schedule_stats() {
   stats_timer_.expires_after(std::chrono::microseconds(static_cast<std::int64_t>(options_.stats_interval_s * 1e6)));
   stats_timer_.async_wait([this](boost::system::error_code ec) {
     if (ec || stopping_) return;
-    const std::uint64_t now = monotonic_us();
-    const double interval =
-        last_stats_us_ == 0 ? options_.stats_interval_s : static_cast<double>(now - last_stats_us_) / 1e6;
-    last_stats_us_ = now;
-    const double load = cpu_.sample();
-    for (const auto& client : clients_) client->send_stats(load, interval);
+    send_stats(false);
     schedule_stats();
   });
+}
+
+void Server::Impl::send_stats(bool final) {
+  const std::uint64_t now = monotonic_us();
+  const double interval =
+      last_stats_us_ == 0 ? options_.stats_interval_s : static_cast<double>(now - last_stats_us_) / 1e6;
+  last_stats_us_ = now;
+  const double load = cpu_.sample();
+  for (const auto& client : clients_) {
+    if (!final || client->tracing()) client->send_stats(load, interval, final);
+  }
 }
 
 void Server::Impl::stop() {

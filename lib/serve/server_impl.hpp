@@ -74,6 +74,8 @@ class Server::Impl {
   void schedule_tick();
   void schedule_stats();
   void stop();
+  // Stats to every client; final: the closing Stats of a stream, to the tracing clients.
+  void send_stats(bool final);
   void start_pump(ByteSource source);
   void publish(std::shared_ptr<const Batch> batch);
   void distribute(const std::shared_ptr<const Batch>& batch);

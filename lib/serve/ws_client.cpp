@@ -157,8 +157,9 @@ void WsClient::end_tracing(bool still_connected) {
 
 void WsClient::deliver(const std::shared_ptr<const Batch>& batch) {
   if (!tracing_ || closing_) return;
-  const std::uint64_t dropped = queue_.push(batch, filter_);
-  if (dropped > 0) note_drops(dropped);
+  const Offered offered = queue_.push(batch, filter_);
+  offered_ += offered.accepted;
+  if (offered.dropped > 0) note_drops(offered.dropped);
   write_more();
 }
 
@@ -184,7 +185,7 @@ void WsClient::send_error(std::string_view code, std::string_view message, bool 
   send(error_message(rfc3339_now(), message, code), advisory);
 }
 
-void WsClient::send_stats(double cpu_load, double interval_s) {
+void WsClient::send_stats(double cpu_load, double interval_s, bool final) {
   if (!authenticated_ || closing_) return;
   StatsInfo stats;
   const std::uint64_t sent = events_sent_ - last_events_;
@@ -196,10 +197,13 @@ void WsClient::send_stats(double cpu_load, double interval_s) {
   stats.events_total = events_sent_;
   stats.dropped_total = dropped_;
   stats.queued_bytes = queue_.data_bytes();
+  stats.offered_total = offered_;
+  stats.final = final;
   last_events_ = events_sent_;
   last_bytes_ = bytes_sent_;
   last_dropped_ = dropped_;
-  send(stats_message(rfc3339_now(), stats), true);
+  // The final one is not advisory: it carries the totals a client checks its count with.
+  send(stats_message(rfc3339_now(), stats), !final);
 }
 
 void WsClient::write_more() {

@@ -25,7 +25,8 @@ class WsClient : public std::enable_shared_from_this<WsClient> {
   void deliver(const std::shared_ptr<const Batch>& batch);
   void send(const std::string& message, bool advisory = false);
   void send_error(std::string_view code, std::string_view message, bool advisory = false);
-  void send_stats(double cpu_load, double interval_s);
+  // Stats for the interval; `final` marks the closing Stats of a stream (never dropped).
+  void send_stats(double cpu_load, double interval_s, bool final = false);
   // Sends a close frame after what is queued, then closes the socket.
   void close(std::uint16_t code, std::string_view reason);
   // Tracing ends from the server's side (the capture command ended or failed).
@@ -35,6 +36,8 @@ class WsClient : public std::enable_shared_from_this<WsClient> {
   [[nodiscard]] bool tracing() const noexcept { return tracing_; }
   [[nodiscard]] const StatusInfo& status() const noexcept { return status_; }
   [[nodiscard]] std::uint64_t dropped() const noexcept { return dropped_; }
+  [[nodiscard]] std::uint64_t offered() const noexcept { return offered_; }
+  [[nodiscard]] std::uint64_t sent() const noexcept { return events_sent_; }
   [[nodiscard]] bool idle() const noexcept { return queue_.empty() && !writing_; }
   [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
   [[nodiscard]] const std::string& peer() const noexcept { return peer_; }
@@ -85,6 +88,7 @@ class WsClient : public std::enable_shared_from_this<WsClient> {
   std::uint64_t events_sent_ = 0;
   std::uint64_t bytes_sent_ = 0;
   std::uint64_t dropped_ = 0;
+  std::uint64_t offered_ = 0;
   std::uint64_t last_events_ = 0;
   std::uint64_t last_bytes_ = 0;
   std::uint64_t last_dropped_ = 0;

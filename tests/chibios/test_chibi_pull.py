@@ -22,6 +22,7 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from checks import Checks  # noqa: E402
+from waits import LineCollector, WaitTimeout, wait_open, wait_until  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EMULATOR = os.path.join(HERE, "shell_emulator.py")
@@ -244,7 +245,7 @@ r = run("--port", emulator.link, "list", "--format", "csv")
 check(r.returncode == 0 and r.stdout.startswith("number,name"), "noise and a banner before the prompt are tolerated")
 holder = subprocess.Popen([tool, "--port", emulator.link, "watch", "--every", "100ms"], stdout=subprocess.DEVNULL,
                           stderr=subprocess.DEVNULL)
-time.sleep(0.5)
+wait_open(holder, emulator.link, "the first chibi-pull opens the port")
 r = run("--port", emulator.link, "list")
 check(r.returncode == 5, f"a port in use by another chibi-pull -> exit 5: {r.stderr.strip()}")
 holder.terminate()
@@ -255,9 +256,17 @@ emulator.stop()
 emulator = Emulator("--seed", "9", "--ticks", "100", "--advance", "50", "--exits", "0")
 watch = subprocess.Popen([tool, "--port", emulator.link, "watch", "--every", "200ms"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-time.sleep(1.5)
+watched = LineCollector(watch.stdout)
+try:
+    # Until the emulated clock has moved on past tick 150 in what watch wrote.
+    wait_until(lambda: len(watched.snapshot()) > 100 and max(r["tick"] for r in records("".join(watched.snapshot()))) > 150,
+               "watch streams records", lambda: f"{len(watched.snapshot())} lines")
+except WaitTimeout as e:
+    check(False, "watch streams new records", str(e))
 watch.send_signal(signal.SIGTERM)
-out, err = watch.communicate(timeout=10)
+watch.wait(timeout=30)
+out = "".join(watched.finish())
+err = watch.stderr.read()
 emulator.stop()
 recs = records(out)
 ticks = [r["tick"] for r in recs]

@@ -1,33 +1,55 @@
 #!/usr/bin/env bash
-# Every long option a tool's --help lists must appear in its man page and in its bash,
-# zsh and fish completions (DESIGN.md: "kept in step with its options by a test").
+# A tool's options and its documents agree, both ways (DESIGN.md: "kept in step with its
+# options by a test"):
+#   - every long option of --help, and of each subcommand's --help, appears in the tool's man
+#     page and in its bash, zsh and fish completions;
+#   - every long option the man page defines (the terms of its .TP entries) and every long
+#     option the completions offer exists in --help or in a subcommand's --help.
 # Usage: docs_in_step.sh PROJECT_ROOT TOOL_BINARY...
 set -u
 root=$1
 shift
 passed=0
 failed=0
+pass() { passed=$((passed + 1)); }
+fail() { echo "FAIL $*"; failed=$((failed + 1)); }
+
+# The long options a --help text lists under "Options:" (before "Subcommands:"/"Exit codes:").
+help_options() {
+  sed -n '/^Options:/,/^\(Subcommands\|Exit codes\):/p' | grep -oE -- '--[a-z][a-z0-9-]+' | sort -u
+}
+subcommands() {
+  sed -n '/^Subcommands:/,/^$/p' | awk 'NR > 1 && NF { print $1 }'
+}
+
 for binary in "$@"; do
   tool=$(basename "$binary")
-  options=$("$binary" --help | sed -n '/^Options:/,/^Exit codes:/p' | grep -oE -- '--[a-z][a-z0-9-]+' | sort -u)
-  [ -n "$options" ] || { echo "FAIL $tool: no options found in --help"; failed=$((failed + 1)); continue; }
-  for doc in "man/$tool.1" "completions/bash/$tool" "completions/zsh/_$tool" "completions/fish/$tool.fish"; do
+  help=$("$binary" --help)
+  options=$(help_options <<< "$help")
+  for sub in $(subcommands <<< "$help"); do
+    sub_options=$("$binary" "$sub" --help | help_options)
+    [ -n "$sub_options" ] || { fail "$tool $sub: --help lists no options"; continue; }
+    options=$(printf '%s\n%s\n' "$options" "$sub_options" | sort -u)
+  done
+  [ -n "$options" ] || { fail "$tool: no options found in --help"; continue; }
+
+  documents=("man/$tool.1" "completions/bash/$tool" "completions/zsh/_$tool" "completions/fish/$tool.fish")
+  for doc in "${documents[@]}"; do
     file=$root/$doc
-    if [ ! -f "$file" ]; then
-      echo "FAIL $tool: $doc is missing"
-      failed=$((failed + 1))
-      continue
-    fi
-    # man pages escape dashes as \-; fish lists options without the leading dashes.
+    [ -f "$file" ] || { fail "$tool: $doc is missing"; continue; }
+    # man pages escape dashes as \-; fish names options without the leading dashes (-l NAME).
     text=$(sed -e 's/\\-/-/g' "$file")
     for option in $options; do
-      name=${option#--}
-      if grep -qE -- "(--|-l )$name([^a-z0-9-]|\$)" <<< "$text"; then
-        passed=$((passed + 1))
-      else
-        echo "FAIL $tool: $doc does not mention $option"
-        failed=$((failed + 1))
-      fi
+      if grep -qE -- "(--|-l )${option#--}([^a-z0-9-]|\$)" <<< "$text"; then pass; else fail "$tool: $doc does not mention $option"; fi
+    done
+    # The other way: what the document offers must exist.
+    case $doc in
+      man/*) offered=$(awk '/^\.TP/ { getline; print }' "$file" | sed -e 's/\\-/-/g' | grep -oE -- '--[a-z][a-z0-9-]+') ;;
+      *.fish) offered=$(grep -oE -- ' -l [a-z][a-z0-9-]+' <<< "$text" | sed 's/ -l /--/') ;;
+      *) offered=$(grep -oE -- '(^|[^a-z0-9-])--[a-z][a-z0-9-]+' <<< "$text" | grep -oE -- '--[a-z][a-z0-9-]+') ;;
+    esac
+    for option in $(sort -u <<< "$offered"); do
+      if grep -qxF -- "$option" <<< "$options"; then pass; else fail "$tool: $doc offers $option, which --help does not list"; fi
     done
   done
 done

@@ -26,6 +26,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from checks import Checks  # noqa: E402
+from waits import WaitTimeout, wait_until  # noqa: E402
 
 tool, trace_csv, work = sys.argv[1], sys.argv[2], sys.argv[3]
 here = os.path.dirname(os.path.abspath(__file__))
@@ -46,7 +47,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def wait_listening(port, proc, seconds=10):
+def wait_listening(port, proc, seconds=60):
     # Never probe with connect(): every connection pauses the VM (QEMU's gdbstub).
     deadline = time.time() + seconds
     while time.time() < deadline:
@@ -278,7 +279,17 @@ def server_goes_away():
         os.remove(out)
     proc = subprocess.Popen([tool, "-e", q.elf, "-g", q.server, "-i", "10", "-o", out, "TRACER_1", "TRACER_2"],
                             stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)
+
+    def rows_written():
+        try:
+            with open(out) as f:
+                return f.read().count("\n") - 1
+        except OSError:
+            return 0
+    try:  # killed once it has collected for a while
+        wait_until(lambda: rows_written() > 150, "eko-collect writes rows", lambda: f"{rows_written()} rows")
+    except WaitTimeout as e:
+        check(False, "server killed mid-run: rows before it", str(e))
     q.stop()
     _, err = proc.communicate(timeout=30)
     with open(out) as f:

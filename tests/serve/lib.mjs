@@ -9,6 +9,33 @@ import path from 'node:path';
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// Deadlines for waits on the system's own signals (a message, a counter, a log line).
+// Generous, since a loaded machine is slow, and never a fixed sleep: a wait ends as soon
+// as what it waits for is there, and one that runs out fails with what was seen.
+export const DEADLINE_MS = 60000;
+
+// Polls `condition` until it is true; on the deadline throws with `seen()`'s description.
+export async function waitUntil(condition, what, seen = () => '', timeoutMs = DEADLINE_MS) {
+  const until = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > until) throw new Error(`${what}: not within ${timeoutMs / 1000} s (seen: ${await seen()})`);
+    await sleep(20);
+  }
+}
+
+// page.waitForFunction with a deadline that fails loudly: the check fails naming what the
+// page showed (`seen` runs in the page), and the caller learns it did not happen.
+export async function waitInPage(page, predicate, arg, what, seen, timeoutMs = DEADLINE_MS) {
+  try {
+    await page.waitForFunction(predicate, arg, { timeout: timeoutMs });
+    return true;
+  } catch (error) {
+    const shown = seen ? await page.evaluate(seen).catch((e) => `(page unreadable: ${e.message})`) : '';
+    check(false, `${what}: not within ${timeoutMs / 1000} s (seen: ${JSON.stringify(shown).slice(0, 300)}; ${error.message.split('\n')[0]})`);
+    return false;
+  }
+}
+
 let passed = 0;
 let failed = 0;
 export function check(ok, what) {
@@ -56,7 +83,7 @@ export async function startServer(binary, args, options = {}) {
   });
   let log = '';
   const port = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`trace-serve did not start: ${log}`)), 5000);
+    const timer = setTimeout(() => reject(new Error(`trace-serve did not start: ${log}`)), DEADLINE_MS);
     child.stderr.on('data', (chunk) => {
       log += chunk;
       const match = /serving on http:\/\/[^:]+:(\d+)\//.exec(log);
@@ -122,14 +149,15 @@ export class Client {
   }
 
   // Resolves with the first message (from now on, or already received) that matches.
-  next(predicate, timeoutMs = 5000, what = 'message') {
+  next(predicate, timeoutMs = DEADLINE_MS, what = 'message') {
     const already = this.messages.find(predicate);
     if (already) {
       this.messages.splice(this.messages.indexOf(already), 1);
       return Promise.resolve(already);
     }
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), timeoutMs);
+      const timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what} ` +
+        `(${this.events} events, ${JSON.stringify(this.counts)} so far)`)), timeoutMs);
       this.waiters.push((message) => {
         if (!predicate(message)) return false;
         clearTimeout(timer);
@@ -141,11 +169,11 @@ export class Client {
     });
   }
 
-  type(type, timeoutMs = 5000) {
+  type(type, timeoutMs = DEADLINE_MS) {
     return this.next((m) => m.type === type, timeoutMs, type);
   }
 
-  error(code, timeoutMs = 5000) {
+  error(code, timeoutMs = DEADLINE_MS) {
     return this.next((m) => m.type === 'Error' && m.data.code === code, timeoutMs, `Error ${code}`);
   }
 
@@ -153,7 +181,7 @@ export class Client {
     await this.opened;
     await this.type('Hello');
     this.send({ type: 'Connect', data: { probe_selector: null, chip: null, token: null } });
-    await this.next((m) => m.type === 'Status' && m.data.connected, 5000, 'Status connected');
+    await this.next((m) => m.type === 'Status' && m.data.connected, DEADLINE_MS, 'Status connected');
     if (filter) this.send({ type: 'SetFilter', data: filter });
     this.send({ type: 'Start', data: start });
     return this.type('Meta');

@@ -6,7 +6,7 @@
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
-import { check, finish, startServer, generateRecords, feed, sleep } from './lib.mjs';
+import { check, finish, startServer, generateRecords, feed, sleep, waitInPage, DEADLINE_MS } from './lib.mjs';
 
 const [, buildDir, artifacts] = process.argv.slice(2);
 const browserPath = process.env.CHROMIUM || '/usr/bin/chromium';
@@ -48,17 +48,21 @@ try {
   page.on('pageerror', (error) => pageErrors.push(String(error)));
   page.on('console', (message) => { if (message.type() === 'error') pageErrors.push(message.text()); });
   await page.goto(`${server.http}/`);
-  await page.waitForFunction(() => document.getElementById('connection').textContent === 'live', null, { timeout: 10000 });
-  check(true, 'the viewer connects and starts tracing');
+  const connection = () => document.getElementById('connection').textContent;
+  await waitInPage(page, () => document.getElementById('connection').textContent === 'live', null, 'the viewer connects', connection);
+  check((await page.textContent('#connection')) === 'live', 'the viewer connects and starts tracing');
   await feed(server.child.stdin, knownLines, 5000);
 
-  await page.waitForFunction(() => document.getElementById('console').textContent.includes('boot: tracepipe viewer test'), null, { timeout: 5000 });
+  const consoleSeen = () => document.getElementById('console').textContent.slice(0, 200);
+  await waitInPage(page, () => document.getElementById('console').textContent.includes('boot: tracepipe viewer test'), null,
+                   'the console shows the first line', consoleSeen);
   const consoleText = await page.textContent('#console');
   check(consoleText.includes('0 Console') && consoleText.includes('user port four says hi'), 'the console shows the text with port names from Meta');
 
   await page.click('#tabs button[data-tab="timeline"]');
   await page.click('#timeline-fit');
-  await page.waitForFunction(() => Number(document.getElementById('timeline').dataset.bars) > 0, null, { timeout: 5000 });
+  await waitInPage(page, () => Number(document.getElementById('timeline').dataset.bars) > 0, null, 'the timeline draws',
+                   () => document.getElementById('timeline').dataset.bars);
   const bars = Number(await page.getAttribute('#timeline', 'data-bars'));
   check(bars >= 5, `the timeline draws task, ISR and idle bars (${bars})`);
   await page.screenshot({ path: path.join(artifacts, 'viewer-timeline.png') });
@@ -77,34 +81,45 @@ try {
   check(zoomed.follow === false && zoomed.end - zoomed.start < 700, `wheel zooms the timeline (${zoomed.start}..${zoomed.end})`);
 
   await page.click('#tabs button[data-tab="counters"]');
-  await page.waitForFunction(() => Number(document.getElementById('counters').dataset.points) > 0, null, { timeout: 5000 });
+  await waitInPage(page, () => Number(document.getElementById('counters').dataset.points) > 0, null, 'the counter plot draws',
+                   () => document.getElementById('counters').dataset.points);
   const points = Number(await page.getAttribute('#counters', 'data-points'));
   check(points === 50, `the counter plot has a point per Counter record (${points})`);
   check((await page.textContent('#counter-legend')).includes('counter 1: 2401'), 'the legend shows the latest counter value');
 
   await page.click('#tabs button[data-tab="markers"]');
-  await page.waitForFunction(() => document.querySelector('#markers tbody').textContent.includes('checkpoint'), null, { timeout: 5000 });
-  check(true, 'the marker list shows the marker');
+  await waitInPage(page, () => document.querySelector('#markers tbody').textContent.includes('checkpoint'), null, 'the marker list',
+                   () => document.querySelector('#markers tbody').textContent);
+  const markerRows = await page.locator('#markers tbody tr').allTextContents();
+  check(markerRows.length === 1 && markerRows[0].includes('checkpoint') && markerRows[0].includes('7'),
+        `the marker list shows the marker with its id (${JSON.stringify(markerRows)})`);
   await page.click('#tabs button[data-tab="exceptions"]');
-  await page.waitForFunction(() => document.querySelector('#exception-counts tbody').textContent.includes('SysTick'), null, { timeout: 5000 });
-  check(true, 'the exception view shows the exception (extended kinds reach the viewer)');
+  await waitInPage(page, () => document.querySelector('#exception-counts tbody').textContent.includes('SysTick'), null,
+                   'the exception view', () => document.querySelector('#exception-counts tbody').textContent);
+  const exceptionRows = await page.locator('#exception-counts tbody tr').allTextContents();
+  check(exceptionRows.length === 1 && exceptionRows[0].includes('SysTick'),
+        `the exception view shows the exception (extended kinds reach the viewer): ${JSON.stringify(exceptionRows)}`);
   await page.click('#tabs button[data-tab="pcsamples"]');
-  await page.waitForFunction(() => document.querySelector('#pc-top tbody').textContent.includes('0x08000110'), null, { timeout: 5000 });
-  check(true, 'the PC-sample view shows the sampled PC');
+  await waitInPage(page, () => document.querySelector('#pc-top tbody').textContent.includes('0x08000110'), null,
+                   'the PC-sample view', () => document.querySelector('#pc-top tbody').textContent);
+  const pcRows = await page.locator('#pc-top tbody tr').allTextContents();
+  check(pcRows.length === 1 && pcRows[0].includes('0x08000110'), `the PC-sample view shows the sampled PC: ${JSON.stringify(pcRows)}`);
 
   // Filters: hide port 4, then the Text kind.
   await page.click('#tabs button[data-tab="console"]');
   await page.uncheck('#port-filters input[data-port="4"]');
-  await page.waitForFunction(() => !document.getElementById('console').textContent.includes('user port four'), null, { timeout: 5000 });
+  await waitInPage(page, () => !document.getElementById('console').textContent.includes('user port four'), null,
+                   'the port filter hides port 4', consoleSeen);
   check((await page.textContent('#console')).includes('boot: tracepipe'), 'the port filter hides port 4 and keeps port 0');
   await page.check('#port-filters input[data-port="4"]');
   await page.fill('#search', 'four says');
-  await page.waitForFunction(() => !document.getElementById('console').textContent.includes('boot:'), null, { timeout: 5000 });
+  await waitInPage(page, () => !document.getElementById('console').textContent.includes('boot:'), null, 'search filters lines', consoleSeen);
   check((await page.locator('#console mark').count()) === 1, 'search keeps matching lines and highlights the match');
   await page.fill('#search', '');
   await page.uncheck('#kind-filters input[data-kind="Text"]');
-  await page.waitForFunction(() => document.querySelectorAll('#console .line').length === 0, null, { timeout: 5000 });
-  check(true, 'the kind filter hides Text records');
+  await waitInPage(page, () => document.querySelectorAll('#console .line').length === 0, null, 'the kind filter hides Text',
+                   () => document.querySelectorAll('#console .line').length);
+  check((await page.locator('#console .line').count()) === 0, 'the kind filter hides Text records');
   await page.check('#kind-filters input[data-kind="Text"]');
 
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-ndjson')]);
@@ -117,24 +132,34 @@ try {
   // Pause freezes the views while records keep arriving; a fast stream stays responsive.
   await page.click('#pause');
   const linesBefore = await page.locator('#console .line').count();
+  const totalBefore = await page.evaluate(() => window.tracepipe.state.total);
   await feed(server.child.stdin, [JSON.stringify({ timestamp: 5000, port: 0, event: { kind: 'Text', data: { message: 'while paused' } } })], 1000);
-  await sleep(500);
-  check((await page.locator('#console .line').count()) === linesBefore, 'pause freezes the console');
+  // Paused, the record still arrives (it is counted): wait for that, then look.
+  await waitInPage(page, (n) => window.tracepipe.state.total > n, totalBefore, 'the record sent while paused arrives',
+                   () => window.tracepipe.state.total);
+  await sleep(300);  // two of the viewer's 100 ms render intervals: a redraw would show it
+  check((await page.locator('#console .line').count()) === linesBefore && !(await page.textContent('#console')).includes('while paused'),
+        'pause freezes the console');
   await page.click('#pause');
-  await page.waitForFunction(() => document.getElementById('console').textContent.includes('while paused'), null, { timeout: 5000 });
-  check(true, 'resume shows what arrived meanwhile');
+  await waitInPage(page, () => document.getElementById('console').textContent.includes('while paused'), null,
+                   'resume shows the line', consoleSeen);
+  check((await page.textContent('#console')).includes('while paused'), 'resume shows what arrived meanwhile');
 
   const started = Date.now();
   await feed(server.child.stdin, generated, 100000);
   const fedSeconds = (Date.now() - started) / 1000;
   const expected = knownLines.length + 1 + generated.length;
-  await page.waitForFunction((n) => {
-    const { total, stats } = window.tracepipe.state;
-    return total + (stats?.dropped_total ?? 0) >= n;
-  }, expected, { timeout: 30000 }).catch(() => null);
-  const seen = await page.evaluate(() => ({ total: window.tracepipe.state.total, dropped: window.tracepipe.state.stats?.dropped_total }));
-  console.log(`viewer: ${seen.total} records received, ${seen.dropped} dropped by the server for it, of ${expected}`);
-  check(seen.total + seen.dropped === expected, 'every record reached the viewer or was counted as dropped');
+  // The input ends: the server sends each tracing client a closing Stats after the last
+  // record it queued for it, with final offered and dropped totals.
+  server.child.stdin.end();
+  await waitInPage(page, () => window.tracepipe.state.finalStats !== null, null, 'the closing Stats reaches the viewer',
+                   () => ({ total: window.tracepipe.state.total, stats: window.tracepipe.state.stats }), 2 * DEADLINE_MS);
+  const seen = await page.evaluate(() => ({ total: window.tracepipe.state.total, final: window.tracepipe.state.finalStats }));
+  const offered = seen.final?.offered_total;
+  const dropped = seen.final?.dropped_total;
+  console.log(`viewer: ${seen.total} records received, ${dropped} dropped by the server for it, ${offered} offered, of ${expected}`);
+  check(offered === expected, `the server offered the viewer every record (${offered} == ${expected})`);
+  check(seen.total + dropped === offered, `every record reached the viewer or was counted as dropped (${seen.total} + ${dropped} == ${offered})`);
   const probe = await page.evaluate(async () => {
     const t0 = performance.now();
     await new Promise((resolve) => requestAnimationFrame(() => resolve()));

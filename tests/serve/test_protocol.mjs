@@ -8,7 +8,7 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import {
-  check, finish, validators, startServer, Client, generateRecords, coreKinds, feed, sleep, rssKb,
+  check, finish, validators, startServer, Client, generateRecords, coreKinds, feed, sleep, rssKb, waitUntil,
 } from './lib.mjs';
 
 const [root, buildDir, shared] = process.argv.slice(2);
@@ -67,8 +67,8 @@ await step('the original client flow', async () => {
   second.close();
   await feed(server.child.stdin, records.slice(0, 3000), 20000);
   const expected = records.slice(0, 3000).filter((l) => coreKinds.has(recordKind(l))).length;
-  await c.next(() => c.events >= expected, 5000, `${expected} events`);
-  const stats = await c.next((m) => m.type === 'Stats' && m.data.events_total >= expected, 3000, 'Stats with the events');
+  await c.next(() => c.events >= expected, undefined, `${expected} events`);
+  const stats = await c.next((m) => m.type === 'Stats' && m.data.events_total >= expected, undefined, 'Stats with the events');
   check(stats.data.events_total === expected, `Stats.events_total ${stats.data.events_total} == ${expected} events received`);
   const events = c.messages.filter((m) => m.type === 'Event');
   check(events.every((m) => coreKinds.has(m.data.event.kind)), 'a client without SetFilter gets only Callisto kinds');
@@ -137,13 +137,13 @@ await step('oversized and flooding messages', async () => {
   const flood = client(server.url);
   await flood.type('Hello');
   for (let i = 0; i < 3000; i++) flood.ws.send('{"type":"Stop"}');
-  const limited = await flood.next((m) => m.type === 'Error' && m.data.message.includes('too many messages'), 5000, 'rate error');
+  const limited = await flood.next((m) => m.type === 'Error' && m.data.message.includes('too many messages'), undefined, 'rate error');
   check(limited.data.code === 'INVALID_MESSAGE', 'flooding -> a rate-limit Error');
   check((await flood.closed).code === 1008, 'a client that keeps flooding is disconnected (1008)');
   check(flood.counts.Status < 200, `at most the burst of messages was answered (${flood.counts.Status})`);
   const after = client(server.url);
-  await after.connectAndStart();
-  check(true, 'the server serves others after a flood');
+  const afterMeta = await after.connectAndStart();
+  check(afterMeta.type === 'Meta' && after.counts.Hello === 1, 'the server serves others after a flood (Hello, Status, Meta)');
   after.close();
 });
 
@@ -166,8 +166,10 @@ await step('filters and extended kinds', async () => {
     exceptions: parsed.filter((r) => ['Exception', 'PcSample'].includes(r.event.kind)).length,
     everything: parsed.length,
   };
-  await everything.next(() => everything.events >= want.everything, 5000, 'all records');
-  await sleep(300);
+  await everything.next(() => everything.events >= want.everything, undefined, 'all records');
+  await waitUntil(() => port0.events >= want.port0 && allowed.events >= want.allowed && exceptions.events >= want.exceptions,
+                  'every filtered client has its records', () => [port0.events, allowed.events, exceptions.events].join(','));
+  await sleep(300);  // anything more that arrived would be a filter letting too much through
   const events = (c) => c.messages.filter((m) => m.type === 'Event');
   check(port0.events === want.port0 && events(port0).every((m) => m.data.port === 0), `SetFilter.port_mask: ${port0.events} == ${want.port0}`);
   check(allowed.events === want.allowed && events(allowed).every((m) => [1, 3].includes(m.data.port)), `Start.allow_mask: ${allowed.events} == ${want.allowed}`);
@@ -176,50 +178,76 @@ await step('filters and extended kinds', async () => {
   for (const c of [port0, allowed, exceptions, everything]) c.close();
 });
 
+// The closing Stats a client gets when the input ends: final offered and dropped totals.
+// Exact accounting: what the client received plus what the server dropped for it is what
+// the server offered it, and that is every record its filter selects.
+function accounting(c, final, expected) {
+  const { offered_total: offered, dropped_total: dropped } = final.data;
+  return { ok: offered === expected && c.events + dropped === offered, text: `${c.events} received + ${dropped} dropped = ${offered} offered of ${expected}` };
+}
+const finalStats = (c) => c.next((m) => m.type === 'Stats' && m.data.final === true, undefined, 'the closing Stats');
+
 await step('a stalled client among 10 that keep up', async () => {
+  // Its own server: the input ends after the slice, so every client's counters become final.
+  const own = await startServer(serve, []);
   const keepers = [];
   for (let i = 0; i < 10; i++) {
-    const c = client(server.url, { keep: false });
+    const c = client(own.url, { keep: false });
     await c.connectAndStart();
     keepers.push(c);
   }
-  const stalled = client(server.url, { keep: false });
+  const stalled = client(own.url, { keep: false });
   await stalled.connectAndStart();
   stalled.ws._socket.pause();  // stops reading: the kernel buffers fill, then its queue
-  const rssBefore = rssKb(server.child.pid, 'VmRSS');
+  const rssBefore = rssKb(own.child.pid, 'VmRSS');
   // 15 MB at 15k records/s: far more than a stalled client's socket buffers and 1 MiB queue
   // hold, while the others have 400 ms of slack in theirs.
   const slice = records.slice(8000, 108000);
   const expected = slice.filter((l) => coreKinds.has(recordKind(l))).length;
-  await feed(server.child.stdin, slice, 15000);
-  await Promise.all(keepers.map((c) => c.next(() => c.events >= expected, 30000, 'all events')));
-  await sleep(500);
-  check(keepers.every((c) => c.events === expected), `10 clients that keep up receive all ${expected} events (${keepers.map((c) => c.events).join(',')})`);
-  const rss = rssKb(server.child.pid, 'VmRSS');
+  await feed(own.child.stdin, slice, 15000);
+  const rss = rssKb(own.child.pid, 'VmRSS');
+  own.child.stdin.end();
+  const finals = await Promise.all(keepers.map(finalStats));
+  const keeperDrops = finals.reduce((sum, f) => sum + f.data.dropped_total, 0);
+  keepers.forEach((c, i) => {
+    const { ok, text } = accounting(c, finals[i], expected);
+    check(ok, `a client that keeps up: ${text}`);
+  });
   check(rss < 80 * 1024 || process.env.TRACEPIPE_SANITIZED, `memory stays bounded with a stalled client: RSS ${rss} kB (was ${rssBefore} kB; 15 MB went through)`);
   stalled.ws._socket.resume();
-  const overflow = await stalled.error('BUFFER_OVERFLOW', 10000);
+  const overflow = await stalled.error('BUFFER_OVERFLOW');
   check(overflow.data.message.includes('dropped'), 'the stalled client gets BUFFER_OVERFLOW');
-  const stats = await stalled.next((m) => m.type === 'Stats' && m.data.events_total + m.data.dropped_total >= expected,
-                                   10000, 'Stats with everything sent or dropped');
-  check(stats.data.dropped_total > 0 && stats.data.events_total + stats.data.dropped_total === expected,
-        `its drops are counted: ${stats.data.dropped_total} dropped + ${stats.data.events_total} sent == ${expected}`);
-  await stalled.next(() => stalled.events >= stats.data.events_total, 10000, 'the rest of its queue');
-  check(stalled.events === stats.data.events_total, `it receives exactly what Stats says was sent (${stalled.events})`);
+  const stalledFinal = await finalStats(stalled);
+  const stalledCount = accounting(stalled, stalledFinal, expected);
+  check(stalledCount.ok && stalledFinal.data.dropped_total > 0, `the stalled client: ${stalledCount.text}`);
+  // Loss is the stalled client's alone: those that read lose nothing (or, on a machine too
+  // busy to let a Node client keep up, a small part, counted as above).
+  check(keeperDrops * 10 < stalledFinal.data.dropped_total,
+        `the stalled client does not make the others lose records (${keeperDrops} dropped for 10 readers, ${stalledFinal.data.dropped_total} for it)`);
+  if (keeperDrops > 0) console.log(`note: ${keeperDrops} records dropped for readers that fell 1 MiB behind (a busy machine)`);
   check(stalled.messages.some((m) => m.type === 'Stats' && m.data.drop_rate > 0), 'its Stats.drop_rate shows the drops');
   for (const c of [...keepers, stalled]) c.close();
+  own.child.kill('SIGTERM');
+  await own.exited;
 });
 
 await step('100 concurrent clients', async () => {
+  const own = await startServer(serve, []);
   const clients = [];
-  for (let i = 0; i < 100; i++) clients.push(client(server.url, { keep: false }));
+  for (let i = 0; i < 100; i++) clients.push(client(own.url, { keep: false }));
   await Promise.all(clients.map((c) => c.connectAndStart()));
   const slice = records.slice(108000, 111000);
   const expected = slice.filter((l) => coreKinds.has(recordKind(l))).length;
-  await feed(server.child.stdin, slice, 10000);
-  await Promise.all(clients.map((c) => c.next(() => c.events >= expected, 20000, 'all events').catch(() => null)));
-  check(clients.every((c) => c.events === expected), `100 clients each receive all ${expected} events`);
+  await feed(own.child.stdin, slice, 10000);
+  own.child.stdin.end();
+  const finals = await Promise.all(clients.map(finalStats));
+  const wrong = clients.map((c, i) => accounting(c, finals[i], expected)).filter((a) => !a.ok);
+  check(wrong.length === 0, `100 clients: each received every record or had it counted as dropped (${wrong.length} wrong: ${wrong.slice(0, 3).map((a) => a.text).join('; ')})`);
+  const drops = finals.reduce((sum, f) => sum + f.data.dropped_total, 0);
+  check(drops <= expected, `100 clients at 10k records/s: ${drops} of ${100 * expected} deliveries dropped`);
   await Promise.all(clients.map((c) => c.close()));
+  own.child.kill('SIGTERM');
+  await own.exited;
 });
 
 await step('HTTP', async () => {
@@ -232,8 +260,8 @@ await step('HTTP', async () => {
   const origin = client(server.url, { ws: { origin: 'http://evil.example' } });
   check(await origin.opened.then(() => false, (e) => e.message === 'HTTP 403'), 'a foreign Origin is refused (403)');
   const own = client(server.url, { ws: { origin: `http://127.0.0.1:${server.port}` } });
-  await own.opened;
-  check(true, 'the server\'s own Origin is accepted');
+  const ownHello = await own.type('Hello');
+  check(ownHello.data.server_id.length === 36, 'the server\'s own Origin is accepted (Hello)');
   own.close();
   const raw = net.connect(server.port, '127.0.0.1');
   raw.write('GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n' +
@@ -259,11 +287,11 @@ await step('token auth', async () => {
   secured.child.stdin.end();  // input ended (the server keeps serving): --dwt no must still hold
   await sleep(300);
   const header = client(secured.url, { ws: { headers: { Authorization: 'Bearer s3cret' } } });
-  await header.connectAndStart();
-  check(true, 'token in the Authorization header');
+  const headerMeta = await header.connectAndStart();
+  check(headerMeta.type === 'Meta' && !header.messages.some((m) => m.type === 'Error'), 'token in the Authorization header');
   const query = client(`${secured.url}?token=s3cret`);
   const meta = await query.connectAndStart();
-  check(true, 'token in ?token=');
+  check(meta.type === 'Meta' && !query.messages.some((m) => m.type === 'Error'), 'token in ?token=');
   check(meta.data.dwt_available === false, '--dwt no holds even after cycle timestamps');
   const wrongHeader = client(secured.url, { ws: { headers: { Authorization: 'Bearer nope' } } });
   check(await wrongHeader.opened.then(() => false, (e) => e.message === 'HTTP 401'), 'a wrong header token is refused (401)');
@@ -279,8 +307,7 @@ await step('token auth', async () => {
   check(!!(await wrongConnect.error('PERMISSION_DENIED')), 'a wrong Connect.token -> PERMISSION_DENIED');
   check((await wrongConnect.closed).code === 1008, '... and the connection is closed');
   const good = client(`${secured.url}?token=s3cret`, { ws: { origin: 'http://good.example' } });
-  await good.opened;
-  check(true, '--allow-origin admits that origin');
+  check((await good.type('Hello')).type === 'Hello', '--allow-origin admits that origin');
   for (const c of [header, query, viaConnect, good]) c.close();
   secured.child.kill('SIGINT');
   check((await secured.exited).code === 130, 'SIGINT -> exit 130');
@@ -298,7 +325,7 @@ await step('command mode with the real tools', async () => {
   const cmd = await startServer(serve, ['-v', '--', 'sh', '-c', pipeline]);
   const c = client(cmd.url, { keep: false });
   await c.connectAndStart();
-  const status = await c.next((m) => m.type === 'Status', 10000, 'Status at the end of the command');
+  const status = await c.next((m) => m.type === 'Status', undefined, 'Status at the end of the command');
   check(status.data.connected === true, 'a command that ends well -> Status connected');
   check(c.events === expected, `the command's records reach the client (${c.events} == ${expected})`);
   c.close();
@@ -315,23 +342,25 @@ await step('command mode: placeholders, stop when the last client leaves, restar
   c.send({ type: 'Connect', data: { probe_selector: 'VID:PID:0483:374B', chip: 'STM32F407VG', token: null } });
   await c.type('Status');
   c.send({ type: 'Start', data: { allow_mask: 0xF, baud_rate: 4000000 } });
-  const first = await c.next((m) => m.type === 'Event', 5000, 'first event');
+  const first = await c.next((m) => m.type === 'Event', undefined, 'first event');
   check(first.data.event.data.message === 'baud=4000000 mask=0x0000000f chip=STM32F407VG probe=VID:PID:0483:374B',
         `placeholders substituted: ${first.data.event.data.message}`);
-  await c.next(() => c.events > 50, 5000, 'a stream');
+  await c.next(() => c.events > 50, undefined, 'a stream');
   c.send({ type: 'Stop' });
   await c.type('Status');
-  await sleep(1000);
+  await waitUntil(() => cmd.log().includes('no client is tracing: stopping the capture command'),
+                  'Stop by the last client stops the command', () => cmd.log().slice(-300));
   check(cmd.log().includes('no client is tracing: stopping the capture command'), 'Stop by the last client stops the command');
   c.messages.length = 0;
   c.send({ type: 'Start', data: { allow_mask: 0xF, baud_rate: null } });
-  const again = await c.next((m) => m.type === 'Event', 5000, 'first event again');
+  const again = await c.next((m) => m.type === 'Event', undefined, 'first event again');
   check(again.data.event.data.message.startsWith('baud=2000000 '), 'Start again restarts it (null baud -> --baud default)');
   const runs = (cmd.log().match(/started the capture command/g) || []).length;
   check(runs === 2, `the command ran twice (${runs})`);
   c.close();
-  await sleep(1000);
-  check((cmd.log().match(/stopping the capture command/g) || []).length === 2, 'the last client leaving stops it too');
+  const stops = () => (cmd.log().match(/stopping the capture command/g) || []).length;
+  await waitUntil(() => stops() >= 2, 'the last client leaving stops the command', () => cmd.log().slice(-300));
+  check(stops() === 2, `the last client leaving stops it too (${stops()} stops)`);
   cmd.child.kill('SIGTERM');
   check((await cmd.exited).code === 143, 'command mode exits on SIGTERM');
 });
@@ -348,9 +377,9 @@ await step('command mode: failures become protocol errors', async () => {
     const cmd = await startServer(serve, ['--', 'sh', '-c', script]);
     const c = client(cmd.url);
     await c.connectAndStart();
-    const error = await c.error(code, 5000);
+    const error = await c.error(code);
     check(error.data.message.includes(text), `${what} -> Error ${code}: ${error.data.message}`);
-    const status = await c.next((m) => m.type === 'Status', 5000, 'Status after the failure');
+    const status = await c.next((m) => m.type === 'Status', undefined, 'Status after the failure');
     check(status.data.connected === false, `${what} -> Status connected:false`);
     check(c.messages.filter((m) => m.type === 'Error').length === 0, `${what}: one Error, not two`);
     c.close();

@@ -19,6 +19,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from checks import Checks  # noqa: E402
+from waits import WaitTimeout, file_size, wait_open, wait_until  # noqa: E402
 
 tool, itm_decode = sys.argv[1], sys.argv[2]
 work = tempfile.mkdtemp(prefix="swo-capture-test-")
@@ -75,7 +76,11 @@ def simulated_determinism_and_limits():
     events = os.path.join(work, "sigint.ndjson")
     process = subprocess.Popen([tool, "--simulate", "--rate", "200000", "--sim-events", events], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)
-    time.sleep(0.7)
+    # Stopped once it has generated a good part of a stream (its event log grows as it goes).
+    try:
+        wait_until(lambda: file_size(events) > 20000, "the simulator writes events", lambda: f"{file_size(events)} bytes")
+    except WaitTimeout as e:
+        check(False, "simulate: events are generated", str(e))
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=10)
     decoded = subprocess.run([itm_decode], input=out, capture_output=True, timeout=60)
@@ -92,7 +97,7 @@ def serial_pty():
     data = bytes(run("--simulate", "--seed", "3", "--rate", "0", "--max-bytes", "200K").stdout)
     process = subprocess.Popen([tool, "--serial", path, "--baud", "1234567", "--max-bytes", str(len(data)), "-v"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(0.3)
+    wait_open(process, path, "swo-capture opens the serial port")
     busy = run("--serial", path, "--duration", "200ms", "--log-format", "json")
     check(busy.returncode == 5 and b"PROBE_IN_USE" in busy.stderr, "serial: a port in use -> exit 5, PROBE_IN_USE", busy.stderr)
     for i in range(0, len(data), 4096):

@@ -1,5 +1,6 @@
-// Real captures from ../shared/reference/captures (see its README). Skipped, with a
-// message, where the shared material is not present.
+// Real captures from ../shared/reference/captures (see its README). The test suite
+// "captures" runs as its own ctest test (unit_captures), reported as skipped where the
+// shared material is absent; run on its own without it, every case fails, never passes.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -19,10 +20,9 @@ namespace {
 
 const std::filesystem::path captures = std::filesystem::path(TRACEPIPE_SHARED_DIR) / "reference" / "captures";
 
-bool have_captures() {
-  if (std::filesystem::exists(captures)) return true;
-  MESSAGE("skipped: " << captures.string() << " not found (the shared reference captures are absent)");
-  return false;
+void require_captures() {
+  REQUIRE_MESSAGE(std::filesystem::exists(captures), captures.string()
+                                                         << " not found (the shared reference captures are absent)");
 }
 
 std::vector<std::uint8_t> read(const std::filesystem::path& path) {
@@ -33,8 +33,10 @@ std::vector<std::uint8_t> read(const std::filesystem::path& path) {
 
 }  // namespace
 
+TEST_SUITE_BEGIN("captures");
+
 TEST_CASE("probe-rs example_capture1 decodes as asserted upstream") {
-  if (!have_captures()) return;
+  require_captures();
   const auto p = decode_packets(read(captures / "probe-rs" / "example_capture1.bin"), 1);
   REQUIRE(p.size() == 10);
   CHECK(p[0] == make_instrumentation(0, 65, 4));
@@ -54,7 +56,7 @@ TEST_CASE("probe-rs example_capture1 decodes as asserted upstream") {
 }
 
 TEST_CASE("probe-rs example_capture2 decodes as asserted upstream, ending inside an LTS") {
-  if (!have_captures()) return;
+  require_captures();
   const auto p = decode_packets(read(captures / "probe-rs" / "example_capture2.bin"), 1);
   REQUIRE(p.size() == 9);
   CHECK(p[0] == make_data_trace_pc(0, 0x08000044));
@@ -71,7 +73,7 @@ TEST_CASE("probe-rs example_capture2 decodes as asserted upstream, ending inside
 }
 
 TEST_CASE("rtic-scope capture: the exception sequence") {
-  if (!have_captures()) return;
+  require_captures();
   const auto packets = decode_packets(read(captures / "rtic-scope-itm" / "itm.bin"), 1);
   std::vector<std::pair<int, int>> exceptions;
   int syncs = 0;
@@ -91,7 +93,7 @@ TEST_CASE("rtic-scope capture: the exception sequence") {
 }
 
 TEST_CASE("sigrok STM32F105: TPIU bytes and extracted stream 1 give the same records") {
-  if (!have_captures()) return;
+  require_captures();
   const auto dir = captures / "sigrok-stm32f105";
   PortMap map = PortMap::standard();
   map.set(1, PortConfig{"Sort", DecoderType::text, "%u", true, {}});  // text and 4-byte values
@@ -140,3 +142,5 @@ TEST_CASE("sigrok STM32F105: TPIU bytes and extracted stream 1 give the same rec
     CHECK_MESSAGE(out == read(dir / stream.second), "stream " << stream.first);
   }
 }
+
+TEST_SUITE_END();

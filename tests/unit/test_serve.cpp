@@ -374,7 +374,9 @@ TEST_CASE("send queues: shared batches, filtered copies, bounded with exact drop
   CHECK(frame0 == 2 + std::string_view(R"({"type":"Event","data":)").size() + line.size() + 1);
 
   SendQueue everything(1 << 20, 4096);
-  CHECK(everything.push(batch, ClientFilter{}) == 0);
+  const Offered all = everything.push(batch, ClientFilter{});
+  CHECK(all.accepted == 20);
+  CHECK(all.dropped == 0);
   std::vector<std::string_view> gathered;
   everything.gather(gathered, 64, 1 << 20);
   REQUIRE(gathered.size() == 1);
@@ -386,7 +388,9 @@ TEST_CASE("send queues: shared batches, filtered copies, bounded with exact drop
   CHECK_FALSE(port0.accepts(batch->items[1].route));
   CHECK_FALSE(port0.accepts_all(*batch));
   SendQueue filtered(1 << 20, 4096);
-  CHECK(filtered.push(batch, port0) == 0);
+  const Offered port0_offer = filtered.push(batch, port0);
+  CHECK(port0_offer.accepted == 10);
+  CHECK(port0_offer.dropped == 0);
   filtered.gather(gathered, 64, 1 << 20);
   REQUIRE(gathered.size() == 1);
   CHECK(gathered[0].size() == 10 * frame0);
@@ -396,8 +400,10 @@ TEST_CASE("send queues: shared batches, filtered copies, bounded with exact drop
   CHECK(filtered.empty());
 
   SendQueue small(3 * frame0, 64);
-  CHECK(small.push(batch, port0) == 7);  // 3 fit, 7 dropped
-  CHECK(small.push(batch, port0) == 10);
+  const Offered first = small.push(batch, port0);
+  CHECK(first.accepted == 10);
+  CHECK(first.dropped == 7);  // 3 fit, 7 dropped
+  CHECK(small.push(batch, port0).dropped == 10);
   CHECK(small.data_bytes() == 3 * frame0);
   CHECK(small.push_control(std::string(40, 'c'), true));
   CHECK_FALSE(small.push_control(std::string(40, 'c'), true));  // advisory past the budget
@@ -408,12 +414,14 @@ TEST_CASE("send queues: shared batches, filtered copies, bounded with exact drop
   CHECK(small.bytes() == 0);
 
   SendQueue tiny(16, 64);  // smaller than one record: an idle client still gets one
-  CHECK(tiny.push(batch, port0) == 9);
+  CHECK(tiny.push(batch, port0).dropped == 9);
 
   ClientFilter no_text;
   no_text.kinds = 1ULL << 7U;  // Counter only
   SendQueue counters(1 << 20, 64);
-  CHECK(counters.push(batch, no_text) == 0);
+  const Offered counted = counters.push(batch, no_text);
+  CHECK(counted.accepted == 10);
+  CHECK(counted.dropped == 0);
   CHECK(counters.pop(1).events == 10);
 }
 

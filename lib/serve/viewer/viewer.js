@@ -24,6 +24,7 @@ const state = {
   seenPorts: new Set(),
   seenKinds: new Set(),
   stats: null,
+  finalStats: null,
   started: false,
   view: { start: 0, end: 0, follow: true },
   drawn: { bars: 0, points: 0 },
@@ -127,6 +128,8 @@ function onMessage(message, token, text) {
     }
     case 'Stats':
       state.stats = message.data;
+      // The closing Stats of a stream: its totals are final (what was offered, dropped).
+      if (message.data.final) state.finalStats = message.data;
       break;
     case 'Error':
       showMessage(`${message.data.code || 'error'}: ${message.data.message}`, true);
@@ -574,7 +577,10 @@ function renderStats() {
   if (s) {
     $('stat-events').textContent = formatRate(s.events_per_sec);
     $('stat-bytes').textContent = formatRate(s.bytes_per_sec);
-    $('stat-drops').textContent = `${s.dropped_total ?? 0} (${(100 * s.drop_rate).toFixed(2)}%)`;
+    // Cumulative drops as a share of everything offered to this viewer so far.
+    const offered = s.offered_total ?? 0;
+    const share = offered > 0 ? (100 * (s.dropped_total ?? 0)) / offered : 0;
+    $('stat-drops').textContent = `${s.dropped_total ?? 0} (${share.toFixed(2)}%)`;
     $('stat-cpu').textContent = s.cpu_load == null ? '–' : `${(100 * s.cpu_load).toFixed(1)}%`;
   }
   $('stat-buffered').textContent = `${state.count}`;

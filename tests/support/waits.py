@@ -1,0 +1,74 @@
+"""Waits on what the system itself shows (a file's size, an open file descriptor, output
+lines) with generous deadlines, instead of fixed sleeps: a loaded machine is slow, and a
+wait that runs out raises with what was seen, so the test fails loudly."""
+import os
+import threading
+import time
+
+DEADLINE_S = 60
+
+
+class WaitTimeout(AssertionError):
+    pass
+
+
+def wait_until(condition, what, seen=lambda: "", timeout=DEADLINE_S):
+    """Polls condition() until true; raises WaitTimeout naming what was seen at the end."""
+    until = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > until:
+            raise WaitTimeout(f"{what}: not within {timeout} s (seen: {seen()})")
+        time.sleep(0.02)
+
+
+def file_size(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def holds_open(pid, path):
+    """True when process pid has path open (its /proc/PID/fd links)."""
+    target = os.path.realpath(path)
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                if os.path.realpath(f"/proc/{pid}/fd/{fd}") == target:
+                    return True
+            except OSError:
+                continue
+    except OSError:
+        return False
+    return False
+
+
+def wait_open(process, path, what, timeout=DEADLINE_S):
+    """Waits until the child has path open (and is still running)."""
+    wait_until(lambda: process.poll() is not None or holds_open(process.pid, path), what,
+               lambda: f"exit {process.poll()}", timeout)
+    if process.poll() is not None:
+        raise WaitTimeout(f"{what}: the process exited with {process.returncode} first")
+
+
+class LineCollector:
+    """Reads a text stream's lines on a thread, so a test can wait for a count of them."""
+
+    def __init__(self, stream):
+        self.lines = []
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream):
+        for line in stream:
+            with self._lock:
+                self.lines.append(line)
+
+    def snapshot(self):
+        with self._lock:
+            return list(self.lines)
+
+    def finish(self, timeout=DEADLINE_S):
+        self._thread.join(timeout)
+        return self.snapshot()
