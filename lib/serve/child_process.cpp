@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -43,6 +44,20 @@ std::vector<std::string> substitute_placeholders(const std::vector<std::string>&
     out.push_back(std::move(result));
   }
   return out;
+}
+
+std::optional<std::string> refuse_placeholder_value(std::string_view field, std::string_view value) {
+  constexpr std::string_view allowed_punctuation = "._:/@+-";
+  if (value.size() > max_placeholder_value) {
+    return fmt::format("{} is longer than {} characters", field, max_placeholder_value);
+  }
+  const auto bad = std::find_if(value.begin(), value.end(), [&](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return std::isalnum(u) == 0 && allowed_punctuation.find(c) == std::string_view::npos;
+  });
+  if (bad == value.end()) return std::nullopt;
+  return fmt::format("{} may only contain letters, digits and {} (it reaches the capture command); found {:?}", field,
+                     allowed_punctuation, std::string(1, *bad));
 }
 
 std::string_view protocol_code_for_exit(int exit_code) noexcept {

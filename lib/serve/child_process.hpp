@@ -21,6 +21,13 @@ namespace tp::serve {
 std::vector<std::string> substitute_placeholders(const std::vector<std::string>& argv,
                                                  const std::map<std::string, std::string>& values);
 
+// Values a client chooses ({chip}, {probe_selector}) reach the command's arguments, maybe a
+// shell script: they are accepted only when they are at most 128 characters of letters,
+// digits and . _ : / @ + - (what chip names and probe selectors are made of; never a shell
+// metacharacter, a space or a quote). Returns why a value is refused, or nullopt.
+inline constexpr std::size_t max_placeholder_value = 128;
+std::optional<std::string> refuse_placeholder_value(std::string_view field, std::string_view value);
+
 // The protocol's code for a tracepipe exit status (README "Exit codes"), or "" when none fits.
 std::string_view protocol_code_for_exit(int exit_code) noexcept;
 

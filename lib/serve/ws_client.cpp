@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/clock.hpp"
+#include "serve/child_process.hpp"
 
 namespace tp::serve {
 
@@ -118,6 +119,17 @@ void WsClient::handle(const ConnectRequest& request) {
       return close(close_code::policy_violation, "authentication failed");
     }
     authenticated_ = true;
+  }
+  if (server_.command_mode()) {
+    // These values become the command's {chip} and {probe_selector}.
+    for (const auto& [field, value] :
+         {std::pair{"chip", request.chip}, std::pair{"probe_selector", request.probe_selector}}) {
+      if (!value) continue;
+      if (const auto refused = refuse_placeholder_value(field, *value)) {
+        server_.log_.warn(fmt::format("client {} ({}): Connect refused: {}", id_, peer_, *refused));
+        return send_error(codes::invalid_parameters, *refused);
+      }
+    }
   }
   connected_ = true;
   status_ = server_.status_for(request);

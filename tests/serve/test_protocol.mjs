@@ -4,6 +4,7 @@
 // against the project's protocol schemas and Callisto's own.
 // Usage: node test_protocol.mjs PROJECT_ROOT BUILD_DIR SHARED_DIR
 import { execSync } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
@@ -334,11 +335,24 @@ await step('command mode with the real tools', async () => {
 });
 
 await step('command mode: placeholders, stop when the last client leaves, restart', async () => {
-  const script = `printf '{"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"baud=%s mask=%s chip=%s probe=%s"}}}\\n' {baud_rate} {allow_mask_hex} '{chip}' '{probe_selector}'; ${capture} --simulate --seed 2 --rate 100000 | ${decode}`;
-  const cmd = await startServer(serve, ['-v', '--', 'sh', '-c', script]);
+  // The documented form: placeholders as arguments of their own, used as "$1".. in the script.
+  const script = `printf '{"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"baud=%s mask=%s chip=%s probe=%s"}}}\\n' "$1" "$2" "$3" "$4"; ${capture} --simulate --seed 2 --rate 100000 | ${decode}`;
+  const cmd = await startServer(serve, ['-v', '--', 'sh', '-c', script, 'sh', '{baud_rate}', '{allow_mask_hex}', '{chip}', '{probe_selector}']);
   const c = client(cmd.url);
   await c.opened;
   await c.type('Hello');
+  // A chip or selector with shell metacharacters never reaches the command.
+  const marker = path.join(buildDir, `pwned-${process.pid}`);
+  for (const chip of [`$(touch ${marker})`, `x;touch ${marker}`, `\`touch ${marker}\``, 'a b', "it's"]) {
+    c.send({ type: 'Connect', data: { probe_selector: null, chip, token: null } });
+    const refused = await c.error('INVALID_PARAMETERS');
+    check(refused.data.message.includes('chip may only contain'), `command mode: Connect with chip ${JSON.stringify(chip)} -> INVALID_PARAMETERS`);
+  }
+  c.send({ type: 'Connect', data: { probe_selector: '$(id)', chip: null, token: null } });
+  check((await c.error('INVALID_PARAMETERS')).data.message.includes('probe_selector'), 'command mode: a probe_selector with $( ) is refused');
+  c.send({ type: 'Start', data: { allow_mask: 0xF, baud_rate: null } });
+  await c.error('NOT_CONNECTED');
+  check(!fs.existsSync(marker) && !cmd.log().includes('started the capture command'), 'no command ran and no injected command ran');
   c.send({ type: 'Connect', data: { probe_selector: 'VID:PID:0483:374B', chip: 'STM32F407VG', token: null } });
   await c.type('Status');
   c.send({ type: 'Start', data: { allow_mask: 0xF, baud_rate: 4000000 } });
@@ -355,8 +369,10 @@ await step('command mode: placeholders, stop when the last client leaves, restar
   c.send({ type: 'Start', data: { allow_mask: 0xF, baud_rate: null } });
   const again = await c.next((m) => m.type === 'Event', undefined, 'first event again');
   check(again.data.event.data.message.startsWith('baud=2000000 '), 'Start again restarts it (null baud -> --baud default)');
-  const runs = (cmd.log().match(/started the capture command/g) || []).length;
-  check(runs === 2, `the command ran twice (${runs})`);
+  const runs = () => (cmd.log().match(/started the capture command/g) || []).length;
+  // Its stderr line may come after its first record: wait for the log, then count.
+  await waitUntil(() => runs() >= 2, 'the second run is logged', () => cmd.log().slice(-300)).catch((e) => check(false, e.message));
+  check(runs() === 2, `the command ran twice (${runs()})`);
   c.close();
   const stops = () => (cmd.log().match(/stopping the capture command/g) || []).length;
   await waitUntil(() => stops() >= 2, 'the last client leaving stops the command', () => cmd.log().slice(-300));

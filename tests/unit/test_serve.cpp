@@ -425,6 +425,22 @@ TEST_CASE("send queues: shared batches, filtered copies, bounded with exact drop
   CHECK(counters.pop(1).events == 10);
 }
 
+TEST_CASE("client values for command placeholders: only what chip names and selectors are made of") {
+  for (const char* good :
+       {"STM32F407VGTx", "nRF52840_xxAA", "VID:PID:0483:374B", "lpclink2", "serial/ABC-12+x@1", ""}) {
+    CHECK_MESSAGE(!refuse_placeholder_value("chip", good), good);
+  }
+  for (const char* bad : {"$(touch x)", "a;b", "`id`", "a b", "it's", "a\"b", "a|b", "a&b", "a>b", "a\nb", "a\\b", "~x",
+                          "*", "a\tb", "\xc3\xa9"}) {
+    const auto refused = refuse_placeholder_value("chip", bad);
+    REQUIRE_MESSAGE(refused, bad);
+    CHECK(refused->find("chip may only contain") != std::string::npos);
+  }
+  CHECK(!refuse_placeholder_value("chip", std::string(max_placeholder_value, 'a')));
+  CHECK(refuse_placeholder_value("probe_selector", std::string(max_placeholder_value + 1, 'a'))->find("longer") !=
+        std::string::npos);
+}
+
 TEST_CASE("command placeholders, exit codes and error lines") {
   const std::map<std::string, std::string> values{{"baud_rate", "2000000"}, {"chip", "STM32F407VG"}};
   CHECK(substitute_placeholders({"--baud", "{baud_rate}", "x{chip}y{chip}", "{unknown}", "{", "}{"}, values) ==

@@ -95,10 +95,12 @@ int run_main(int argc, char** argv) {
       "Records come from stdin (or FILE), or, in command mode, from a capture command that\n"
       "trace-serve starts when a client sends Start and stops when no client traces any more.\n"
       "The command's arguments may use {baud_rate}, {allow_mask}, {allow_mask_hex},\n"
-      "{probe_selector} and {chip}, filled in from the client's Connect and Start.\n\n"
+      "{probe_selector} and {chip}, filled in from the client's Connect and Start. In a shell\n"
+      "script, pass each placeholder as an argument of its own and use \"$1\".. (see below);\n"
+      "a chip or probe_selector with characters other than letters, digits and ._:/@+- is refused.\n\n"
       "Examples:\n"
       "  swo-capture --simulate | itm-decode | trace-serve\n"
-      "  trace-serve --port-map ports.json -- sh -c 'swo-capture --baud {baud_rate} | itm-decode'\n"
+      "  trace-serve --port-map ports.json -- sh -c 'swo-capture --baud \"$1\" | itm-decode' sh {baud_rate}\n"
       "  TRACE_SERVE_TOKEN=secret trace-serve --listen 0.0.0.0:9229 < records.ndjson",
       "trace-serve"};
   Options o;
