@@ -5,6 +5,7 @@
 #include <boost/beast/websocket/rfc6455.hpp>
 #include <chrono>
 
+#include "core/clock.hpp"
 #include "serve/viewer_assets.hpp"
 #include "serve/ws_client.hpp"
 
@@ -32,7 +33,8 @@ beast::string_view beast_view(std::string_view text) noexcept {
 HttpSession::HttpSession(Server::Impl& server, tcp::socket socket) : server_(server), stream_(std::move(socket)) {
   boost::system::error_code ec;
   const auto endpoint = stream_.socket().remote_endpoint(ec);
-  peer_ = ec ? "?" : fmt::format("{}:{}", endpoint.address().to_string(), endpoint.port());
+  peer_address_ = ec ? "?" : endpoint.address().to_string();
+  peer_ = ec ? "?" : fmt::format("{}:{}", peer_address_, endpoint.port());
 }
 
 void HttpSession::read_request() {
@@ -99,20 +101,32 @@ void HttpSession::upgrade(const Request& request) {
   }
   bool authenticated = !server_.options_.token.has_value();
   if (!authenticated) {
+    if (const std::uint64_t wait_us = server_.failed_tokens_.blocked_for(peer_address_, monotonic_us()); wait_us > 0) {
+      const std::string seconds = std::to_string((wait_us + 999'999) / 1'000'000);
+      ++server_.stats_.rejected_clients;
+      return respond(http::status::too_many_requests, "text/plain",
+                     fmt::format("too many wrong tokens from {}: retry in {} s\n", peer_address_, seconds), request,
+                     {{"Retry-After", seconds}});
+    }
     std::optional<std::string> presented = query_parameter(view(request.target()), "token");
     if (const auto authorization = header("Authorization")) {
       if (const auto bearer = bearer_token(*authorization)) presented = std::string(*bearer);
     }
     if (presented) {
       if (!constant_time_equal(*presented, *server_.options_.token)) {
+        server_.wrong_token(peer_address_, "in the upgrade request");
         return refuse(http::status::unauthorized, "wrong token");
       }
+      server_.failed_tokens_.succeeded(peer_address_);
       authenticated = true;
     }
   }
-  if (!server_.can_accept_client()) {
+  const Slot slot = authenticated ? Slot::client : Slot::unauthenticated;
+  if (!server_.slots_.take(slot)) {
     return refuse(http::status::service_unavailable,
-                  fmt::format("too many clients (--max-clients {})", server_.options_.max_clients));
+                  authenticated ? fmt::format("too many clients (--max-clients {})", server_.options_.max_clients)
+                                : fmt::format("too many connections waiting to show the token (at most {})",
+                                              max_unauthenticated_connections));
   }
   auto response = std::make_shared<std::string>(
       fmt::format("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -120,12 +134,12 @@ void HttpSession::upgrade(const Request& request) {
                   websocket_accept_key(*key)));
   stream_.expires_never();
   asio::async_write(stream_.socket(), asio::buffer(*response),
-                    [self = shared_from_this(), response, authenticated](beast::error_code ec, std::size_t) {
-                      if (ec || self->server_.stopping_) return;
+                    [self = shared_from_this(), response, slot](beast::error_code ec, std::size_t) {
+                      if (ec || self->server_.stopping_) return self->server_.slots_.give_back(slot);
                       const auto early = self->buffer_.data();
                       const std::string early_bytes(static_cast<const char*>(early.data()), early.size());
-                      auto client = std::make_shared<WsClient>(self->server_, self->stream_.release_socket(),
-                                                               self->peer_, authenticated);
+                      auto client =
+                          std::make_shared<WsClient>(self->server_, self->stream_.release_socket(), self->peer_, slot);
                       self->server_.client_opened(client);
                       client->start(early_bytes);
                     });

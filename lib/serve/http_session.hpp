@@ -30,6 +30,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   std::string peer_;
+  std::string peer_address_;  // without the port: failed tokens are counted per address
 };
 
 }  // namespace tp::serve

@@ -55,7 +55,8 @@ Server::Impl::Impl(ServeOptions options, const Logger& logger)
       tick_(io_),
       stats_timer_(io_),
       server_id_(random_uuid()),
-      origins_(options_.address, options_.port, options_.allowed_origins) {
+      origins_(options_.address, options_.port, options_.allowed_origins),
+      slots_(options_.max_clients, max_unauthenticated_connections) {
   if (options_.port == 0) {
     // The real port is known only now; the browser's Origin will name it.
     options_.port = acceptor_.local_endpoint().port();
@@ -82,6 +83,16 @@ void Server::Impl::client_closed(const std::shared_ptr<WsClient>& client) {
   log_.verbose(fmt::format("client {} ({}) gone ({} left): {} records offered, {} sent, {} dropped", client->id(),
                            client->peer(), clients_.size(), client->offered(), client->sent(), client->dropped()));
   if (was_tracing) client_stopped();
+}
+
+void Server::Impl::wrong_token(const std::string& address, std::string_view where) {
+  ++stats_.wrong_tokens;
+  const std::uint64_t block_us = failed_tokens_.failed(address, monotonic_us());
+  // Each wrong token is logged: past the first few the peer is blocked, so that is at most a
+  // few lines a minute per address.
+  log_.warn(block_us == 0 ? fmt::format("wrong token from {} ({})", address, where)
+                          : fmt::format("wrong token from {} ({}); its connections are refused for {} s", address,
+                                        where, block_us / 1'000'000));
 }
 
 StatusInfo Server::Impl::status_for(const ConnectRequest& connect) const {

@@ -44,6 +44,7 @@ struct ServeStats {
   std::uint64_t bad_lines = 0;
   std::uint64_t clients = 0;
   std::uint64_t rejected_clients = 0;
+  std::uint64_t wrong_tokens = 0;
   std::uint64_t events_sent = 0;
   std::uint64_t events_dropped = 0;
   std::uint64_t commands_started = 0;

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <unordered_set>
 #include "net/asio.hpp"
 
+#include "serve/admission.hpp"
 #include "serve/broadcast.hpp"
 #include "serve/child_process.hpp"
 #include "serve/handshake.hpp"
@@ -26,6 +28,11 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 
 class WsClient;
+
+// Connections that have not shown the token (when one is set) have a pool of their own and
+// this long to show it.
+inline constexpr std::size_t max_unauthenticated_connections = 32;
+inline constexpr auto authentication_deadline = std::chrono::seconds(10);
 
 // Process CPU time over wall time, as a fraction of all cores.
 class CpuMeter {
@@ -52,8 +59,9 @@ class Server::Impl {
   [[nodiscard]] StatusInfo status_for(const ConnectRequest& connect) const;
   [[nodiscard]] std::string meta() const;
   [[nodiscard]] bool command_mode() const noexcept { return !options_.command.empty(); }
-  [[nodiscard]] bool can_accept_client() const noexcept { return clients_.size() < options_.max_clients; }
   [[nodiscard]] std::uint64_t next_client_id() noexcept { return ++stats_.clients; }
+  // A wrong token from that address: counted for its back-off, and logged.
+  void wrong_token(const std::string& address, std::string_view where);
 
   ServeOptions options_;
   const Logger& log_;
@@ -66,6 +74,8 @@ class Server::Impl {
   KindTable kinds_;
   ClientMessageParser parser_;
   std::unordered_set<std::shared_ptr<WsClient>> clients_;
+  ClientSlots slots_;
+  FailedTokenLimiter failed_tokens_;
   ServeStats stats_;
   CpuMeter cpu_;
 

@@ -25,6 +25,7 @@ inline constexpr std::uint16_t invalid_payload = 1007;
 inline constexpr std::uint16_t policy_violation = 1008;
 inline constexpr std::uint16_t message_too_big = 1009;
 inline constexpr std::uint16_t internal_error = 1011;
+inline constexpr std::uint16_t try_again_later = 1013;  // IANA's registry (RFC 6455 section 11.7)
 }  // namespace close_code
 
 // The largest header a frame can have (2 + 8 bytes of length, no mask from a server).

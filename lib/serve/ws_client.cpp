@@ -16,28 +16,47 @@ constexpr std::size_t max_gather_chunks = 64;
 constexpr std::size_t max_gather_bytes = 1U << 20U;
 }  // namespace
 
-WsClient::WsClient(Server::Impl& server, tcp::socket socket, std::string peer, bool authenticated)
+WsClient::WsClient(Server::Impl& server, tcp::socket socket, std::string peer, Slot slot)
     : server_(server),
       socket_(std::move(socket)),
       close_timer_(server.io_),
+      auth_timer_(server.io_),
       peer_(std::move(peer)),
       id_(server.next_client_id()),
       parser_(server.options_.max_message_size),
       queue_(server.options_.queue_limit, control_budget),
-      authenticated_(authenticated),
+      slot_(slot),
+      authenticated_(slot == Slot::client),
       tokens_(server.options_.max_message_rate * 2),
       refilled_us_(monotonic_us()) {
-  boost::system::error_code ignored;
-  socket_.set_option(tcp::no_delay(true), ignored);
+  boost::system::error_code ec;
+  socket_.set_option(tcp::no_delay(true), ec);
+  const auto endpoint = socket_.remote_endpoint(ec);
+  peer_address_ = ec ? "?" : endpoint.address().to_string();
 }
 
 void WsClient::start(std::string_view early_bytes) {
   send(hello_message(server_.server_id_, rfc3339_now()));
+  if (!authenticated_) await_authentication();
   if (!early_bytes.empty()) {
     on_bytes(
         std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(early_bytes.data()), early_bytes.size()));
   }
   read();
+}
+
+// A connection that has not shown the token holds one of the few unauthenticated slots: it
+// gets authentication_deadline to send Connect with it.
+void WsClient::await_authentication() {
+  auth_timer_.expires_after(authentication_deadline);
+  auth_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    if (ec || self->authenticated_ || self->closing_) return;
+    self->server_.log_.verbose(fmt::format("client {} ({}): no token within {} s", self->id_, self->peer_,
+                                           std::chrono::seconds(authentication_deadline).count()));
+    self->send_error(codes::permission_denied, fmt::format("no token within {} s: send Connect with data.token",
+                                                           std::chrono::seconds(authentication_deadline).count()));
+    self->close(close_code::policy_violation, "authentication timeout");
+  });
 }
 
 void WsClient::read() {
@@ -112,14 +131,7 @@ void WsClient::on_message(std::string_view text) {
 }
 
 void WsClient::handle(const ConnectRequest& request) {
-  if (!authenticated_) {
-    const auto& expected = server_.options_.token;
-    if (!request.token || !expected || !constant_time_equal(*request.token, *expected)) {
-      send_error(codes::permission_denied, request.token ? "wrong token" : "this server needs a token");
-      return close(close_code::policy_violation, "authentication failed");
-    }
-    authenticated_ = true;
-  }
+  if (!authenticated_ && !authenticate(request)) return;
   if (server_.command_mode()) {
     // These values become the command's {chip} and {probe_selector}.
     for (const auto& [field, value] :
@@ -134,6 +146,34 @@ void WsClient::handle(const ConnectRequest& request) {
   connected_ = true;
   status_ = server_.status_for(request);
   send(status_message(status_));
+}
+
+bool WsClient::authenticate(const ConnectRequest& request) {
+  const auto& expected = server_.options_.token;
+  const auto refuse = [&](std::string_view message) {
+    send_error(codes::permission_denied, message);
+    close(close_code::policy_violation, "authentication failed");
+    return false;
+  };
+  if (server_.failed_tokens_.blocked_for(peer_address_, monotonic_us()) > 0) {
+    return refuse("too many wrong tokens from this address: try again later");
+  }
+  if (!request.token || !expected) return refuse("this server needs a token");
+  if (!constant_time_equal(*request.token, *expected)) {
+    server_.wrong_token(peer_address_, "in Connect");
+    return refuse("wrong token");
+  }
+  server_.failed_tokens_.succeeded(peer_address_);
+  if (!server_.slots_.promote()) {
+    send_error(codes::permission_denied,
+               fmt::format("too many clients (--max-clients {}): try again later", server_.options_.max_clients));
+    close(close_code::try_again_later, "too many clients");
+    return false;
+  }
+  slot_ = Slot::client;
+  authenticated_ = true;
+  auth_timer_.cancel();
+  return true;
 }
 
 void WsClient::handle(const StartRequest& request) {
@@ -266,6 +306,8 @@ void WsClient::closed() {
   closed_ = true;
   closing_ = true;
   close_timer_.cancel();
+  auth_timer_.cancel();
+  server_.slots_.give_back(slot_);
   force_close();
   server_.stats_.events_dropped += dropped_;
   server_.client_closed(shared_from_this());

@@ -18,7 +18,8 @@ namespace tp::serve {
 
 class WsClient : public std::enable_shared_from_this<WsClient> {
  public:
-  WsClient(Server::Impl& server, tcp::socket socket, std::string peer, bool authenticated);
+  // slot: the pool the connection holds (Slot::unauthenticated until it shows the token).
+  WsClient(Server::Impl& server, tcp::socket socket, std::string peer, Slot slot);
 
   // Sends Hello, handles bytes the client sent along with its upgrade request, reads on.
   void start(std::string_view early_bytes);
@@ -48,6 +49,8 @@ class WsClient : public std::enable_shared_from_this<WsClient> {
   void on_frame(const ClientFrame& frame);
   void on_message(std::string_view text);
   bool admit_message();
+  // Checks Connect.token (with the per-address back-off); false: refused and closing.
+  bool authenticate(const ConnectRequest& request);
   void handle(const ConnectRequest& request);
   void handle(const StartRequest& request);
   void handle(const StopRequest& request);
@@ -55,11 +58,14 @@ class WsClient : public std::enable_shared_from_this<WsClient> {
   void write_more();
   void note_drops(std::uint64_t events);
   void closed();
+  void await_authentication();
 
   Server::Impl& server_;
   tcp::socket socket_;
   asio::steady_timer close_timer_;
+  asio::steady_timer auth_timer_;
   std::string peer_;
+  std::string peer_address_;
   std::uint64_t id_;
   FrameParser parser_;
   SendQueue queue_;
@@ -70,6 +76,7 @@ class WsClient : public std::enable_shared_from_this<WsClient> {
   bool closing_ = false;
   bool closed_ = false;
 
+  Slot slot_;
   bool authenticated_;
   bool connected_ = false;
   bool tracing_ = false;

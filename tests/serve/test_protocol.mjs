@@ -314,6 +314,62 @@ await step('token auth', async () => {
   check((await secured.exited).code === 130, 'SIGINT -> exit 130');
 });
 
+await step('unauthenticated connections: their own pool, a deadline, an exact cap', async () => {
+  const secured = await startServer(serve, ['--max-clients', '5', '-v'], { env: { TRACE_SERVE_TOKEN: 's3cret' } });
+  // Strangers that never show the token do not count against --max-clients...
+  const strangers = [];
+  for (let i = 0; i < 32; i++) strangers.push(client(secured.url));
+  await Promise.all(strangers.map((c) => c.type('Hello')));
+  const oneTooMany = client(secured.url);
+  check(await oneTooMany.opened.then(() => false, (e) => e.message === 'HTTP 503'), 'the 33rd connection without a token is refused (503)');
+  const user = client(`${secured.url}?token=s3cret`);
+  check((await user.connectAndStart()).type === 'Meta', 'with 32 strangers connected the real user still gets in');
+  // ... and are cut off when they have not shown it in time.
+  const started = Date.now();
+  const closes = await Promise.all(strangers.map((c) => c.closed));
+  const waited = (Date.now() - started) / 1000;
+  check(closes.every((c) => c.code === 1008) && strangers.every((c) => c.messages.some((m) => m.type === 'Error' && m.data.code === 'PERMISSION_DENIED')),
+        `strangers are closed (1008, PERMISSION_DENIED) after the authentication deadline (${waited.toFixed(1)} s)`);
+  // An exact cap under concurrent upgrades: 20 at once for the 4 free places.
+  const rush = [];
+  for (let i = 0; i < 20; i++) rush.push(client(`${secured.url}?token=s3cret`));
+  const outcomes = await Promise.all(rush.map((c) => c.opened.then(() => 'open', (e) => e.message)));
+  const opened = outcomes.filter((o) => o === 'open').length;
+  check(opened === 4 && outcomes.filter((o) => o === 'HTTP 503').length === 16, `--max-clients 5 is exact: 4 of 20 concurrent upgrades admitted beside the user (${opened})`);
+  // A client that authenticates by Connect.token when the client pool is full is refused.
+  const late = client(secured.url);
+  await late.type('Hello');
+  late.send({ type: 'Connect', data: { probe_selector: null, chip: null, token: 's3cret' } });
+  check((await late.error('PERMISSION_DENIED')).data.message.includes('too many clients') && (await late.closed).code === 1013,
+        'Connect.token with the client pool full -> PERMISSION_DENIED, close 1013');
+  for (const c of [user, ...rush]) c.close();
+  secured.child.kill('SIGTERM');
+  await secured.exited;
+});
+
+await step('token guessing is slowed down per address and logged', async () => {
+  const secured = await startServer(serve, [], { env: { TRACE_SERVE_TOKEN: 's3cret' } });
+  const statuses = [];
+  const started = Date.now();
+  for (let i = 0; i < 200; i++) {
+    const guess = client(`${secured.url}?token=guess${i}`);
+    statuses.push(await guess.opened.then(() => 'open', (e) => e.message));
+  }
+  const perSecond = 200 / ((Date.now() - started) / 1000);
+  const evaluated = statuses.filter((s) => s === 'HTTP 401').length;
+  check(evaluated <= 4 && statuses.filter((s) => s === 'HTTP 429').length === 200 - evaluated,
+        `of 200 guesses (${perSecond.toFixed(0)}/s) ${evaluated} were tried and the rest refused unseen (429)`);
+  const logged = (secured.log().match(/wrong token from 127\.0\.0\.1/g) || []).length;
+  check(logged === evaluated && secured.log().includes('its connections are refused for'), `each tried guess is logged, and the back-off (${logged} lines)`);
+  const right = client(`${secured.url}?token=s3cret`);
+  check(await right.opened.then(() => false, (e) => e.message === 'HTTP 429'), 'during the back-off even the right token waits');
+  const noToken = client(secured.url);
+  const refused = await noToken.opened.then(() => 'open', (e) => e.message);
+  check(refused === 'HTTP 429', `a blocked address cannot try Connect.token either (${refused})`);
+  secured.child.kill('SIGTERM');
+  await secured.exited;
+});
+
 // ---- command mode --------------------------------------------------------------------
 const capture = path.join(buildDir, 'tools/swo-capture');
 const decode = path.join(buildDir, 'tools/itm-decode');

@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "json/ndjson_reader.hpp"
+#include "serve/admission.hpp"
 #include "serve/broadcast.hpp"
 #include "serve/child_process.hpp"
 #include "serve/handshake.hpp"
@@ -502,4 +503,62 @@ TEST_CASE("child processes: pipes, JSON logs, exit codes, stopping the whole gro
   pollfd descriptor{group_out.get(), POLLIN, 0};
   CHECK(::poll(&descriptor, 1, 2000) == 1);
   CHECK(read_all(group_out.get()).empty());
+}
+
+TEST_CASE("client slots: an exact cap, and a pool of its own for connections without the token") {
+  ClientSlots slots(2, 3);
+  CHECK(slots.take(Slot::client));
+  CHECK(slots.take(Slot::client));
+  CHECK_FALSE(slots.take(Slot::client));  // exactly --max-clients
+  for (int i = 0; i < 3; ++i) CHECK(slots.take(Slot::unauthenticated));
+  CHECK_FALSE(slots.take(Slot::unauthenticated));
+  CHECK_FALSE(slots.promote());  // the client pool is full: it stays unauthenticated
+  CHECK(slots.unauthenticated() == 3);
+  slots.give_back(Slot::client);
+  CHECK(slots.promote());
+  CHECK(slots.clients() == 2);
+  CHECK(slots.unauthenticated() == 2);
+  slots.give_back(Slot::unauthenticated);
+  slots.give_back(Slot::unauthenticated);
+  slots.give_back(Slot::unauthenticated);  // never below zero
+  CHECK(slots.unauthenticated() == 0);
+  CHECK(slots.take(Slot::unauthenticated));
+}
+
+TEST_CASE("failed tokens: a few are free, then each doubles the peer's block, up to a minute") {
+  FailedTokenLimiter limiter;
+  const std::string peer = "192.0.2.7";
+  std::uint64_t now = 1'000'000;
+  for (unsigned i = 0; i < FailedTokenLimiter::free_failures; ++i) CHECK(limiter.failed(peer, now) == 0);
+  CHECK(limiter.blocked_for(peer, now) == 0);
+  CHECK(limiter.failed(peer, now) == 1'000'000);
+  CHECK(limiter.blocked_for(peer, now + 400'000) == 600'000);
+  CHECK(limiter.blocked_for("192.0.2.8", now) == 0);  // per address
+  now += 1'000'000;
+  CHECK(limiter.blocked_for(peer, now) == 0);
+  CHECK(limiter.failed(peer, now) == 2'000'000);
+  CHECK(limiter.failed(peer, now) == 4'000'000);
+  for (int i = 0; i < 20; ++i) limiter.failed(peer, now);
+  CHECK(limiter.blocked_for(peer, now) == FailedTokenLimiter::longest_block_us);
+  // Guessing for ten minutes gets a handful of tries, not thousands a second.
+  unsigned tries = 0;
+  for (std::uint64_t t = now; t < now + 600'000'000; t += 10'000) {
+    if (limiter.blocked_for(peer, t) == 0) {
+      ++tries;
+      limiter.failed(peer, t);
+    }
+  }
+  CHECK(tries <= 11);
+  limiter.succeeded(peer);
+  CHECK(limiter.blocked_for(peer, now) == 0);
+  CHECK(limiter.failed(peer, now) == 0);  // a fresh start after the right token
+  // A peer quiet for longer than forget_after_us starts afresh.
+  for (int i = 0; i < 5; ++i) limiter.failed("198.51.100.1", 0);
+  CHECK(limiter.failed("198.51.100.1", FailedTokenLimiter::forget_after_us + 1) == 0);
+}
+
+TEST_CASE("failed tokens: memory stays bounded however many addresses fail") {
+  FailedTokenLimiter limiter;
+  for (std::size_t i = 0; i < FailedTokenLimiter::max_peers * 3; ++i) limiter.failed(std::to_string(i), i);
+  CHECK(limiter.peers() <= FailedTokenLimiter::max_peers);
 }

@@ -75,9 +75,9 @@ tp::ExitCode run(const Options& o, std::vector<std::string> command, const tp::L
   if (o.stats) {
     const tp::serve::ServeStats s = server.stats();
     log.report(fmt::format(
-        "{} records read, {} bad lines skipped, {} clients ({} refused), {} events sent, {} dropped for slow clients, "
-        "{} command runs",
-        s.records_read, s.bad_lines, s.clients, s.rejected_clients, s.events_sent, s.events_dropped,
+        "{} records read, {} bad lines skipped, {} clients ({} refused, {} wrong tokens), {} events sent, {} dropped "
+        "for slow clients, {} command runs",
+        s.records_read, s.bad_lines, s.clients, s.rejected_clients, s.wrong_tokens, s.events_sent, s.events_dropped,
         s.commands_started));
   }
   return tp::ExitCode::ok;
