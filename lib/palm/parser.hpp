@@ -52,6 +52,8 @@ class Parser {
   std::optional<ParseError> feed(std::span<const std::uint8_t> bytes, OnMessage&& on_message);
   // End of stream: an error if it ended inside a message.
   [[nodiscard]] std::optional<ParseError> finish() const;
+  // True while a message has begun and is not complete yet.
+  [[nodiscard]] bool mid_message() const noexcept { return !pending_.empty(); }
 
  private:
   // Checks a complete header; returns the total size or an error.

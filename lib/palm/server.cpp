@@ -11,6 +11,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/signals.hpp"
+#include "net/accept_loop.hpp"
 #include "net/tcp_listener.hpp"
 
 namespace tp::palm {
@@ -38,10 +39,11 @@ class Server::Impl {
   asio::steady_timer tick_;
   std::unordered_set<std::shared_ptr<Session>> sessions_;
   ServerStats stats_;
+  net::AcceptLoop accept_loop_;
   bool stopping_ = false;
 
  private:
-  void accept();
+  void accept(tcp::socket socket);
   void schedule_tick();
   void stop();
 };
@@ -50,7 +52,7 @@ class Server::Impl {
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(Server::Impl& server, tcp::socket socket, std::uint64_t id)
-      : server_(server), socket_(std::move(socket)), parser_(server.max_message_size()) {
+      : server_(server), socket_(std::move(socket)), message_timer_(server.io_), parser_(server.max_message_size()) {
     connection_.id = id;
     boost::system::error_code ec;
     const auto endpoint = socket_.remote_endpoint(ec);
@@ -59,6 +61,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void start() { read(); }
   void close() {
+    message_timer_.cancel();
     boost::system::error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_both, ignored);
     socket_.close(ignored);
@@ -78,6 +81,7 @@ class Session : public std::enable_shared_from_this<Session> {
       const auto error = parser_.feed(std::span<const std::uint8_t>(buffer_.data(), n),
                                       [&](const Message& m) { server_.emit(m, connection_, now); });
       if (error) return reject(*error);
+      watch_message();
       return read();
     }
     if (ec == asio::error::eof) {
@@ -91,6 +95,29 @@ class Session : public std::enable_shared_from_this<Session> {
     server_.closed(shared_from_this(), false);
   }
 
+  // A message that has begun must complete within --message-timeout: a sender that stalls
+  // mid-message holds up to --max-message-size of memory, so it is cut off.
+  void watch_message() {
+    if (!parser_.mid_message()) {
+      message_timer_.cancel();
+      timing_message_ = false;
+      return;
+    }
+    if (timing_message_) return;
+    timing_message_ = true;
+    message_timer_.expires_after(server_.options_.message_timeout);
+    message_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+      if (ec || !self->parser_.mid_message() || !self->socket_.is_open()) return;
+      ++self->server_.stats_.stalled_messages;
+      self->server_.logger().warn(
+          fmt::format("connection {} ({}): a message begun {} ms ago is still incomplete; "
+                      "closing this connection",
+                      self->connection_.id, self->connection_.peer, self->server_.options_.message_timeout.count()));
+      self->close();
+      self->server_.closed(self, true);
+    });
+  }
+
   void reject(const ParseError& error) {
     server_.logger().error("INVALID_MESSAGE",
                            fmt::format("connection {} ({}): byte {}: {}; closing this connection", connection_.id,
@@ -101,6 +128,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   Server::Impl& server_;
   tcp::socket socket_;
+  asio::steady_timer message_timer_;
+  bool timing_message_ = false;
   Parser parser_;
   Connection connection_;
   std::array<std::uint8_t, std::size_t{64} << 10U> buffer_{};
@@ -111,19 +140,26 @@ Server::Impl::Impl(ServerOptions options, BatchedWriter& writer, const Logger& l
       writer_(writer),
       logger_(logger),
       acceptor_(net::listen_tcp(io_, options_.address, options_.port, "another receiver runs there?")),
-      tick_(io_) {}
+      tick_(io_),
+      accept_loop_(acceptor_, logger, "palm-recv", [this](tcp::socket socket) { accept(std::move(socket)); }) {}
 
-void Server::Impl::accept() {
-  acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
-    if (stopping_) return;
-    if (!ec) {
-      auto session = std::make_shared<Session>(*this, std::move(socket), ++stats_.connections);
-      logger_.verbose(fmt::format("connection {} from {}", session->connection().id, session->connection().peer));
-      sessions_.insert(session);
-      session->start();
+void Server::Impl::accept(tcp::socket socket) {
+  if (stopping_) return;
+  auto session = std::make_shared<Session>(*this, std::move(socket), ++stats_.connections);
+  if (sessions_.size() >= options_.max_connections) {
+    // Refused at once (the sender sees the connection close) rather than left in the backlog.
+    ++stats_.refused_connections;
+    if (stats_.refused_connections == 1 || stats_.refused_connections % 1000 == 0) {
+      logger_.warn(fmt::format("connection {} ({}) refused: --max-connections {} are open ({} refused so far)",
+                               session->connection().id, session->connection().peer, options_.max_connections,
+                               stats_.refused_connections));
     }
-    accept();
-  });
+    session->close();
+    return;
+  }
+  logger_.verbose(fmt::format("connection {} from {}", session->connection().id, session->connection().peer));
+  sessions_.insert(session);
+  session->start();
 }
 
 void Server::Impl::schedule_tick() {
@@ -159,13 +195,14 @@ void Server::Impl::stop() {
   if (stopping_) return;
   stopping_ = true;
   boost::system::error_code ignored;
+  accept_loop_.stop();
   acceptor_.close(ignored);
   tick_.cancel();
   for (const auto& session : sessions_) session->close();
 }
 
 void Server::Impl::run() {
-  accept();
+  accept_loop_.start();
   schedule_tick();
   io_.run();
   sessions_.clear();

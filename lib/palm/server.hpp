@@ -3,6 +3,7 @@
 // closes only its own connection; everything decoded before is kept.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -26,13 +27,20 @@ struct ServerOptions {
   std::vector<std::uint16_t> modules;  // empty: all
   Format format = Format::ndjson;
   bool once = false;  // stop when the first sender disconnects
+  // Senders at once; past it a new connection is closed at once (counted, logged).
+  std::size_t max_connections = 128;
+  // A message that has begun must be complete within this (a stalled sender is cut off);
+  // between messages a sender may stay idle as long as it likes.
+  std::chrono::milliseconds message_timeout{10000};
 };
 
 struct ServerStats {
   std::uint64_t connections = 0;
   std::uint64_t messages = 0;
-  std::uint64_t filtered = 0;          // messages of modules not asked for
-  std::uint64_t rejected_streams = 0;  // connections closed for bad input
+  std::uint64_t filtered = 0;             // messages of modules not asked for
+  std::uint64_t rejected_streams = 0;     // connections closed for bad input
+  std::uint64_t refused_connections = 0;  // past --max-connections
+  std::uint64_t stalled_messages = 0;     // connections cut off mid-message after --message-timeout
   std::uint64_t skipped_parameters = 0;
 };
 

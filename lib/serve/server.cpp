@@ -56,7 +56,8 @@ Server::Impl::Impl(ServeOptions options, const Logger& logger)
       stats_timer_(io_),
       server_id_(random_uuid()),
       origins_(options_.address, options_.port, options_.allowed_origins),
-      slots_(options_.max_clients, max_unauthenticated_connections) {
+      slots_(options_.max_clients, max_unauthenticated_connections),
+      accept_loop_(acceptor_, logger, "trace-serve", [this](tcp::socket socket) { accept(std::move(socket)); }) {
   if (options_.port == 0) {
     // The real port is known only now; the browser's Origin will name it.
     options_.port = acceptor_.local_endpoint().port();
@@ -64,12 +65,9 @@ Server::Impl::Impl(ServeOptions options, const Logger& logger)
   }
 }
 
-void Server::Impl::accept() {
-  acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
-    if (stopping_) return;
-    if (!ec) std::make_shared<HttpSession>(*this, std::move(socket))->start();
-    accept();
-  });
+void Server::Impl::accept(tcp::socket socket) {
+  if (stopping_) return;
+  std::make_shared<HttpSession>(*this, std::move(socket))->start();
 }
 
 void Server::Impl::client_opened(const std::shared_ptr<WsClient>& client) {
@@ -360,6 +358,7 @@ void Server::Impl::stop() {
   flow_.notify_all();
   stopped_at_us_ = monotonic_us();
   boost::system::error_code ignored;
+  accept_loop_.stop();
   acceptor_.close(ignored);
   stats_timer_.cancel();
   if (pump_) pump_->stop();
@@ -375,7 +374,7 @@ int Server::Impl::batches_in_flight() {
 }
 
 void Server::Impl::run() {
-  accept();
+  accept_loop_.start();
   schedule_tick();
   schedule_stats();
   if (!command_mode()) start_pump(ByteSource::open(options_.input));

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <unordered_set>
+#include "net/accept_loop.hpp"
 #include "net/asio.hpp"
 
 #include "serve/admission.hpp"
@@ -76,11 +77,12 @@ class Server::Impl {
   std::unordered_set<std::shared_ptr<WsClient>> clients_;
   ClientSlots slots_;
   FailedTokenLimiter failed_tokens_;
+  net::AcceptLoop accept_loop_;
   ServeStats stats_;
   CpuMeter cpu_;
 
  private:
-  void accept();
+  void accept(tcp::socket socket);
   void schedule_tick();
   void schedule_stats();
   void stop();

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """palm-recv against senders over real TCP. Usage: test_palm_recv.py PATH/TO/palm-recv"""
 import json
+import resource
 import os
 import re
 import socket
@@ -13,6 +14,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from checks import Checks  # noqa: E402
+from waits import wait_until  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from palm_sender import BINARY, TEXT, TEXT_LINE, message, param, raw_message, attributes  # noqa: E402
@@ -26,10 +28,10 @@ check = Checks(show_passes=True)
 class Receiver:
     """Runs palm-recv on a free loopback port and collects its output."""
 
-    def __init__(self, *args):
+    def __init__(self, *args, preexec_fn=None):
         self.err = tempfile.NamedTemporaryFile(mode="w+", delete=False)
         self.proc = subprocess.Popen([BIN, "--listen", "127.0.0.1:0", *args], stdout=subprocess.PIPE,
-                                     stderr=self.err, text=True)
+                                     stderr=self.err, text=True, preexec_fn=preexec_fn)
         self.port = None
         for _ in range(200):
             match = re.search(r"listening on 127\.0\.0\.1:(\d+)", open(self.err.name).read())
@@ -176,6 +178,67 @@ blocker.listen()
 busy = subprocess.run([BIN, "--listen", f"127.0.0.1:{blocker.getsockname()[1]}"], capture_output=True, text=True)
 check(busy.returncode == 5 and "cannot listen" in busy.stderr, "a port in use exits 5 (busy) with a clear message")
 blocker.close()
+
+# --- a connection past --max-connections is closed at once; the held ones keep working
+r = Receiver("--max-connections", "4", "-v", "--stats")
+held = [r.send(b"", close=False) for _ in range(4)]
+wait_until(lambda: "connection 4 from" in r.stderr(), "four senders are connected", r.stderr)
+extra = socket.create_connection(("127.0.0.1", r.port))
+extra.settimeout(60)
+check(extra.recv(1) == b"", "a connection past --max-connections is closed at once")
+extra.close()
+held[0].sendall(message(b"from a held connection"))
+got = r.wait_for(1, timeout=60)
+check(len(got) == 1 and got[0]["event"]["data"]["message"] == "from a held connection", "the held connections keep working")
+for s in held:
+    s.close()
+code = r.stop()
+check(code == 143 and "1 refused past --max-connections" in r.stderr() and "refused: --max-connections 4" in r.stderr(),
+      "the refusal is logged and counted in --stats", r.stderr()[-600:])
+
+# --- senders that stall mid-message are cut off; a good sender beside them loses nothing
+r = Receiver("--message-timeout", "500ms", "--stats")
+stalled = [r.send(struct.pack(">BBI", 1, 0, 1 << 20) + b"\x01" * 1000, close=False) for _ in range(4)]
+good = b"".join(message(f"beside the stall {i}".encode()) for i in range(100))
+r.send(good)
+cut = 0
+for s in stalled:
+    s.settimeout(60)
+    try:
+        cut += s.recv(1) == b""
+    except ConnectionResetError:
+        cut += 1
+    s.close()
+check(cut == 4, f"senders that stall mid-message are cut off after --message-timeout ({cut} of 4)")
+got = r.wait_for(100, timeout=60)
+check(len(got) == 100 and got[-1]["event"]["data"]["message"] == "beside the stall 99", f"a good sender beside them loses nothing ({len(got)})")
+code = r.stop()
+err = r.stderr()
+check(code == 143 and "4 stalled mid-message" in err and "still incomplete" in err, "stalls are logged and counted in --stats",
+      err[-600:])
+
+
+# --- out of file descriptors: it waits (no spinning), says so once, and accepts again later
+def cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+r = Receiver("--max-connections", "1000", preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (24, 24)))
+crowd = [r.send(b"", close=False) for _ in range(40)]
+wait_until(lambda: "cannot accept a connection" in r.stderr(), "the descriptor limit is reached", r.stderr)
+before = cpu_seconds(r.proc.pid)
+time.sleep(2)  # a measurement window, not a wait: CPU spent while connections queue
+spent = cpu_seconds(r.proc.pid) - before
+check(spent < 0.5, f"out of descriptors it does not spin ({spent:.2f} s of CPU in 2 s)")
+check(r.stderr().count("cannot accept a connection") == 1, "it says so once", r.stderr()[-400:])
+for s in crowd:
+    s.close()
+r.send(message(b"after the crowd"))
+got = r.wait_for(1, timeout=60)
+check(len(got) == 1 and "accepting connections again" in r.stderr(), "once descriptors are free it accepts again",
+      r.stderr()[-400:])
+r.stop()
 
 # --- 100 concurrent senders x 10k messages: nothing lost, order kept per connection
 SENDERS, MESSAGES = 100, 10_000

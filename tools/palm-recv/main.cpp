@@ -3,6 +3,7 @@
 
 #include "core/cli.hpp"
 #include "core/listen_address.hpp"
+#include "core/quantity.hpp"
 #include "palm/server.hpp"
 
 namespace {
@@ -13,6 +14,8 @@ struct Options {
   std::string modules;
   bool once = false;
   std::size_t max_message_size = tp::palm::default_max_message_size;
+  std::size_t max_connections = 128;
+  std::string message_timeout = "10s";
   bool stats = false;
 };
 
@@ -25,6 +28,8 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   if (!o.modules.empty()) options.modules = tp::palm::parse_module_list(o.modules);
   options.once = o.once;
   options.max_message_size = o.max_message_size;
+  options.max_connections = o.max_connections;
+  options.message_timeout = tp::parse_duration(o.message_timeout);
   tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append);
   tp::palm::Server server(options, writer, log);
   log.info(fmt::format("listening on {}:{}", options.address, server.port()));
@@ -32,9 +37,10 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   const tp::palm::ServerStats& s = server.stats();
   if (o.stats) {
     log.report(
-        fmt::format("{} connections, {} messages, {} filtered out by module, {} streams rejected, {} user or "
-                    "unknown parameters skipped",
-                    s.connections, s.messages, s.filtered, s.rejected_streams, s.skipped_parameters));
+        fmt::format("{} connections ({} refused past --max-connections), {} messages, {} filtered out by module, "
+                    "{} streams rejected ({} stalled mid-message), {} user or unknown parameters skipped",
+                    s.connections, s.refused_connections, s.messages, s.filtered, s.rejected_streams,
+                    s.stalled_messages, s.skipped_parameters));
   }
   return tp::ExitCode::ok;
 }
@@ -62,6 +68,13 @@ int run_main(int argc, char** argv) {
   app.add_option("--max-message-size", o.max_message_size, "Largest message accepted, in bytes")
       ->default_val(o.max_message_size)
       ->check(CLI::Range(std::size_t{16}, std::size_t{1} << 30U));
+  app.add_option("--max-connections", o.max_connections, "Senders at once; past it a connection is closed at once")
+      ->default_val(o.max_connections)
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
+  app.add_option("--message-timeout", o.message_timeout,
+                 "A begun message must complete within this (e.g. 10s, 500ms); idle between messages is fine")
+      ->default_val(o.message_timeout)
+      ->type_name("DURATION");
   app.add_flag("--stats", o.stats, "Print connection and message counts on stderr at exit");
   tp::add_common_options(app, common);
   return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) { return run(o, common, log); });
