@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <new>
 
+#include "core/number.hpp"
 #include "core/signals.hpp"
 
 namespace tp {
@@ -42,6 +46,37 @@ Logger make_logger(const CLI::App& app, const CommonOptions& options) {
                                                     : Verbosity::normal;
   return Logger(app.get_name(), verbosity, options.log_format == "json" ? LogFormat::json : LogFormat::text);
 }
+
+bool is_digit(char c) noexcept {
+  return c >= '0' && c <= '9';
+}
+
+// CLI11 2.1 reads "-5" into an unsigned 64-bit option as 2^64-5 and a number past 2^64 as
+// 2^64-1. No tracepipe option takes a negative number or one that large, so every value
+// that looks like one is refused before CLI11 converts it.
+std::string refuse_out_of_range_number(const std::string& value) {
+  const std::string_view text(value);
+  if (text.size() >= 2 && text[0] == '-' && (is_digit(text[1]) || text[1] == '.')) {
+    return "a negative number is not allowed here";
+  }
+  const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  const std::string_view digits = hex ? text.substr(2) : text;
+  const bool all_digits = !digits.empty() && std::all_of(digits.begin(), digits.end(), [&](char c) {
+    return is_digit(c) || (hex && std::isxdigit(static_cast<unsigned char>(c)) != 0);
+  });
+  if (all_digits && !parse_whole_number<std::uint64_t>(digits, hex ? 16 : 10)) {
+    return "the number is out of range (at most 18446744073709551615)";
+  }
+  return {};
+}
+
+void refuse_out_of_range_numbers(CLI::App& app) {
+  const CLI::Validator validator(refuse_out_of_range_number, "", "non-negative 64-bit number");
+  for (CLI::Option* option : app.get_options()) {
+    if (option->get_type_size() != 0) option->check(validator);
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) refuse_out_of_range_numbers(*sub);
+}
 }  // namespace
 
 int guard_main(std::string_view tool, const std::function<int()>& body) noexcept {
@@ -57,6 +92,7 @@ int guard_main(std::string_view tool, const std::function<int()>& body) noexcept
 
 int run_tool(CLI::App& app, CommonOptions& options, int argc, char** argv,
              const std::function<ExitCode(const Logger&)>& body) {
+  refuse_out_of_range_numbers(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

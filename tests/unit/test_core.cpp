@@ -8,9 +8,11 @@
 
 #include "core/batched_writer.hpp"
 #include "core/byte_source.hpp"
+#include "core/cli.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/number.hpp"
+#include "core/signals.hpp"
 
 using namespace tp;
 
@@ -88,4 +90,44 @@ TEST_CASE("parse_whole_number: all of the text, in range") {
   CHECK_FALSE(tp::parse_whole_number<std::uint32_t>("12x"));
   CHECK_FALSE(tp::parse_whole_number<std::uint32_t>("-1"));
   CHECK(tp::parse_whole_number<std::uint64_t>("ffffffff80100580", 16) == 0xffffffff80100580ULL);
+}
+
+TEST_CASE("tool options: negative numbers and numbers past 2^64 are usage errors, whatever the option's type") {
+  const auto run = [](std::vector<std::string> args) {
+    CLI::App app{"test", "test"};
+    tp::CommonOptions common;
+    std::uint64_t limit = 0;
+    double rate = 1;
+    std::string name;
+    app.add_option("--limit", limit);
+    app.add_option("--rate", rate);
+    app.add_option("--name", name);
+    auto* sub = app.add_subcommand("sub", "a subcommand");
+    std::uint64_t every = 0;
+    sub->add_option("--every", every);
+    tp::add_common_options(app, common);
+    args.insert(args.begin(), "test");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    std::uint64_t seen = 0;
+    const int code = tp::run_tool(app, common, static_cast<int>(argv.size()), argv.data(), [&](const tp::Logger&) {
+      seen = limit + every;
+      return tp::ExitCode::ok;
+    });
+    return std::pair{code, seen};
+  };
+  CHECK(run({"--limit", "5"}) == std::pair{0, std::uint64_t{5}});
+  CHECK(run({"--limit", "0x10"}) == std::pair{0, std::uint64_t{16}});
+  CHECK(run({"--limit", "18446744073709551615"}).first == 0);
+  CHECK(run({"--limit", "-1"}).first == 2);
+  CHECK(run({"--limit=-1"}).first == 2);
+  CHECK(run({"--limit", "18446744073709551616"}).first == 2);
+  CHECK(run({"--limit", "0x10000000000000000"}).first == 2);
+  CHECK(run({"--rate", "-0.5"}).first == 2);
+  CHECK(run({"--rate", "-.5"}).first == 2);
+  CHECK(run({"sub", "--every", "-3"}).first == 2);
+  CHECK(run({"sub", "--every", "3"}) == std::pair{0, std::uint64_t{3}});
+  CHECK(run({"--name", "-"}).first == 0);  // '-' for stdin, text with a dash: not numbers
+  CHECK(run({"--name", "-x"}).first == 0);
+  tp::reset_stop_request();
 }
