@@ -22,8 +22,21 @@ UserFormat UserFormat::parse(std::string_view format) {
       continue;
     }
     while (i < format.size() && std::strchr("-+ #0", format[i]) != nullptr) result.format_ += format[i++];
-    while (i < format.size() && (std::isdigit(static_cast<unsigned char>(format[i])) != 0 || format[i] == '.')) {
+    const auto digits = [&](std::string_view what) {
+      const std::size_t start = i;
+      while (i < format.size() && std::isdigit(static_cast<unsigned char>(format[i])) != 0) ++i;
+      const std::string_view text = format.substr(start, i - start);
+      // A 32-bit value never needs more; a huge width would make every record that long.
+      if (text.size() > 3 || (!text.empty() && std::stoi(std::string(text)) > max_user_format_width)) {
+        throw Error(ExitCode::bad_input,
+                    fmt::format("format '{}': {} {} is over {}", format, what, text, max_user_format_width));
+      }
+      result.format_ += text;
+    };
+    digits("width");
+    if (i < format.size() && format[i] == '.') {
       result.format_ += format[i++];
+      digits("precision");
     }
     while (i < format.size() && std::strchr("hlzjtL", format[i]) != nullptr) ++i;  // sizes come from the write
     if (i >= format.size())

@@ -8,6 +8,9 @@
 
 namespace tp {
 
+// The largest width or precision a User format may ask for.
+inline constexpr int max_user_format_width = 64;
+
 class UserFormat {
  public:
   // Throws tp::Error(bad_input) naming the problem for an unusable format.

@@ -142,6 +142,18 @@ TEST_CASE("User formats") {
   CHECK_THROWS_AS(UserFormat::parse("%d %d"), Error);
   CHECK_THROWS_AS(UserFormat::parse("%s"), Error);
   CHECK_THROWS_AS(UserFormat::parse("%"), Error);
+  // Width and precision are bounded (a huge one would make every record that long).
+  out.clear();
+  UserFormat::parse("%64d|").format(out, 7, 4);
+  CHECK(out.size() == 65);
+  out.clear();
+  UserFormat::parse("%-10.3f|").format(out, 0x40490FDB, 4);
+  CHECK(out == "3.142     |");
+  CHECK_NOTHROW(UserFormat::parse("%.64f"));
+  CHECK_THROWS_WITH_AS(UserFormat::parse("%999999999d"), doctest::Contains("width 999999999 is over 64"), Error);
+  CHECK_THROWS_WITH_AS(UserFormat::parse("%65x"), doctest::Contains("width 65"), Error);
+  CHECK_THROWS_WITH_AS(UserFormat::parse("%.100f"), doctest::Contains("precision 100"), Error);
+  CHECK_THROWS_AS(UserFormat::parse("%1.2.3f"), Error);
 }
 
 TEST_CASE("port map: standard, parsing, errors, JSON form") {
