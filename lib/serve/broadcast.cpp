@@ -52,9 +52,9 @@ Offered SendQueue::push_selected(const Batch& batch, const ClientFilter& filter)
   for (const BatchItem& item : batch.items) {
     if (!filter.accepts(item.route)) continue;
     ++offered.accepted;
-    // A record larger than the whole budget still goes to an idle client.
-    const bool idle = data_bytes_ == 0 && chunk.own.empty();
-    if (!idle && data_bytes_ + chunk.own.size() + item.size > data_limit_) {
+    // What does not fit is dropped; a record larger than the whole queue never fits, so it
+    // is never copied for a client (its bytes stay in the shared batch alone).
+    if (data_bytes_ + chunk.own.size() + item.size > data_limit_) {
       ++offered.dropped;
       continue;
     }

@@ -2,8 +2,8 @@
 // WebSocket message (server frames are unmasked, so the same bytes suit every client), into
 // a shared, immutable batch. A client's send queue refers to whole batches it takes entirely
 // and copies the records it takes from a batch it filters; it is bounded, and what does not
-// fit is dropped and counted, so a stalled client costs a bounded amount of memory and
-// never slows the input or the other clients.
+// fit is dropped and counted (a record larger than the queue always is), so a client costs
+// at most its queue size in copies and never slows the input or the other clients.
 #pragma once
 
 #include <cstdint>

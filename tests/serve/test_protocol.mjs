@@ -232,6 +232,33 @@ await step('a stalled client among 10 that keep up', async () => {
   await own.exited;
 });
 
+await step('records larger than a client queue are dropped for it, never copied per client', async () => {
+  const own = await startServer(serve, ['--queue-size', '65536']);
+  const clients = [];
+  for (let i = 0; i < 50; i++) clients.push(client(own.url, { keep: false }));
+  await Promise.all(clients.map((c) => c.connectAndStart()));
+  for (const c of clients) c.ws._socket.pause();  // none reads: copies would pile up
+  const rssBefore = rssKb(own.child.pid, 'VmRSS');
+  const big = (i) => JSON.stringify({ timestamp: i, port: 0, event: { kind: 'Text', data: { message: 'x'.repeat(2 << 20) } } });
+  await feed(own.child.stdin, [big(1), big(2), big(3), big(4), big(5)], 50);
+  const small = records.slice(0, 200).filter((l) => coreKinds.has(recordKind(l)));
+  await feed(own.child.stdin, small, 20000);
+  const rss = rssKb(own.child.pid, 'VmRSS');
+  own.child.stdin.end();
+  for (const c of clients) c.ws._socket.resume();
+  const finals = await Promise.all(clients.map(finalStats));
+  const expected = 5 + small.length;
+  const wrong = clients.map((c, i) => accounting(c, finals[i], expected)).filter((a) => !a.ok);
+  check(wrong.length === 0 && finals.every((f) => f.data.dropped_total === 5),
+        `each client: exactly the 5 records of 2 MiB dropped and counted, the small ones delivered, accounting exact (${wrong.length} wrong: ${wrong.slice(0, 2).map((a) => a.text).join('; ')})`);
+  console.log(`50 clients, 5 records of 2 MiB over a 64 KiB queue: RSS ${rssBefore} -> ${rss} kB; drops per client ${[...new Set(finals.map((f) => f.data.dropped_total))].join(',')}`);
+  // 50 clients x 10 MiB would be 500 MiB if each got its own copy.
+  check((rss - rssBefore) < 30 * 1024 || process.env.TRACEPIPE_SANITIZED, `memory: RSS grew by ${rss - rssBefore} kB for 50 clients and 10 MiB of records`);
+  for (const c of clients) c.close();
+  own.child.kill('SIGTERM');
+  await own.exited;
+});
+
 await step('100 concurrent clients', async () => {
   const own = await startServer(serve, []);
   const clients = [];

@@ -414,8 +414,12 @@ TEST_CASE("send queues: shared batches, filtered copies, bounded with exact drop
   CHECK(small.pop(3).events == 3);
   CHECK(small.bytes() == 0);
 
-  SendQueue tiny(16, 64);  // smaller than one record: an idle client still gets one
-  CHECK(tiny.push(batch, port0).dropped == 9);
+  SendQueue tiny(16, 64);  // smaller than one record: nothing is ever copied into it
+  const Offered none_fit = tiny.push(batch, port0);
+  CHECK(none_fit.accepted == 10);
+  CHECK(none_fit.dropped == 10);
+  CHECK(tiny.empty());
+  CHECK(tiny.push(batch, ClientFilter{}).dropped == 20);  // nor a whole batch past its size
 
   ClientFilter no_text;
   no_text.kinds = 1ULL << 7U;  // Counter only
