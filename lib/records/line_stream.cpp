@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/signals.hpp"
+
 namespace tp {
 
 LineStream::LineStream(NdjsonReader::LineHandler on_line, const Logger& logger, bool strict, std::size_t max_line)
@@ -20,6 +22,9 @@ void LineStream::on_data(std::span<const std::uint8_t> bytes, std::uint64_t /*no
 }
 
 void LineStream::on_end(std::uint64_t /*now_us*/) {
+  // Stopped by SIGINT/SIGTERM: the input did not end, so a line not yet complete was cut by
+  // the signal, not written that way. It is left out (whole lines only), not reported.
+  if (stop_requested() != 0) return reader_.stop();
   reader_.finish();
 }
 

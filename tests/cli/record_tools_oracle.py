@@ -12,9 +12,11 @@ Usage: record_tools_oracle.py BIN_DIR
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from checks import Checks  # noqa: E402
@@ -155,10 +157,35 @@ def one_corpus(seed, work):
         check(reported, f"seed {seed} csv: {not_objects} bad lines not reported: {result.stderr[-200:]!r}")
 
 
+def stopped_mid_line():
+    """SIGTERM/SIGINT while a line is half read: whole lines out, 130/143, no error for the
+    cut line (the input did not end), even with --strict."""
+    whole = b'{"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"a"}}}\n'
+    # trace-csv with --columns: it writes rows as they come (no inference window to wait for).
+    for tool, signo, args in ((FILTER, signal.SIGTERM, []), (CSV, signal.SIGINT, ["--columns", "timestamp,message"])):
+        p = subprocess.Popen([tool, "--strict", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        deadline = threading.Timer(60, p.kill)  # a tool that never writes the line fails, not hangs
+        deadline.start()
+        p.stdin.write(whole + b'{"timestamp":2,"port":0,"ev')
+        p.stdin.flush()
+        first = p.stdout.readline()  # the whole line is out (flushed within the batching delay)
+        if tool == CSV:
+            first = p.stdout.readline()  # after the header
+        p.send_signal(signo)
+        rest, err = p.communicate(timeout=30)
+        deadline.cancel()
+        name = os.path.basename(tool)
+        check(p.returncode == 128 + signo and first.strip() and not rest and err == b"",
+              f"{name} --strict stopped mid-line by signal {signo}: exit {128 + signo}, whole lines, no error",
+              f"{p.returncode} {first!r} {rest!r} {err!r}")
+
+
 def main():
     with tempfile.TemporaryDirectory() as work:
         for seed in range(1, 13):
             one_corpus(seed, work)
+    stopped_mid_line()
     sys.exit(check.summary())
 
 
