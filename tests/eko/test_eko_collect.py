@@ -198,8 +198,16 @@ def target_run(target):
               all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", r[3]) for r in rows[:50]),
               f"{target}: session 0, segments numbered, RFC 3339 receive times", rows[:3])
         # The same memory read by gdb and by eko-collect --no-clear, the VM paused between them.
-        words = q.gdb("print/d TRACER_1->history->compact_log.len", "print/x TRACER_1->history->compact_log.storage_ptr",
-                      "x/256wx TRACER_1->history->compact_log.storage_ptr", leave="disconnect")
+        # Paused outside a step: inside one (in_use set, ~1 time in 16) eko-collect rightly
+        # skips the tracer, so then let it run on and pause it again.
+        for _ in range(50):
+            words = q.gdb("print/d TRACER_1->history->in_use", "print/d TRACER_1->history->compact_log.len",
+                          "print/x TRACER_1->history->compact_log.storage_ptr",
+                          "x/256wx TRACER_1->history->compact_log.storage_ptr", leave="disconnect")
+            if int(words[0]) == 0:
+                break
+            q.gdb(leave="detach")  # resumes the VM
+        words = words[1:]
         length = int(words[0])
         items = [int(w, 16) for line in words[2:] for w in line.split()][:length]
         want, k = [], 0

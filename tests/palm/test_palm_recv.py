@@ -224,21 +224,31 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-r = Receiver("--max-connections", "1000", preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (24, 24)))
-crowd = [r.send(b"", close=False) for _ in range(40)]
-wait_until(lambda: "cannot accept a connection" in r.stderr(), "the descriptor limit is reached", r.stderr)
-before = cpu_seconds(r.proc.pid)
-time.sleep(2)  # a measurement window, not a wait: CPU spent while connections queue
-spent = cpu_seconds(r.proc.pid) - before
-check(spent < 0.5, f"out of descriptors it does not spin ({spent:.2f} s of CPU in 2 s)")
-check(r.stderr().count("cannot accept a connection") == 1, "it says so once", r.stderr()[-400:])
-for s in crowd:
-    s.close()
-r.send(message(b"after the crowd"))
-got = r.wait_for(1, timeout=60)
-check(len(got) == 1 and "accepting connections again" in r.stderr(), "once descriptors are free it accepts again",
-      r.stderr()[-400:])
-r.stop()
+def out_of_descriptors():
+    r = Receiver("--max-connections", "1000", preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (24, 24)))
+    crowd = [r.send(b"", close=False) for _ in range(40)]
+    wait_until(lambda: "cannot accept a connection" in r.stderr(), "the descriptor limit is reached", r.stderr)
+    before = cpu_seconds(r.proc.pid)
+    time.sleep(2)  # a measurement window, not a wait: CPU spent while connections queue
+    spent = cpu_seconds(r.proc.pid) - before
+    check(spent < 0.5, f"out of descriptors it does not spin ({spent:.2f} s of CPU in 2 s)")
+    check(r.stderr().count("cannot accept a connection") == 1, "it says so once", r.stderr()[-400:])
+    for s in crowd:
+        s.close()
+    r.send(message(b"after the crowd"))
+    got = r.wait_for(1, timeout=60)
+    check(len(got) == 1 and "accepting connections again" in r.stderr(), "once descriptors are free it accepts again",
+          r.stderr()[-400:])
+    r.stop()
+
+
+if os.environ.get("TRACEPIPE_SANITIZED"):
+    # The sanitizers' runtime needs descriptors of its own to check a call, and reports
+    # false errors when there are none left: this case runs in the normal build.
+    print("note: out-of-descriptors case skipped under sanitizers (it runs in the normal build)")
+
+else:
+    out_of_descriptors()
 
 # --- 100 concurrent senders x 10k messages: nothing lost, order kept per connection
 SENDERS, MESSAGES = 100, 10_000
