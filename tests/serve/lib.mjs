@@ -169,6 +169,21 @@ export class Client {
     });
   }
 
+  // Resolves once condition() holds (checked now and after each message); consumes nothing.
+  until(condition, what = 'condition', timeoutMs = DEADLINE_MS) {
+    if (condition()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what} ` +
+        `(${this.events} events, ${JSON.stringify(this.counts)} so far)`)), timeoutMs);
+      this.waiters.push(() => {
+        if (!condition()) return false;
+        clearTimeout(timer);
+        resolve();
+        return true;
+      });
+    });
+  }
+
   type(type, timeoutMs = DEADLINE_MS) {
     return this.next((m) => m.type === type, timeoutMs, type);
   }

@@ -54,8 +54,10 @@ try {
   await feed(server.child.stdin, knownLines, 5000);
 
   const consoleSeen = () => document.getElementById('console').textContent.slice(0, 200);
-  await waitInPage(page, () => document.getElementById('console').textContent.includes('boot: tracepipe viewer test'), null,
-                   'the console shows the first line', consoleSeen);
+  await waitInPage(page, () => {
+    const text = document.getElementById('console').textContent;
+    return text.includes('boot: tracepipe viewer test') && text.includes('user port four says hi');
+  }, null, 'the console shows the first lines', consoleSeen);
   const consoleText = await page.textContent('#console');
   check(consoleText.includes('0 Console') && consoleText.includes('user port four says hi'), 'the console shows the text with port names from Meta');
 

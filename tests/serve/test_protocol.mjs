@@ -68,7 +68,7 @@ await step('the original client flow', async () => {
   second.close();
   await feed(server.child.stdin, records.slice(0, 3000), 20000);
   const expected = records.slice(0, 3000).filter((l) => coreKinds.has(recordKind(l))).length;
-  await c.next(() => c.events >= expected, undefined, `${expected} events`);
+  await c.until(() => c.events >= expected, `${expected} events`);
   const stats = await c.next((m) => m.type === 'Stats' && m.data.events_total >= expected, undefined, 'Stats with the events');
   check(stats.data.events_total === expected, `Stats.events_total ${stats.data.events_total} == ${expected} events received`);
   const events = c.messages.filter((m) => m.type === 'Event');
@@ -167,7 +167,7 @@ await step('filters and extended kinds', async () => {
     exceptions: parsed.filter((r) => ['Exception', 'PcSample'].includes(r.event.kind)).length,
     everything: parsed.length,
   };
-  await everything.next(() => everything.events >= want.everything, undefined, 'all records');
+  await everything.until(() => everything.events >= want.everything, 'all records');
   await waitUntil(() => port0.events >= want.port0 && allowed.events >= want.allowed && exceptions.events >= want.exceptions,
                   'every filtered client has its records', () => [port0.events, allowed.events, exceptions.events].join(','));
   await sleep(300);  // anything more that arrived would be a filter letting too much through
@@ -442,7 +442,7 @@ await step('command mode: placeholders, stop when the last client leaves, restar
   const first = await c.next((m) => m.type === 'Event', undefined, 'first event');
   check(first.data.event.data.message === 'baud=4000000 mask=0x0000000f chip=STM32F407VG probe=VID:PID:0483:374B',
         `placeholders substituted: ${first.data.event.data.message}`);
-  await c.next(() => c.events > 50, undefined, 'a stream');
+  await c.until(() => c.events > 50, 'a stream');
   c.send({ type: 'Stop' });
   await c.type('Status');
   await waitUntil(() => cmd.log().includes('no client is tracing: stopping the capture command'),
