@@ -59,6 +59,25 @@ void throw_system_error(int err, std::string_view what) {
   }
 }
 
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    // C1 controls in UTF-8 (U+0080..U+009F: C2 80..C2 9F) act as escapes on some terminals.
+    const bool c1 = c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) <= 0x9F &&
+                    static_cast<unsigned char>(text[i + 1]) >= 0x80;
+    if ((c < 0x20 && c != '\t') || c == 0x7F) {
+      out += fmt::format("\\x{:02x}", c);
+    } else if (c1) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(text[++i]));
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 // Colour only on a terminal, and never when NO_COLOR is set (no-color.org).
 Logger::Logger(std::string_view tool, Verbosity verbosity, LogFormat format)
     : tool_(tool),
@@ -81,8 +100,11 @@ void Logger::emit(std::string_view level, std::string_view code, std::string_vie
     const bool is_error = level == "error";
     const char* on = !colour_ ? "" : is_error ? "\x1b[1;31m" : level == "warning" ? "\x1b[1;33m" : "\x1b[2m";
     const char* off = colour_ ? "\x1b[0m" : "";
-    line = level == "info" ? fmt::format("{}: {}\n", tool_, message)
-                           : fmt::format("{}: {}{}{}: {}\n", tool_, on, level, off, message);
+    // Messages quote what peers sent (a GDB server's reply, a shell's line): never let their
+    // bytes drive the terminal.
+    const std::string safe = printable(message);
+    line = level == "info" ? fmt::format("{}: {}\n", tool_, safe)
+                           : fmt::format("{}: {}{}{}: {}\n", tool_, on, level, off, safe);
   }
   // One write(2) per diagnostic so lines from concurrent tools do not interleave.
   std::string_view rest = line;

@@ -1,6 +1,7 @@
 // Diagnostics on stderr in text (coloured on a terminal) or JSON lines.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "core/error.hpp"
@@ -8,6 +9,10 @@
 namespace tp {
 
 enum class LogFormat { text, json };
+
+// Text safe for a terminal: control characters (but tab), DEL and UTF-8 C1 controls become
+// \xNN / \uNNNN escapes. Text diagnostics pass through it (peers' bytes end up in them).
+[[nodiscard]] std::string printable(std::string_view text);
 enum class Verbosity { quiet = 0, normal = 1, verbose = 2 };
 
 class Logger {

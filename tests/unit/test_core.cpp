@@ -11,6 +11,7 @@
 #include "core/cli.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "core/number.hpp"
 #include "core/signals.hpp"
 
@@ -130,4 +131,13 @@ TEST_CASE("tool options: negative numbers and numbers past 2^64 are usage errors
   CHECK(run({"--name", "-"}).first == 0);  // '-' for stdin, text with a dash: not numbers
   CHECK(run({"--name", "-x"}).first == 0);
   tp::reset_stop_request();
+}
+
+TEST_CASE("printable: a peer's bytes cannot drive the terminal") {
+  CHECK(tp::printable("plain text\twith a tab, é, ✓") == "plain text\twith a tab, é, ✓");
+  CHECK(tp::printable("\x1b[2J\x1b]0;title\x07") == "\\x1b[2J\\x1b]0;title\\x07");
+  CHECK(tp::printable("a\nb\rc\x7f") == "a\\x0ab\\x0dc\\x7f");
+  CHECK(tp::printable("csi \xc2\x9b"
+                      "31m") == "csi \\u009b31m");
+  CHECK(tp::printable(std::string_view("nul\0x", 5)) == "nul\\x00x");
 }
