@@ -29,6 +29,10 @@ SerialPort SerialPort::open(const std::string& path, std::uint32_t baud) {
     if (err == EBUSY) throw Error(ExitCode::busy, fmt::format("{}: in use by another program", path), "PROBE_IN_USE");
     throw_system_error(err, path);
   }
+  // Only a terminal device takes TIOCEXCL and termios: a file or /dev/null is not "busy".
+  if (::isatty(fd.get()) == 0) {
+    throw Error(ExitCode::usage, fmt::format("{}: not a serial port (not a terminal device)", path));
+  }
   if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0 || ::ioctl(fd.get(), TIOCEXCL) != 0) {
     throw Error(ExitCode::busy, fmt::format("{}: in use by another program (locked)", path), "PROBE_IN_USE");
   }

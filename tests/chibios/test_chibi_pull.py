@@ -240,6 +240,8 @@ check(r.returncode == 7 and "went away" in r.stderr, f"port gone mid-command -> 
 emulator.stop()
 r = run("--port", os.path.join(work, "nonexistent"), "list")
 check(r.returncode == 3, f"missing port -> exit 3: {r.stderr.strip()}")
+r = run("--port", "/dev/null", "list")
+check(r.returncode == 2 and "not a serial port" in r.stderr, f"a port that is not a terminal -> exit 2: {r.stderr.strip()}")
 emulator = Emulator("--noise", "\x01garbage\x07 boot log\r\n")
 r = run("--port", emulator.link, "list", "--format", "csv")
 check(r.returncode == 0 and r.stdout.startswith("number,name"), "noise and a banner before the prompt are tolerated")

@@ -100,6 +100,9 @@ def serial_pty():
     wait_open(process, path, "swo-capture opens the serial port")
     busy = run("--serial", path, "--duration", "200ms", "--log-format", "json")
     check(busy.returncode == 5 and b"PROBE_IN_USE" in busy.stderr, "serial: a port in use -> exit 5, PROBE_IN_USE", busy.stderr)
+    not_tty = run("--serial", "/dev/null", "--duration", "200ms")
+    check(not_tty.returncode == 2 and b"not a serial port" in not_tty.stderr,
+          "serial: a path that is not a terminal -> exit 2, 'not a serial port' (not 'in use')", not_tty.stderr)
     for i in range(0, len(data), 4096):
         os.write(master, data[i:i + 4096])
         time.sleep(0.001)
