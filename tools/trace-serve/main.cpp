@@ -68,9 +68,14 @@ tp::ExitCode run(const Options& o, std::vector<std::string> command, const tp::L
   }
   const bool command_mode = !command.empty();
   tp::serve::Server server(serve_options(o, std::move(command)), log);
-  const std::string address = o.listen.substr(0, o.listen.rfind(':'));
-  log.info(fmt::format("serving on http://{}:{}/ (WebSocket at /ws){}", address.empty() ? "127.0.0.1" : address,
-                       server.port(), command_mode ? "; the command starts when a client sends Start" : ""));
+  std::string address = o.listen.substr(0, o.listen.rfind(':'));
+  // A wildcard address is not one a browser can open: name the address and a usable URL.
+  const bool wildcard = address == "0.0.0.0" || address == "[::]" || address == "::";
+  if (address.empty()) address = "127.0.0.1";
+  log.info(fmt::format(
+      "serving on http://{}:{}/ (WebSocket at /ws){}{}", address, server.port(),
+      wildcard ? fmt::format("; every address of this host, e.g. http://127.0.0.1:{}/ here", server.port()) : "",
+      command_mode ? "; the command starts when a client sends Start" : ""));
   server.run();
   if (o.stats) {
     const tp::serve::ServeStats s = server.stats();
