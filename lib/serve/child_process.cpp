@@ -51,7 +51,7 @@ std::optional<std::string> refuse_placeholder_value(std::string_view field, std:
   if (value.size() > max_placeholder_value) {
     return fmt::format("{} is longer than {} characters", field, max_placeholder_value);
   }
-  const auto bad = std::find_if(value.begin(), value.end(), [&](char c) {
+  const auto* const bad = std::find_if(value.begin(), value.end(), [&](char c) {
     const auto u = static_cast<unsigned char>(c);
     return std::isalnum(u) == 0 && allowed_punctuation.find(c) == std::string_view::npos;
   });
