@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <new>
@@ -51,20 +52,32 @@ bool is_digit(char c) noexcept {
   return c >= '0' && c <= '9';
 }
 
+bool is_decimal_number(std::string_view text) noexcept {
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return !text.empty() && ec == std::errc{} && end == text.data() + text.size();
+}
+
+bool is_hex_number(std::string_view text) noexcept {
+  return text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X') &&
+         std::all_of(text.begin() + 2, text.end(),
+                     [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
 // CLI11 2.1 reads "-5" into an unsigned 64-bit option as 2^64-5 and a number past 2^64 as
 // 2^64-1. No tracepipe option takes a negative number or one that large, so every value
 // that looks like one is refused before CLI11 converts it.
 std::string refuse_out_of_range_number(const std::string& value) {
   const std::string_view text(value);
-  if (text.size() >= 2 && text[0] == '-' && (is_digit(text[1]) || text[1] == '.')) {
+  // Only a value that is all a number: "-5", "-0.5", "-1e3", "-0x10", not a token that
+  // starts with "-1".
+  if (text.size() >= 2 && text[0] == '-' && (is_decimal_number(text.substr(1)) || is_hex_number(text.substr(1)))) {
     return "a negative number is not allowed here";
   }
-  const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
-  const std::string_view digits = hex ? text.substr(2) : text;
-  const bool all_digits = !digits.empty() && std::all_of(digits.begin(), digits.end(), [&](char c) {
-    return is_digit(c) || (hex && std::isxdigit(static_cast<unsigned char>(c)) != 0);
-  });
-  if (all_digits && !parse_whole_number<std::uint64_t>(digits, hex ? 16 : 10)) {
+  if (is_hex_number(text) && !parse_whole_number<std::uint64_t>(text.substr(2), 16)) {
+    return "the number is out of range (at most 18446744073709551615)";
+  }
+  if (!text.empty() && std::all_of(text.begin(), text.end(), is_digit) && !parse_whole_number<std::uint64_t>(text)) {
     return "the number is out of range (at most 18446744073709551615)";
   }
   return {};

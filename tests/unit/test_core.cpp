@@ -126,10 +126,13 @@ TEST_CASE("tool options: negative numbers and numbers past 2^64 are usage errors
   CHECK(run({"--limit", "0x10000000000000000"}).first == 2);
   CHECK(run({"--rate", "-0.5"}).first == 2);
   CHECK(run({"--rate", "-.5"}).first == 2);
+  CHECK(run({"--limit", "-0x10"}).first == 2);
+  CHECK(run({"--rate", "-1e3"}).first == 2);
   CHECK(run({"sub", "--every", "-3"}).first == 2);
   CHECK(run({"sub", "--every", "3"}) == std::pair{0, std::uint64_t{3}});
   CHECK(run({"--name", "-"}).first == 0);  // '-' for stdin, text with a dash: not numbers
   CHECK(run({"--name", "-x"}).first == 0);
+  CHECK(run({"--name", "-1abc"}).first == 0);  // a token that starts like a number is text
   tp::reset_stop_request();
 }
 
