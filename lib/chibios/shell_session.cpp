@@ -7,8 +7,27 @@
 #include <array>
 
 #include "core/error.hpp"
+#include "core/signals.hpp"
 
 namespace tp::chibios {
+
+namespace {
+// A reply longer than this is not a shell reply: a line that never ends, or noise.
+constexpr std::size_t max_reply_bytes = std::size_t{4} << 20U;
+
+// SIGINT/SIGTERM end a wait at once (run_tool turns the error into 130/143).
+void stop_if_asked(std::string_view path) {
+  if (stop_requested() != 0)
+    throw Error(ExitCode::failure, fmt::format("{}: stopped while waiting for the shell", path));
+}
+
+void bound(const std::string& text, std::string_view path) {
+  if (text.size() > max_reply_bytes) {
+    throw Error(ExitCode::bad_input,
+                fmt::format("{}: {} bytes without a prompt: not a ChibiOS shell reply", path, text.size()));
+  }
+}
+}  // namespace
 
 std::optional<std::vector<std::string>> split_reply(std::string_view command, std::string_view text) {
   if (!text.ends_with(prompt)) return std::nullopt;
@@ -36,8 +55,11 @@ void ShellSession::synchronise() {
   std::array<char, 4096> buffer{};
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
   while (std::chrono::steady_clock::now() < deadline) {
+    stop_if_asked(port_.path());
     const std::size_t n = port_.read(buffer, std::chrono::milliseconds(50));
     text.append(buffer.data(), n);
+    // Only the end matters here (a prompt): keep memory flat however much noise comes.
+    if (text.size() > 2 * buffer.size()) text.erase(0, text.size() - buffer.size());
     if (std::string_view(text).ends_with(prompt)) {
       port_.drain(std::chrono::milliseconds(20));
       return;
@@ -55,9 +77,11 @@ std::vector<std::string> ShellSession::run(std::string_view command) {
   std::array<char, 4096> buffer{};
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
   while (std::chrono::steady_clock::now() < deadline) {
+    stop_if_asked(port_.path());
     const std::size_t n = port_.read(buffer, std::chrono::milliseconds(50));
     if (n == 0) continue;
     raw_.append(buffer.data(), n);
+    bound(raw_, port_.path());
     if (auto lines = split_reply(command, raw_)) return *std::move(lines);
   }
   throw Error(ExitCode::timeout,

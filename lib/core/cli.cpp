@@ -128,6 +128,8 @@ int run_tool(CLI::App& app, CommonOptions& options, int argc, char** argv,
   } catch (const BrokenPipe&) {
     return static_cast<int>(ExitCode::ok);  // the reader went away: end quietly, like `head`
   } catch (const Error& e) {
+    // Stopped by SIGINT/SIGTERM: what failed then (an interrupted wait) is the stop itself.
+    if (const int signo = stop_requested(); signo != 0) return 128 + signo;
     logger.error(e.protocol_code(), e.what());
     return static_cast<int>(e.code());
   } catch (const std::bad_alloc&) {

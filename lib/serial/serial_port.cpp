@@ -84,9 +84,10 @@ void SerialPort::write(std::string_view bytes) {
   }
 }
 
-void SerialPort::drain(std::chrono::milliseconds quiet) {
+void SerialPort::drain(std::chrono::milliseconds quiet, std::chrono::milliseconds limit) {
   std::array<char, 4096> buffer{};
-  for (int i = 0; i < 1000 && read(buffer, quiet) > 0; ++i) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until && read(buffer, quiet) > 0) {
   }
 }
 

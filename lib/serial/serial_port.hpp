@@ -22,8 +22,9 @@ class SerialPort {
   // the device went away.
   std::size_t read(std::span<char> buffer, std::chrono::milliseconds timeout);
   void write(std::string_view bytes);
-  // Discards what is waiting, for at most `quiet` of silence.
-  void drain(std::chrono::milliseconds quiet);
+  // Discards what arrives until `quiet` passes without a byte, or `limit` has passed in all
+  // (a peer that never stops talking cannot hold it).
+  void drain(std::chrono::milliseconds quiet, std::chrono::milliseconds limit = std::chrono::milliseconds(500));
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
 
  private:

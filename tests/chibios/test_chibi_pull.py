@@ -12,11 +12,13 @@ import io
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import xml.etree.ElementTree as ET
 
@@ -253,6 +255,66 @@ check(r.returncode == 5, f"a port in use by another chibi-pull -> exit 5: {r.std
 holder.terminate()
 holder.wait()
 emulator.stop()
+
+# ---- hostile or broken shells: --timeout is a deadline for the whole exchange -----------
+class Talker:
+    """A pty whose other end writes `chunk` every `every` seconds, and never a prompt."""
+
+    def __init__(self, chunk, every):
+        self.master, slave = os.openpty()
+        self.path = os.ttyname(slave)
+        self.running = True
+        self.thread = threading.Thread(target=self.talk, args=(chunk, every), daemon=True)
+        self.thread.start()
+
+    def talk(self, chunk, every):
+        while self.running:
+            try:
+                os.write(self.master, chunk)
+            except OSError:
+                return
+            if every:
+                time.sleep(every)  # the peer's pace, part of the scenario
+
+    def stop(self):
+        self.running = False
+        self.thread.join(5)
+
+
+def exits_in(args, seconds):
+    start = time.monotonic()
+    r = run(*args, timeout=120)
+    return r, time.monotonic() - start
+
+
+talker = Talker(b"tick 12345\r\n", 0.09)
+r, took = exits_in(["--port", talker.path, "--timeout", "1", "list"], 5)
+check(r.returncode == 8 and took < 5, f"a line every 90 ms and no prompt: --timeout 1 ends it (exit {r.returncode} in {took:.1f} s)",
+      r.stderr[-300:])
+talker.stop()
+talker = Talker(b"\x00garbage without end " * 200, 0)
+child = subprocess.Popen([tool, "--port", talker.path, "--timeout", "3", "list"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+err = child.communicate(timeout=120)[1]
+peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+check(child.returncode in (6, 8) and peak_kb < 100 * 1024,
+      f"endless garbage: a clear error (exit {child.returncode}), memory bounded (peak {peak_kb} kB)", err[-300:])
+talker.stop()
+talker = Talker(b"", 0.5)
+waiting = subprocess.Popen([tool, "--port", talker.path, "--timeout", "60", "list"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+try:
+    wait_open(waiting, talker.path, "chibi-pull opens the port")
+    time.sleep(0.3)  # into its wait for the prompt
+    sent = time.monotonic()
+    waiting.send_signal(signal.SIGTERM)
+    err = waiting.communicate(timeout=30)[1]
+    took = time.monotonic() - sent
+    check(waiting.returncode == 143 and took < 1.5, f"SIGTERM while waiting for the prompt: exit {waiting.returncode} in {took:.2f} s",
+          err[-300:])
+except WaitTimeout as e:
+    check(False, "SIGTERM while waiting for the prompt", str(e))
+talker.stop()
 
 # ---- watch -----------------------------------------------------------------------------
 emulator = Emulator("--seed", "9", "--ticks", "100", "--advance", "50", "--exits", "0")
