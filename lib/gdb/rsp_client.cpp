@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "core/clock.hpp"
+#include "core/signals.hpp"
 
 namespace tp::gdb {
 namespace {
@@ -19,6 +20,15 @@ constexpr int max_sends = 3;                        // a packet is sent again at
 constexpr std::size_t default_packet_size = 0x400;  // when the stub does not say
 constexpr std::size_t largest_read = 0x4000;
 constexpr std::size_t smallest_packet = 64;
+// While we wait for an ack, a real server sends at most its stop reply (QEMU on connect);
+// more than this is a server that floods without acknowledging, not one to keep buffering.
+constexpr std::size_t max_queued_packets = 64;
+constexpr std::size_t max_queued_bytes = std::size_t{4} << 20U;
+// After SIGINT/SIGTERM the exchange under way may finish within a grace period, then the
+// target is resumed within a budget of its own: the tool ends within a second of the signal.
+constexpr std::uint64_t grace_after_stop_ms = 250;
+constexpr std::uint64_t release_budget_after_stop_ms = 500;
+constexpr int poll_slice_ms = 50;  // a stop signal between the check and poll() waits this long at most
 
 }  // namespace
 
@@ -49,34 +59,63 @@ void RspClient::send_raw(std::string_view bytes) {
       continue;
     }
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
-      pollfd p{socket_.get(), POLLOUT, 0};
-      ::poll(&p, 1, timeout_ms_);
+      wait_for(POLLOUT, "did not take our packet");  // a server that never reads fills the socket
       continue;
     }
     lost(fmt::format("connection lost while sending ({})", std::strerror(errno)));
   }
 }
 
+void RspClient::wait_for(short events, std::string_view what) {
+  const std::uint64_t now = monotonic_ms();
+  if (stop_requested() != 0 && !releasing_) {
+    // A healthy poll takes milliseconds: let it finish (nothing half-read), but no longer than this.
+    if (stop_deadline_ms_ == 0) stop_deadline_ms_ = now + grace_after_stop_ms;
+    if (now >= stop_deadline_ms_) {
+      throw Error(ExitCode::failure, fmt::format("{}: stopped while waiting for the server", name_));
+    }
+  }
+  if (now >= exchange_deadline_ms_) {
+    throw Error(ExitCode::timeout, fmt::format("{}: {} within {} ms", name_, what, timeout_ms_),
+                "TARGET_NOT_RESPONDING");
+  }
+  pollfd p{socket_.get(), events, 0};
+  ::poll(&p, 1, static_cast<int>(std::min<std::uint64_t>(exchange_deadline_ms_ - now, poll_slice_ms)));
+}
+
+void RspClient::begin_exchange() {
+  exchange_deadline_ms_ = monotonic_ms() + static_cast<std::uint64_t>(timeout_ms_);
+  if (releasing_) exchange_deadline_ms_ = std::min(exchange_deadline_ms_, release_deadline_ms_);
+}
+
 void RspClient::read_more() {
-  const std::uint64_t deadline = monotonic_ms() + static_cast<std::uint64_t>(timeout_ms_);
   const std::size_t before = events_.size();
   std::array<std::uint8_t, 16384> buffer{};
   while (events_.size() == before) {
-    const std::uint64_t now = monotonic_ms();
-    if (now >= deadline) {
-      throw Error(ExitCode::timeout, fmt::format("{}: no reply within {} ms", name_, timeout_ms_),
-                  "TARGET_NOT_RESPONDING");
-    }
-    pollfd p{socket_.get(), POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(deadline - now));
-    if (ready <= 0) continue;  // the deadline is checked above; EINTR (a stop signal) waits on
+    wait_for(POLLIN, "sent no complete reply");
     const ssize_t n = ::read(socket_.get(), buffer.data(), buffer.size());
     if (n == 0) lost("the server closed the connection");
     if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
+      if (errno == EINTR || errno == EAGAIN) continue;  // the deadline and stop requests: wait_for()
       lost(fmt::format("connection lost ({})", std::strerror(errno)));
     }
     parser_.feed(std::span(buffer.data(), static_cast<std::size_t>(n)), events_);
+  }
+}
+
+void RspClient::check_queue() const {
+  std::size_t packets = 0;
+  std::size_t bytes = 0;
+  for (auto e = events_.begin() + static_cast<std::ptrdiff_t>(next_event_); e != events_.end(); ++e) {
+    if (e->kind == RspEvent::Kind::ack || e->kind == RspEvent::Kind::nak) continue;
+    ++packets;
+    bytes += e->payload.size();
+  }
+  if (packets > max_queued_packets || bytes > max_queued_bytes) {
+    throw Error(ExitCode::io_error,
+                fmt::format("{}: {} packets ({} bytes) sent without acknowledging ours: not a GDB server "
+                            "in acknowledged mode",
+                            name_, packets, bytes));
   }
 }
 
@@ -102,6 +141,7 @@ void RspClient::send_packet(std::string_view payload) {
           events_.begin() + static_cast<std::ptrdiff_t>(next_event_), events_.end(),
           [](const RspEvent& e) { return e.kind == RspEvent::Kind::ack || e.kind == RspEvent::Kind::nak; });
       if (answer == events_.end()) {
+        check_queue();
         read_more();
         continue;
       }
@@ -131,6 +171,7 @@ std::string RspClient::receive_packet() {
 
 std::string RspClient::request(std::string_view payload) {
   ++stats_.round_trips;
+  begin_exchange();
   send_packet(payload);
   for (;;) {
     std::string reply = receive_packet();
@@ -150,6 +191,7 @@ void RspClient::start() {
   features_ = parse_supported(request("qSupported:swbreak+;hwbreak+"));
   if (features_.no_ack_mode && request("QStartNoAckMode") == "OK") no_ack_ = true;
   ++stats_.round_trips;
+  begin_exchange();
   send_packet("?");
   const std::string stop = receive_packet();
   if (is_exit_reply(stop)) {
@@ -162,20 +204,22 @@ void RspClient::start() {
 void RspClient::halt() {
   if (halted_) return;
   ++stats_.round_trips;
+  begin_exchange();
   send_raw("\x03");
+  halted_ = true;  // from here the target may be stopped: a failure below still resumes it on release()
   for (;;) {
     std::string reply = receive_packet();
     if (is_stop_reply(reply)) {
       if (auto pid = stop_reply_pid(reply)) pid_ = *pid;
-      break;
+      return;
     }
     if (is_exit_reply(reply)) lost(fmt::format("the program ended ({})", reply));
   }
-  halted_ = true;
 }
 
 void RspClient::resume() {
   if (!halted_) return;
+  begin_exchange();
   send_packet("c");
   halted_ = false;
 }
@@ -239,6 +283,10 @@ bool RspClient::detach() {
 
 void RspClient::release() noexcept {
   if (!connected_ || !socket_.valid()) return;
+  releasing_ = true;
+  const auto budget = static_cast<std::uint64_t>(timeout_ms_);
+  release_deadline_ms_ =
+      monotonic_ms() + (stop_requested() != 0 ? std::min(budget, release_budget_after_stop_ms) : budget);
   try {
     // Probe servers keep the target halted on `D`: they get `c`, then the connection closes.
     if (halted_ && (features_.memory_map || !detach())) resume();

@@ -9,6 +9,10 @@
 // - Leaving: `D` (QEMU and gdbserver resume the target on detach), `D;pid` when the stub
 //   negotiated multiprocess earlier; probe servers (qXfer:memory-map, e.g. OpenOCD) keep
 //   the target halted on `D`, so they get `c` and a close instead. `k` is never sent.
+// Hostile or broken servers: the timeout bounds each whole exchange (request, acks, reply and
+// whatever the server floods in between: console output, stop replies, bad checksums), the
+// packets queued while waiting for an ack are bounded, and after SIGINT/SIGTERM the poll under
+// way gets 250 ms to finish, then release() 500 ms to resume the target.
 #pragma once
 
 #include <cstdint>
@@ -71,12 +75,20 @@ class RspClient final : public target::TargetMemory {
   void send_packet(std::string_view payload);
   std::string receive_packet();
   RspEvent next_event();
-  void read_more();  // waits for at least one more event
+  void read_more();  // waits for at least one more event, until the exchange's deadline
+  void begin_exchange();
+  // Polls for `events` until the exchange's deadline; throws on the deadline or a stop request.
+  void wait_for(short events, std::string_view what);
+  void check_queue() const;
   [[noreturn]] void lost(std::string_view why);
 
   FileDescriptor socket_;
   std::string name_;
   int timeout_ms_;
+  std::uint64_t exchange_deadline_ms_ = 0;  // monotonic; set by begin_exchange()
+  std::uint64_t release_deadline_ms_ = 0;   // while releasing: no exchange lasts past it
+  std::uint64_t stop_deadline_ms_ = 0;      // after a stop signal: the grace for the poll under way
+  bool releasing_ = false;
   RspParser parser_;
   std::vector<RspEvent> events_;
   std::size_t next_event_ = 0;

@@ -336,6 +336,76 @@ TEST_CASE("rsp client: a silent or vanished server") {
   }
 }
 
+namespace {
+// A peer that writes `unit` over and over until the client's end closes.
+class Flood {
+ public:
+  explicit Flood(std::string unit) {
+    int fds[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds) == 0);
+    client_fd_ = fds[0];
+    peer_ = tp::FileDescriptor(fds[1]);
+    thread_ = std::thread([this, chunk = repeat(unit)] {
+      while (::send(peer_.get(), chunk.data(), chunk.size(), MSG_NOSIGNAL) != 0 && errno != EPIPE) {
+        if (errno == EAGAIN) std::this_thread::sleep_for(std::chrono::microseconds(200));
+        errno = 0;
+      }
+    });
+  }
+  Flood(const Flood&) = delete;
+  Flood& operator=(const Flood&) = delete;
+  ~Flood() { thread_.join(); }
+  tp::FileDescriptor client() { return tp::FileDescriptor(client_fd_); }
+
+ private:
+  static std::string repeat(const std::string& unit) {
+    std::string chunk;
+    while (chunk.size() < 16384) chunk += unit;
+    return chunk;
+  }
+  int client_fd_ = -1;
+  tp::FileDescriptor peer_;
+  std::thread thread_;
+};
+
+tp::ExitCode failure_of(tp::gdb::RspClient& client, std::chrono::milliseconds& took) {
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    (void)client.request("m20000000,4");
+  } catch (const tp::Error& e) {
+    took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+    return e.code();
+  }
+  return tp::ExitCode::ok;
+}
+}  // namespace
+
+TEST_CASE("rsp client: the timeout bounds a whole exchange whatever the server floods") {
+  std::chrono::milliseconds took{0};
+  const std::vector<std::string> floods{fmt::format("+{}", tp::gdb::frame_packet("O4142")),  // console output
+                                        fmt::format("+{}", tp::gdb::frame_packet("T05")),    // stop replies
+                                        "+$OK#00",                                           // bad checksums
+                                        fmt::format("+${}", std::string(4096, 'A'))};        // a packet never ending
+  for (const std::string& unit : floods) {
+    CAPTURE(unit.substr(0, 20));
+    tp::ExitCode code = tp::ExitCode::ok;
+    {
+      Flood flood(unit);
+      tp::gdb::RspClient client(flood.client(), "flood", 200);
+      code = failure_of(client, took);
+      client.release();
+    }
+    CHECK(code == tp::ExitCode::timeout);
+    CHECK(took.count() < 1000);
+  }
+  // Packets without an ack: at most 64 are queued, then the server is given up.
+  Flood never_acks(tp::gdb::frame_packet("S05"));
+  tp::gdb::RspClient client(never_acks.client(), "never acks", 5000);
+  CHECK(failure_of(client, took) == tp::ExitCode::io_error);
+  CHECK(took.count() < 1000);
+  client.release();
+}
+
 TEST_CASE("ekotrace: compact log decoding and segments") {
   using namespace tp::ekotrace;
   const std::vector<std::uint32_t> items{0x80000001, 5, 3, 0x40000064, 99, 0x80000001, 6, 0x80000002, 9, 4, 0x40000007};
