@@ -57,20 +57,33 @@ struct TraceParts {
   std::size_t count = 0;
   TraceKind first = TraceKind::text;
   TraceKind last = TraceKind::text;
+  bool attributes_since_last = false;  // an attributes parameter came after the last part
 
-  std::optional<std::string> add(TraceKind kind) {
-    if (count != 0 && last == TraceKind::text_line) {
-      return "only the last trace data part may be text with a line break";
-    }
+  // Adds a part of `kind` to `out`: an error when the message cannot be read, else the
+  // plausible reading where the document is ambiguous (see Message::line_break_readings).
+  std::optional<std::string> add(TraceKind kind, std::string_view data, Message& out) {
     if (count != 0 && (first == TraceKind::binary) != (kind == TraceKind::binary)) {
       return first == TraceKind::binary ? "a binary message has a text part" : "a text message has a binary part";
     }
+    if (count != 0 && last == TraceKind::text_line) {
+      ++out.line_break_readings;
+      if (attributes_since_last) out.data += '\n';
+    }
     if (count == 0) first = kind;
     last = kind;
+    attributes_since_last = false;
     ++count;
+    out.data.append(data);
     return std::nullopt;
   }
 };
+
+// Parameters 2, 3, 4, 6: the last value counts; a repeat is counted.
+template <class T>
+void set_optional(std::optional<T>& field, T value, Message& out) {
+  if (field) ++out.repeated_parameters;
+  field = value;
+}
 
 }  // namespace
 
@@ -135,25 +148,27 @@ std::optional<ParseError> decode_message(std::span<const std::uint8_t> bytes, st
         if (data[4] > 2)
           return fail(at + 7, fmt::format("unknown trace kind {} (0 text, 1 text with line break, 2 binary)", data[4]));
         if (!attributes) out.module = be16(data);
+        if (attributes && be16(data) != out.module) ++out.repeated_parameters;
         attributes = true;
+        parts.attributes_since_last = parts.count != 0;
         kind = static_cast<TraceKind>(data[4]);
         break;
       case 2:
-        out.indent = data[0];
+        set_optional(out.indent, data[0], out);
         break;
       case 3:
-        out.process_id = be32(data);
+        set_optional(out.process_id, be32(data), out);
         break;
       case 4:
-        out.thread_id = be32(data);
+        set_optional(out.thread_id, be32(data), out);
         break;
       case 6:
-        out.timestamp = be32(data);
+        set_optional(out.timestamp, be32(data), out);
         break;
       case 5:
         if (!attributes) return fail(at, "trace data (5) before the attributes (1)");
-        if (auto problem = parts.add(kind)) return fail(at, *problem);
-        out.data.append(reinterpret_cast<const char*>(data), length);
+        if (auto problem = parts.add(kind, std::string_view(reinterpret_cast<const char*>(data), length), out))
+          return fail(at, *problem);
         break;
       default:
         ++out.skipped_parameters;

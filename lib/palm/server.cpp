@@ -78,8 +78,10 @@ class Session : public std::enable_shared_from_this<Session> {
   void on_read(boost::system::error_code ec, std::size_t n) {
     if (!ec) {
       const std::uint64_t now = monotonic_us();
-      const auto error = parser_.feed(std::span<const std::uint8_t>(buffer_.data(), n),
-                                      [&](const Message& m) { server_.emit(m, connection_, now); });
+      const auto error = parser_.feed(
+          std::span<const std::uint8_t>(buffer_.data(), n),
+          [&](const Message& m) { server_.emit(m, connection_, now); },
+          [&](const ParseError& problem) { skipped(problem); });
       if (error) return reject(*error);
       watch_message();
       return read();
@@ -118,6 +120,19 @@ class Session : public std::enable_shared_from_this<Session> {
     });
   }
 
+  // A framed message that breaks a rule: reported (the first ten of a connection, then every
+  // thousandth, so a sender of nothing else cannot flood the log) and counted; the stream goes on.
+  void skipped(const ParseError& problem) {
+    ++server_.stats_.skipped_messages;
+    ++skipped_messages_;
+    if (skipped_messages_ > 10 && skipped_messages_ % 1000 != 0) return;
+    server_.logger().error(
+        "INVALID_MESSAGE",
+        fmt::format("connection {} ({}): byte {}: {}; message skipped ({} skipped on this "
+                    "connection)",
+                    connection_.id, connection_.peer, problem.offset, problem.message, skipped_messages_));
+  }
+
   void reject(const ParseError& error) {
     server_.logger().error("INVALID_MESSAGE",
                            fmt::format("connection {} ({}): byte {}: {}; closing this connection", connection_.id,
@@ -130,6 +145,7 @@ class Session : public std::enable_shared_from_this<Session> {
   tcp::socket socket_;
   asio::steady_timer message_timer_;
   bool timing_message_ = false;
+  std::uint64_t skipped_messages_ = 0;
   Parser parser_;
   Connection connection_;
   std::array<std::uint8_t, std::size_t{64} << 10U> buffer_{};
@@ -176,6 +192,8 @@ void Server::Impl::schedule_tick() {
 void Server::Impl::emit(const Message& message, const Connection& connection, std::uint64_t host_us) {
   ++stats_.messages;
   stats_.skipped_parameters += message.skipped_parameters;
+  stats_.line_break_readings += message.line_break_readings;
+  stats_.repeated_parameters += message.repeated_parameters;
   if (!options_.modules.empty() &&
       std::find(options_.modules.begin(), options_.modules.end(), message.module) == options_.modules.end()) {
     ++stats_.filtered;

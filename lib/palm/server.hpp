@@ -1,6 +1,8 @@
 // The Palm Reporter side of the protocol: a TCP server (Boost.Asio, one thread) that
-// accepts any number of senders, parses each stream, and writes records. A bad stream
-// closes only its own connection; everything decoded before is kept.
+// accepts any number of senders, parses each stream, and writes records. A message whose
+// content breaks a rule is skipped and reported, and the sender's next messages are read as
+// usual; only input that cannot be framed closes that one connection (everything decoded
+// before is kept).
 #pragma once
 
 #include <chrono>
@@ -42,6 +44,9 @@ struct ServerStats {
   std::uint64_t refused_connections = 0;  // past --max-connections
   std::uint64_t stalled_messages = 0;     // connections cut off mid-message after --message-timeout
   std::uint64_t skipped_parameters = 0;
+  std::uint64_t skipped_messages = 0;     // framed, but breaking a rule (reported, the stream goes on)
+  std::uint64_t line_break_readings = 0;  // ambiguous line breaks read (Message::line_break_readings)
+  std::uint64_t repeated_parameters = 0;
 };
 
 class Server {

@@ -109,30 +109,21 @@ got = r.wait_for(8)
 check(len(got) == 8 and got[7]["event"]["data"]["message"] == "byte by byte", "a message sent one byte at a time")
 check(r.stop() == 143, "SIGTERM: exit 143")
 
-# --- malformed streams: each closes only its own connection, at the right byte
+# --- input that cannot be framed closes only its own connection, at the right byte
 good = message(b"good")
-MALFORMED = [
+UNFRAMEABLE = [
     ("wrong major version", message(b"x", version=(2, 0)), 0, "version 2.0"),
     ("size smaller than a message", raw_message(param(0), total=7), 2, "smaller"),
     ("oversized", message(b"y" * 2000), 2, "over the limit"),
-    ("parameter past the end", raw_message(attributes(1, TEXT) + struct.pack(">BH", 5, 50) + b"abc"), 14, "past the end"),
-    ("no end parameter", raw_message(attributes(1, TEXT) + param(5, b"abc")), 20, "no end-of-message"),
-    ("bytes after the end parameter", raw_message(attributes(1, TEXT) + param(5, b"a") + param(0) + b"zz"), 21, "after the end"),
-    ("trace data before attributes", raw_message(param(5, b"a") + attributes(1, TEXT) + param(0)), 6, "before the attributes"),
-    ("line-break part not last", message([(TEXT_LINE, b"a"), (TEXT, b"b")]), 26, "only the last"),
-    ("binary then text", message([(BINARY, b"a"), (TEXT, b"b")]), 26, "binary message has a text part"),
-    ("unknown trace kind", raw_message(param(1, struct.pack(">HHB", 1, 0, 7)) + param(5, b"a") + param(0)), 13, "unknown trace kind"),
-    ("wrong fixed length", raw_message(attributes(1, TEXT) + param(3, b"\x00\x01") + param(5, b"a") + param(0)), 14, "must be 4 bytes"),
-    ("no attributes or data", raw_message(param(0)), 6, "without attributes"),
     ("truncated", message(b"truncated")[:-4], 25, "ended inside a message"),  # where the stream ended
 ]
 r = Receiver("--max-message-size", "1024")
 keeper = socket.create_connection(("127.0.0.1", r.port))  # a good sender that keeps going throughout
 keeper.sendall(good)
-for number, (name, bad, offset_in_message, text) in enumerate(MALFORMED):
+for number, (name, bad, offset_in_message, text) in enumerate(UNFRAMEABLE):
     before = message(b"before " + name.encode())
     s = r.send(before + bad, close=False)
-    # The receiver closes a bad stream itself; a truncated one ends when we close.
+    # The receiver closes an unframeable stream itself; a truncated one ends when we close.
     if name == "truncated":
         s.close()
     else:
@@ -142,19 +133,71 @@ for number, (name, bad, offset_in_message, text) in enumerate(MALFORMED):
         check(closed, f"{name}: the receiver closed that connection")
     keeper.sendall(good)
     connection = number + 2
-    deadline = time.time() + 5
-    while f"connection {connection} " not in r.stderr() and time.time() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: f"connection {connection} " in r.stderr(), f"{name}: reported", r.stderr)
     expected_offset = len(before) + offset_in_message
     line = [l for l in r.stderr().splitlines() if f"connection {connection} " in l]
-    check(bool(line) and f"byte {expected_offset}:" in line[0] and text in line[0],
+    check(bool(line) and f"byte {expected_offset}:" in line[0] and text in line[0] and "closing this connection" in line[0],
           f"{name}: error names the connection and byte {expected_offset}: {line[:1]}")
 keeper.close()
-got = r.wait_for(2 * len(MALFORMED) + 1)
+got = r.wait_for(2 * len(UNFRAMEABLE) + 1)
 befores = [g["event"]["data"]["message"] for g in got if g["event"]["data"]["message"].startswith("before ")]
-check(len(befores) == len(MALFORMED), "records decoded before each bad message were kept")
-check(sum(1 for g in got if g["connection"] == 1) == len(MALFORMED) + 1, "the good sender lost nothing")
+check(len(befores) == len(UNFRAMEABLE), "records decoded before each unframeable message were kept")
+check(sum(1 for g in got if g["connection"] == 1) == len(UNFRAMEABLE) + 1, "the good sender lost nothing")
 r.stop()
+
+# --- a framed message that breaks a rule is skipped and reported; the SAME connection goes on
+BROKEN = [
+    ("parameter past the end", raw_message(attributes(1, TEXT) + struct.pack(">BH", 5, 50) + b"abc"), 14, "past the end"),
+    ("no end parameter", raw_message(attributes(1, TEXT) + param(5, b"abc")), 20, "no end-of-message"),
+    ("bytes after the end parameter", raw_message(attributes(1, TEXT) + param(5, b"a") + param(0) + b"zz"), 21, "after the end"),
+    ("trace data before attributes", raw_message(param(5, b"a") + attributes(1, TEXT) + param(0)), 6, "before the attributes"),
+    ("binary then text", message([(BINARY, b"a"), (TEXT, b"b")]), 26, "binary message has a text part"),
+    ("unknown trace kind", raw_message(param(1, struct.pack(">HHB", 1, 0, 7)) + param(5, b"a") + param(0)), 13, "unknown trace kind"),
+    ("wrong fixed length", raw_message(attributes(1, TEXT) + param(3, b"\x00\x01") + param(5, b"a") + param(0)), 14, "must be 4 bytes"),
+    ("no attributes or data", raw_message(param(0)), 6, "without attributes"),
+]
+r = Receiver("--max-message-size", "1024", "--stats")
+sender = socket.create_connection(("127.0.0.1", r.port))
+expected = []
+offset = 0
+for name, bad, offset_in_message, text in BROKEN:
+    before, after = message(f"before {name}".encode()), message(f"after {name}".encode())
+    sender.sendall(before + bad + after)
+    expected += [f"before {name}", f"after {name}"]
+    at = offset + len(before) + offset_in_message
+    offset += len(before) + len(bad) + len(after)
+    wait_until(lambda: f"byte {at}:" in r.stderr(), f"{name}: reported", r.stderr)
+    line = [l for l in r.stderr().splitlines() if f"byte {at}:" in l]
+    check(bool(line) and "connection 1 " in line[0] and text in line[0] and "message skipped" in line[0],
+          f"{name}: skipped, reported with connection 1 and byte {at}", line[:1])
+# The case: one attributes parameter of kind 1 before two text parts; and a kind-1
+# part followed by new attributes and another part. Both decode (plausible reading, counted).
+split_line = raw_message(attributes(1, TEXT_LINE) + param(5, b"long text, ") + param(5, b"split") + param(0))
+sender.sendall(split_line + message([(TEXT_LINE, b"first"), (TEXT, b"second")]) + message(b"last"))
+expected += ["long text, split", "first\nsecond", "last"]
+sender.close()
+got = r.wait_for(len(expected))
+texts = [g["event"]["data"]["message"] for g in got]
+check(texts == expected, "every good message on the same connection arrived, in order", texts)
+check(all(g["connection"] == 1 for g in got), "all of them on connection 1 (never closed)")
+check(got[-3]["event"]["data"]["line_break"] is True and got[-2]["event"]["data"]["line_break"] is False,
+      "ambiguous line breaks: at the end of a split text; between parts under new attributes")
+code = r.stop()
+err = r.stderr()
+check(code == 143 and f"{len(BROKEN)} messages skipped (breaking a rule), 0 streams rejected" in err
+      and "2 ambiguous line breaks read" in err, "--stats counts skipped messages and ambiguous readings", err[-500:])
+
+# A sender of nothing but broken messages: every one counted, the log bounded, its good
+# message at the end still arrives.
+r = Receiver("--stats")
+junk = raw_message(param(0)) * 5000
+r.send(junk + message(b"still heard"))
+got = r.wait_for(1, timeout=60)
+check(len(got) == 1 and got[0]["event"]["data"]["message"] == "still heard", "after 5000 broken messages the good one arrives")
+r.stop()
+err = r.stderr()
+check("5000 messages skipped" in err and err.count("message skipped") <= 20,
+      f"5000 skipped messages counted, {err.count('message skipped')} log lines", err[-300:])
 
 # --- module filter, text format, --once
 r = Receiver("--module", "dm,0x8000", "--format", "text", "--once", "--stats")

@@ -57,18 +57,20 @@ int parse(std::size_t messages, std::size_t size) {
     tp::palm::Parser parser(1U << 20U);
     tp::OutBuffer out;
     std::size_t count = 0;
+    std::size_t skipped = 0;
     const auto start = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < stream.size(); i += 65536) {
-      const auto error =
-          parser.feed(std::span(stream).subspan(i, std::min<std::size_t>(65536, stream.size() - i)),
-                      [&](const tp::palm::Message& m) {
-                        ++count;
-                        if (format) {
-                          tp::palm::append_record(out, m, {1, "127.0.0.1:1"}, 1, tp::palm::Format::ndjson);
-                          if (out.size() > (1U << 20U)) out.clear();
-                        }
-                      });
-      if (error) return 1;
+      const auto error = parser.feed(
+          std::span(stream).subspan(i, std::min<std::size_t>(65536, stream.size() - i)),
+          [&](const tp::palm::Message& m) {
+            ++count;
+            if (format) {
+              tp::palm::append_record(out, m, {1, "127.0.0.1:1"}, 1, tp::palm::Format::ndjson);
+              if (out.size() > (1U << 20U)) out.clear();
+            }
+          },
+          [&](const tp::palm::ParseError&) { ++skipped; });
+      if (error || skipped != 0) return 1;
     }
     const double s = seconds_since(start);
     fmt::print("{:<28} {:>10.0f} messages/s {:>8.0f} MB/s  ({} messages of {} bytes)\n",

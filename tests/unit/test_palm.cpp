@@ -49,6 +49,7 @@ Bytes text_message(const std::string& text, std::uint8_t kind = 0) {
 
 struct Result {
   std::vector<Message> messages;
+  std::vector<ParseError> skipped;
   std::optional<ParseError> error;
 };
 
@@ -56,8 +57,10 @@ Result parse(const Bytes& stream, std::size_t chunk, std::size_t max = default_m
   Parser parser(max);
   Result result;
   for (std::size_t i = 0; i < stream.size() && !result.error; i += chunk) {
-    result.error = parser.feed(std::span(stream).subspan(i, std::min(chunk, stream.size() - i)),
-                               [&](const Message& m) { result.messages.push_back(m); });
+    result.error = parser.feed(
+        std::span(stream).subspan(i, std::min(chunk, stream.size() - i)),
+        [&](const Message& m) { result.messages.push_back(m); },
+        [&](const ParseError& e) { result.skipped.push_back(e); });
   }
   if (!result.error) result.error = parser.finish();
   return result;
@@ -96,7 +99,7 @@ TEST_CASE("messages decode the same whatever the split") {
   }
 }
 
-TEST_CASE("every violation is an error at the right offset, after the good messages") {
+TEST_CASE("a message breaking a rule is skipped at the right offset; the good ones around it arrive") {
   struct Case {
     const char* name;
     Bytes message;
@@ -124,35 +127,128 @@ TEST_CASE("every violation is an error at the right offset, after the good messa
   Bytes bad_length;
   param(bad_length, 1, attributes(1, 0));
   param(bad_length, 2, {1, 2});
-  Bytes too_small{1, 0, 0, 0, 0, 7, 0};
-  Bytes version = text_message("x");
-  version[0] = 2;
+  param(bad_length, 5, {'a'});
+  param(bad_length, 0, {});
+  Bytes bad_kind;
+  param(bad_kind, 1, attributes(1, 7));
+  param(bad_kind, 5, {'a'});
+  param(bad_kind, 0, {});
+  Bytes no_end;
+  param(no_end, 1, attributes(1, 0));
+  param(no_end, 5, {'a'});
+  Bytes no_data;
+  param(no_data, 1, attributes(1, 0));
+  param(no_data, 0, {});
+  Bytes cut_header;
+  param(cut_header, 1, attributes(1, 0));
+  cut_header.insert(cut_header.end(), {5, 0});
   const std::vector<Case> cases{
-      {"version", version, 0, "version 2.0"},
-      {"small", too_small, 2, "smaller"},
       {"past end", wrap(past_end), 14, "past the end"},
       {"after end", wrap(after_end), 21, "after the end"},
       {"data first", wrap(data_first), 6, "before the attributes"},
       {"mixed", wrap(mixed), 26, "binary message has a text part"},
       {"fixed length", wrap(bad_length), 14, "must be 1 bytes"},
-      {"oversized", text_message(std::string(100, 'x')), 2, "over the limit"},
+      {"unknown kind", wrap(bad_kind), 13, "unknown trace kind 7"},
+      {"no end", wrap(no_end), 18, "no end-of-message"},
+      {"no data", wrap(no_data), 14, "without attributes (1) and trace data (5)"},
+      {"cut parameter header", wrap(cut_header), 14, "cut off"},
   };
   const Bytes good = text_message("good");
+  const Bytes after = text_message("after", 1);
   for (const Case& c : cases) {
     Bytes stream = good;
     stream.insert(stream.end(), c.message.begin(), c.message.end());
+    stream.insert(stream.end(), after.begin(), after.end());
+    stream.insert(stream.end(), good.begin(), good.end());
+    for (const std::size_t chunk : {stream.size(), std::size_t{1}, std::size_t{5}}) {
+      const Result r = parse(stream, chunk, 64);
+      CHECK_MESSAGE(!r.error, c.name);
+      REQUIRE_MESSAGE(r.skipped.size() == 1, c.name);
+      CHECK_MESSAGE(r.skipped[0].offset == good.size() + c.offset, c.name << ": " << r.skipped[0].message);
+      CHECK_MESSAGE(r.skipped[0].message.find(c.text) != std::string::npos, c.name << ": " << r.skipped[0].message);
+      REQUIRE_MESSAGE(r.messages.size() == 3, c.name);
+      CHECK(r.messages[0].data == "good");
+      CHECK(r.messages[1].data == "after");
+      CHECK(r.messages[1].offset == good.size() + c.message.size());
+      CHECK(r.messages[2].data == "good");
+    }
+  }
+}
+
+TEST_CASE("only input that cannot be framed stops the stream, at the right offset") {
+  Bytes too_small{1, 0, 0, 0, 0, 7, 0};
+  Bytes version = text_message("x");
+  version[0] = 2;
+  const std::vector<std::tuple<const char*, Bytes, std::uint64_t, const char*>> cases{
+      {"version", version, 0, "version 2.0"},
+      {"small", too_small, 2, "smaller"},
+      {"oversized", text_message(std::string(100, 'x')), 2, "over the limit"},
+  };
+  const Bytes good = text_message("good");
+  for (const auto& [name, message, offset, text] : cases) {
+    Bytes stream = good;
+    stream.insert(stream.end(), message.begin(), message.end());
     for (const std::size_t chunk : {stream.size(), std::size_t{1}}) {
       const Result r = parse(stream, chunk, 64);
-      REQUIRE_MESSAGE(r.error, c.name);
-      CHECK_MESSAGE(r.messages.size() == 1, c.name);
-      CHECK_MESSAGE(r.error->offset == good.size() + c.offset, c.name << ": " << r.error->message);
-      CHECK_MESSAGE(r.error->message.find(c.text) != std::string::npos, c.name << ": " << r.error->message);
+      REQUIRE_MESSAGE(r.error, name);
+      CHECK_MESSAGE(r.messages.size() == 1, name);
+      CHECK_MESSAGE(r.error->offset == good.size() + offset, name << ": " << r.error->message);
+      CHECK_MESSAGE(r.error->message.find(text) != std::string::npos, name << ": " << r.error->message);
     }
   }
   const Bytes cut(good.begin(), good.end() - 2);
   const Result truncated = parse(cut, 5);
   REQUIRE(truncated.error);
   CHECK(truncated.error->offset == cut.size());
+}
+
+TEST_CASE("ambiguous messages: the plausible reading, counted") {
+  // One attributes parameter of kind 1 before two text parts: one text split in two, the
+  // line break at its end.
+  Bytes split_line;
+  param(split_line, 1, attributes(0x0200, 1));
+  param(split_line, 5, {'a', 'b'});
+  param(split_line, 5, {'c', 'd'});
+  param(split_line, 0, {});
+  // A kind-1 part, then new attributes of kind 0 and a part: the break goes between them.
+  Bytes inner_break;
+  param(inner_break, 1, attributes(0x0200, 1));
+  param(inner_break, 5, {'a', 'b'});
+  param(inner_break, 1, attributes(0x0200, 0));
+  param(inner_break, 5, {'c', 'd'});
+  param(inner_break, 0, {});
+  // Repeated optional parameters: the last value counts; attributes naming another module:
+  // the first module stays.
+  Bytes repeated;
+  param(repeated, 1, attributes(0x0200, 0));
+  param(repeated, 2, {1});
+  param(repeated, 2, {3});
+  param(repeated, 3, {0, 0, 0, 1});
+  param(repeated, 3, {0, 0, 0, 2});
+  param(repeated, 5, {'x'});
+  param(repeated, 1, attributes(0x0300, 0));
+  param(repeated, 5, {'y'});
+  param(repeated, 0, {});
+  Bytes stream = wrap(split_line);
+  for (const Bytes& b : {wrap(inner_break), wrap(repeated), text_message("after")})
+    stream.insert(stream.end(), b.begin(), b.end());
+  const Result r = parse(stream, 3);
+  REQUIRE_FALSE(r.error);
+  CHECK(r.skipped.empty());
+  REQUIRE(r.messages.size() == 4);
+  CHECK(r.messages[0].data == "abcd");
+  CHECK(r.messages[0].kind == TraceKind::text_line);
+  CHECK(r.messages[0].line_break_readings == 1);
+  CHECK(r.messages[1].data == "ab\ncd");
+  CHECK(r.messages[1].kind == TraceKind::text);
+  CHECK(r.messages[1].line_break_readings == 1);
+  CHECK(r.messages[2].data == "xy");
+  CHECK(r.messages[2].indent == 3);
+  CHECK(r.messages[2].process_id == 2);
+  CHECK(r.messages[2].module == 0x0200);
+  CHECK(r.messages[2].repeated_parameters == 3);
+  CHECK(r.messages[2].line_break_readings == 0);
+  CHECK(r.messages[3].data == "after");
 }
 
 TEST_CASE("records: Text with the Palm fields, Raw for binary, module names") {

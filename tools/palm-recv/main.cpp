@@ -36,11 +36,12 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   server.run();
   const tp::palm::ServerStats& s = server.stats();
   if (o.stats) {
-    log.report(
-        fmt::format("{} connections ({} refused past --max-connections), {} messages, {} filtered out by module, "
-                    "{} streams rejected ({} stalled mid-message), {} user or unknown parameters skipped",
-                    s.connections, s.refused_connections, s.messages, s.filtered, s.rejected_streams,
-                    s.stalled_messages, s.skipped_parameters));
+    log.report(fmt::format(
+        "{} connections ({} refused past --max-connections), {} messages, {} filtered out by module, "
+        "{} messages skipped (breaking a rule), {} streams rejected ({} stalled mid-message), {} user "
+        "or unknown parameters skipped, {} ambiguous line breaks read, {} repeated parameters",
+        s.connections, s.refused_connections, s.messages, s.filtered, s.skipped_messages, s.rejected_streams,
+        s.stalled_messages, s.skipped_parameters, s.line_break_readings, s.repeated_parameters));
   }
   return tp::ExitCode::ok;
 }
