@@ -30,8 +30,9 @@ void LineStream::on_end(std::uint64_t /*now_us*/) {
 
 void LineStream::report_summary(std::string_view source_name) const {
   if (reader_.bad_lines() == 0) return;
-  logger_.warn(fmt::format("{}: {} of {} lines were not records and were skipped", source_name, reader_.bad_lines(),
-                           reader_.lines()));
+  logger_.warn(
+      fmt::format("{}: {} of {} lines were bad (not records, or a field that could not be judged) and were skipped",
+                  source_name, reader_.bad_lines(), reader_.lines()));
 }
 
 }  // namespace tp

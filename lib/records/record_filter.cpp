@@ -169,7 +169,17 @@ Verdict RecordFilter::judge_conditions(simdjson::ondemand::document& document, s
       why = fmt::format("{}: {}", condition.path, simdjson::error_message(error));
       return Verdict::bad;
     }
-    const bool match = condition.regex ? condition.regex->search(value.text) : value.text == condition.value;
+    bool match = value.text == condition.value;
+    if (condition.regex) {
+      std::string problem;
+      const std::optional<bool> found = condition.regex->search(value.text, problem);
+      if (!found) {  // PCRE2 gave up: neither selected nor rejected, so a bad line (counted; --strict fails)
+        why = fmt::format("{}: the regular expression '{}' could not finish ({})", condition.path,
+                          condition.regex->pattern(), problem);
+        return Verdict::bad;
+      }
+      match = *found;
+    }
     if (!match) return Verdict::rejected;
   }
   return Verdict::selected;

@@ -31,10 +31,15 @@ Regex::Regex(std::string_view pattern) : pattern_(pattern) {
   match_data_.reset(pcre2_match_data_create_from_pattern(code, nullptr));
 }
 
-bool Regex::search(std::string_view text) const {
+std::optional<bool> Regex::search(std::string_view text, std::string& why) const {
   const int rc = pcre2_match(static_cast<const pcre2_code*>(code_.get()), reinterpret_cast<PCRE2_SPTR>(text.data()),
                              text.size(), 0, 0, static_cast<pcre2_match_data*>(match_data_.get()), nullptr);
-  return rc >= 0;
+  if (rc >= 0) return true;
+  if (rc == PCRE2_ERROR_NOMATCH) return false;
+  PCRE2_UCHAR message[256];
+  pcre2_get_error_message(rc, message, sizeof message);
+  why = reinterpret_cast<const char*>(message);
+  return std::nullopt;
 }
 
 }  // namespace tp

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -11,8 +12,10 @@ class Regex {
  public:
   // Throws tp::Error(usage) with PCRE2's message and the offset of the problem.
   explicit Regex(std::string_view pattern);
-  // True if the pattern matches anywhere in text (an unanchored search).
-  [[nodiscard]] bool search(std::string_view text) const;
+  // Whether the pattern matches anywhere in text (an unanchored search); nothing when PCRE2
+  // gave up on this text (its match or depth limit: catastrophic backtracking), with PCRE2's
+  // reason in `why`. Never "no match" for a search that did not finish.
+  [[nodiscard]] std::optional<bool> search(std::string_view text, std::string& why) const;
   [[nodiscard]] const std::string& pattern() const noexcept { return pattern_; }
 
  private:

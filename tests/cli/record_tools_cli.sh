@@ -39,7 +39,17 @@ check "after passing what came before" test "$(wc -l < "$WORK/out")" -eq 3
 for i in $(seq 15); do echo "bad $i"; done | "$FILTER" 2> "$WORK/err" > /dev/null
 check "the first ten bad lines are shown" test "$(grep -c ': line [0-9]*:' "$WORK/err")" -eq 10
 check "then only counted" grep -q "further bad lines are counted, not shown" "$WORK/err"
-check "and summed up" grep -q "15 of 15 lines were not records" "$WORK/err"
+check "and summed up" grep -q "15 of 15 lines were bad" "$WORK/err"
+# A regex PCRE2 gives up on (catastrophic backtracking) is not "no match": the line is bad.
+long=$(printf 'a%.0s' $(seq 5000))
+{ record 1 0 "${long}!"; record 2 0 aaa; } > "$WORK/backtrack.ndjson"
+"$FILTER" --stats --regex 'message=^(a+)+$' "$WORK/backtrack.ndjson" > "$WORK/out" 2> "$WORK/err"
+check "a regex PCRE2 gives up on makes the line bad, not unmatched" grep -q "2 lines, 1 selected, 1 bad" "$WORK/err"
+check "and says why" grep -q "could not finish (match limit exceeded)" "$WORK/err"
+"$FILTER" --strict --regex 'message=^(a+)+$' "$WORK/backtrack.ndjson" > /dev/null 2>&1
+check "--strict fails on it (exit 6)" test $? -eq 6
+"$FILTER" --invert --stats --regex 'message=^(a+)+$' "$WORK/backtrack.ndjson" > "$WORK/out" 2> "$WORK/err"
+check "--invert does not select it either" test "$(wc -l < "$WORK/out")" -eq 0
 yes "$(record 5 0 endless)" | timeout 10 "$FILTER" --limit 3 > "$WORK/out"
 check "--limit ends an endless input" test $? -eq 0 -a "$(wc -l < "$WORK/out")" -eq 3
 yes "$(record 5 0 endless)" | head -c 50000000 | "$FILTER" 2> "$WORK/err" | head -1 > /dev/null
