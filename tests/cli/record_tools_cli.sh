@@ -54,6 +54,12 @@ yes "$(record 5 0 endless)" | timeout 10 "$FILTER" --limit 3 > "$WORK/out"
 check "--limit ends an endless input" test $? -eq 0 -a "$(wc -l < "$WORK/out")" -eq 3
 yes "$(record 5 0 endless)" | head -c 50000000 | "$FILTER" 2> "$WORK/err" | head -1 > /dev/null
 check "a closed pipe ends quietly" test "${PIPESTATUS[2]}" -eq 0 -a ! -s "$WORK/err"
+"$FILTER" --kind text,Bogus "$WORK/in.ndjson" > "$WORK/out" 2> "$WORK/err"
+check "an unknown --kind is a warning (exit 0, nothing selected)" test $? -eq 0 -a ! -s "$WORK/out"
+check "naming the case slip" grep -q -- "--kind text: .*case-sensitive: Text?" "$WORK/err"
+check "and listing the known kinds" grep -q -- "--kind Bogus: .*known kinds: Text, Marker, TaskSwitch" "$WORK/err"
+"$FILTER" --kind Text,Itm "$WORK/in.ndjson" > /dev/null 2> "$WORK/err"
+check "known kinds give no warning" test ! -s "$WORK/err"
 "$FILTER" --stats --kind Text "$WORK/in.ndjson" > /dev/null 2> "$WORK/err"
 check "--stats counts" grep -q "3 lines, 3 selected, 0 bad" "$WORK/err"
 

@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <regex>
+
 #include <string>
 
 #include "core/error.hpp"
@@ -7,6 +10,7 @@
 #include "records/csv_table.hpp"
 #include "records/field_path.hpp"
 #include "records/record_filter.hpp"
+#include "records/record_kinds.hpp"
 
 using namespace tp;
 
@@ -163,4 +167,26 @@ TEST_CASE("column inference: leaf paths in order of first appearance") {
   for (const auto& column : inference.columns()) headers.push_back(column.header);
   CHECK(headers ==
         std::vector<std::string>{"timestamp", "port", "event.kind", "event.data.message", "event.data.data", "source"});
+}
+
+TEST_CASE("record kinds: the list is record.schema.json's, with Itm; case slips found") {
+  std::ifstream schema_file(TRACEPIPE_SOURCE_DIR "/lib/records/record.schema.json");
+  REQUIRE(schema_file);
+  const std::string schema((std::istreambuf_iterator<char>(schema_file)), std::istreambuf_iterator<char>());
+  const std::regex kind_const(R"re("kind": \{\s*"const": "(\w+)")re");
+  std::vector<std::string_view> from_schema;
+  std::vector<std::string> storage;
+  for (auto it = std::sregex_iterator(schema.begin(), schema.end(), kind_const); it != std::sregex_iterator(); ++it) {
+    storage.push_back((*it)[1].str());
+  }
+  for (const auto& k : storage) from_schema.push_back(k);
+  from_schema.emplace_back("Itm");
+  const auto known = tp::known_record_kinds();
+  CHECK(std::vector<std::string_view>(known.begin(), known.end()) == from_schema);
+  CHECK(tp::is_known_record_kind("TaskSwitch"));
+  CHECK_FALSE(tp::is_known_record_kind("text"));
+  CHECK(tp::kind_spelled_differently("text") == std::optional<std::string_view>("Text"));
+  CHECK(tp::kind_spelled_differently("PCSAMPLE") == std::optional<std::string_view>("PcSample"));
+  CHECK_FALSE(tp::kind_spelled_differently("Bogus"));
+  CHECK_FALSE(tp::kind_spelled_differently("Tex"));
 }

@@ -1,10 +1,12 @@
 // trace-filter: select NDJSON records by port, kind, source, time and field values;
 // selected lines pass through byte for byte.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/cli.hpp"
 #include "records/line_stream.hpp"
 #include "records/record_filter.hpp"
+#include "records/record_kinds.hpp"
 
 namespace {
 
@@ -36,8 +38,21 @@ tp::FilterCriteria criteria_from(const Options& o) {
   return criteria;
 }
 
+// A --kind name no record carries selects nothing: say so (a warning: producers may add kinds).
+void warn_unknown_kinds(const tp::FilterCriteria& criteria, const tp::Logger& log) {
+  for (const std::string& name : criteria.kinds) {
+    if (tp::is_known_record_kind(name)) continue;
+    const auto spelled = tp::kind_spelled_differently(name);
+    log.warn(fmt::format("--kind {}: no record of the tracepipe tools has this kind{}; known kinds: {}", name,
+                         spelled ? fmt::format(" (kinds are case-sensitive: {}?)", *spelled) : "",
+                         fmt::join(tp::known_record_kinds(), ", ")));
+  }
+}
+
 tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Logger& log) {
-  const tp::RecordFilter filter(criteria_from(o));
+  tp::FilterCriteria criteria = criteria_from(o);
+  warn_unknown_kinds(criteria, log);
+  const tp::RecordFilter filter(std::move(criteria));
   tp::ByteSource source = tp::ByteSource::open(o.input);
   tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append);
   std::uint64_t selected = 0;
