@@ -110,10 +110,12 @@ std::optional<std::string_view> bearer_token(std::string_view authorization) noe
   return token;
 }
 
-OriginPolicy::OriginPolicy(std::string_view listen_address, std::uint16_t port, std::vector<std::string> extra) {
+OriginPolicy::OriginPolicy(std::string_view listen_address, std::uint16_t port, std::vector<std::string> extra,
+                           const std::vector<std::string>& host_names) {
   for (const std::string_view host : {"127.0.0.1", "localhost", "[::1]"}) {
     allowed_.push_back(fmt::format("http://{}:{}", host, port));
   }
+  for (const std::string& host : host_names) allowed_.push_back(fmt::format("http://{}:{}", host, port));
   const bool wildcard_bind = listen_address == "0.0.0.0" || listen_address == "::";
   if (!wildcard_bind && listen_address != "127.0.0.1" && listen_address != "::1") {
     const bool v6 = listen_address.find(':') != std::string_view::npos;

@@ -28,12 +28,15 @@ std::optional<std::string_view> bearer_token(std::string_view authorization) noe
 
 // Which browser origins may open a WebSocket. A request without Origin comes from a
 // non-browser client and is allowed; a browser's Origin must be the server's own origin
-// (http://127.0.0.1:PORT, http://localhost:PORT, http://[::1]:PORT or the listen address)
-// or listed with --allow-origin ("*" allows any). Matching the Host header instead would
-// let a DNS-rebinding page through, so it is not used.
+// (http://127.0.0.1:PORT, http://localhost:PORT, http://[::1]:PORT or the listen address),
+// http://HOST:PORT for each of `host_names` (the server passes this host's addresses and
+// name when it listens beyond loopback with a token), or listed with --allow-origin ("*"
+// allows any). Matching the Host header instead would let a DNS-rebinding page through,
+// so it is not used.
 class OriginPolicy {
  public:
-  OriginPolicy(std::string_view listen_address, std::uint16_t port, std::vector<std::string> extra);
+  OriginPolicy(std::string_view listen_address, std::uint16_t port, std::vector<std::string> extra,
+               const std::vector<std::string>& host_names = {});
   [[nodiscard]] bool allows(std::optional<std::string_view> origin) const;
   [[nodiscard]] const std::vector<std::string>& allowed() const noexcept { return allowed_; }
 

@@ -1,6 +1,7 @@
 #include "serve/server.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/signals.hpp"
+#include "net/host_names.hpp"
 #include "net/tcp_listener.hpp"
 #include "serve/http_session.hpp"
 #include "serve/ws_client.hpp"
@@ -58,11 +60,28 @@ Server::Impl::Impl(ServeOptions options, const Logger& logger)
       origins_(options_.address, options_.port, options_.allowed_origins),
       slots_(options_.max_clients, max_unauthenticated_connections),
       accept_loop_(acceptor_, logger, "trace-serve", [this](tcp::socket socket) { accept(std::move(socket)); }) {
-  if (options_.port == 0) {
-    // The real port is known only now; the browser's Origin will name it.
-    options_.port = acceptor_.local_endpoint().port();
-    origins_ = OriginPolicy(options_.address, options_.port, options_.allowed_origins);
+  // The real port is known only now (port 0); the browser's Origin will name it.
+  options_.port = acceptor_.local_endpoint().port();
+  origins_ = OriginPolicy(options_.address, options_.port, options_.allowed_origins, origin_host_names());
+}
+
+// Beyond loopback with a token, a browser on another machine opens this host by one of its
+// addresses or its name: those origins are admitted (the token still guards every client).
+// Without a token only loopback origins are, so a page elsewhere cannot drive the server.
+std::vector<std::string> Server::Impl::origin_host_names() const {
+  const std::string& address = options_.address;
+  if (address == "127.0.0.1" || address == "::1" || address == "localhost") return {};
+  if (!options_.token) {
+    log_.warn(
+        fmt::format("listening on {} without --token: browsers on other hosts are refused (only loopback "
+                    "origins are admitted); set --token, or name their origins with --allow-origin",
+                    address));
+    return {};
   }
+  std::vector<std::string> names = net::host_names_for_origins();
+  log_.verbose(fmt::format("browsers may open this server as http://{{{}}}:{}/ (with the token)", fmt::join(names, ","),
+                           options_.port));
+  return names;
 }
 
 void Server::Impl::accept(tcp::socket socket) {

@@ -83,6 +83,7 @@ class Server::Impl {
 
  private:
   void accept(tcp::socket socket);
+  [[nodiscard]] std::vector<std::string> origin_host_names() const;
   void schedule_tick();
   void schedule_stats();
   void stop();

@@ -77,7 +77,7 @@ export function validators(root, shared) {
 
 // Starts trace-serve on a free port; resolves once it listens.
 export async function startServer(binary, args, options = {}) {
-  const child = spawn(binary, ['--listen', '127.0.0.1:0', ...args], {
+  const child = spawn(binary, ['--listen', options.listen ?? '127.0.0.1:0', ...args], {
     stdio: [options.stdin ?? 'pipe', 'ignore', 'pipe'],
     env: { ...process.env, ...(options.env || {}) },
   });

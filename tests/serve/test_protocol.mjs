@@ -3,6 +3,7 @@
 // clients, and command mode with the real tools. Every server message is validated
 // against the project's protocol schemas and Callisto's own.
 // Usage: node test_protocol.mjs PROJECT_ROOT BUILD_DIR SHARED_DIR
+import os from 'node:os';
 import { execSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -339,6 +340,28 @@ await step('token auth', async () => {
   for (const c of [header, query, viaConnect, good]) c.close();
   secured.child.kill('SIGINT');
   check((await secured.exited).code === 130, 'SIGINT -> exit 130');
+});
+
+await step('--listen beyond loopback: this host\'s own origins with a token, loopback only without', async () => {
+  // A browser on another machine opens the server by one of this host's addresses (found
+  // here by Node, not by trace-serve) or by its name.
+  const external = Object.values(os.networkInterfaces()).flat().find((a) => a && !a.internal && a.family === 'IPv4');
+  const hostPart = external ? external.address : os.hostname();
+  const withToken = await startServer(serve, ['--dwt', 'no'], { listen: '0.0.0.0:0', env: { TRACE_SERVE_TOKEN: 's3cret' } });
+  const origin = `http://${hostPart}:${withToken.port}`;
+  const remote = client(`${withToken.url}?token=s3cret`, { ws: { origin } });
+  check((await remote.type('Hello')).type === 'Hello', `with a token, the origin ${origin} of this host is admitted`);
+  remote.close();
+  const foreign = client(`${withToken.url}?token=s3cret`, { ws: { origin: `http://evil.example:${withToken.port}` } });
+  check(await foreign.opened.then(() => false, (e) => e.message === 'HTTP 403'), '... a foreign origin still is not');
+  withToken.child.kill('SIGTERM');
+  await withToken.exited;
+  const open = await startServer(serve, ['--dwt', 'no'], { listen: '0.0.0.0:0' });
+  const refused = client(open.url, { ws: { origin: `http://${hostPart}:${open.port}` } });
+  check(await refused.opened.then(() => false, (e) => e.message === 'HTTP 403'), 'without a token it is refused (403)');
+  check(/without --token: browsers on other hosts are refused/.test(open.log()), '... and the log says why at start');
+  open.child.kill('SIGTERM');
+  await open.exited;
 });
 
 await step('unauthenticated connections: their own pool, a deadline, an exact cap', async () => {
