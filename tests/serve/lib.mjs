@@ -38,9 +38,13 @@ export async function waitInPage(page, predicate, arg, what, seen, timeoutMs = D
 
 let passed = 0;
 let failed = 0;
+// TRACEPIPE_SHOW_PASSES=1 prints the passing checks too (their measured figures).
+const showPasses = process.env.TRACEPIPE_SHOW_PASSES === '1';
 export function check(ok, what) {
-  if (ok) passed++;
-  else {
+  if (ok) {
+    passed++;
+    if (showPasses) console.log(`ok   ${what}`);
+  } else {
     failed++;
     console.log(`FAIL ${what}`);
   }
