@@ -281,6 +281,9 @@ def serve(master, shell, args):
                     os.write(master, text[: len(text) // 2].encode())
                     os.close(master)
                     return
+                if args.stall_after and shell.commands >= args.stall_after:
+                    os.write(master, text[: len(text) // 2].encode())  # mid-line, and the link stays up
+                    continue
                 if args.silent and shell.commands > 1:
                     os.write(master, text.encode())
                     continue
@@ -306,6 +309,8 @@ def main():
     parser.add_argument("--disabled", action="store_true", help="firmware without USE_THREADS_TIMESTAMPS")
     parser.add_argument("--no-utilities", action="store_true", help="firmware without THREADS_UTILITIES_SHELL_CMD")
     parser.add_argument("--die-after", type=int, default=0, help="vanish in the middle of the Nth command's reply")
+    parser.add_argument("--stall-after", type=int, default=0,
+                        help="stop in the middle of the Nth command's reply, the link kept open")
     parser.add_argument("--silent", action="store_true", help="never send the prompt after a command")
     parser.add_argument("--noise", default="", help="bytes sent before the banner")
     parser.add_argument("--trigger", action="store_true", help="set a trigger before serving")

@@ -236,6 +236,13 @@ r = run("--port", emulator.link, "--timeout", "1", "list")
 check(r.returncode == 8 and "no prompt" in r.stderr and time.monotonic() - start < 5,
       f"no prompt -> exit 8 after the timeout: {r.stderr.strip()}")
 emulator.stop()
+emulator = Emulator("--stall-after", "2", "--ticks", "3000")
+start = time.monotonic()
+r = run("--port", emulator.link, "--timeout", "1", "timestamps")
+took = time.monotonic() - start
+check(r.returncode == 8 and took < 5, f"a reply that stops mid-line, the link open: exit {r.returncode} in {took:.1f} s",
+      r.stderr[-300:])
+emulator.stop()
 emulator = Emulator("--die-after", "1", "--ticks", "3000")
 r = run("--port", emulator.link, "timestamps")
 check(r.returncode == 7 and "went away" in r.stderr, f"port gone mid-command -> exit 7: {r.stderr.strip()}")
