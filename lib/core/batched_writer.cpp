@@ -1,6 +1,7 @@
 #include "core/batched_writer.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -62,6 +63,12 @@ void BatchedWriter::flush() {
     rest.remove_prefix(static_cast<std::size_t>(n));
   }
   buffer_.clear();
+}
+
+bool BatchedWriter::reader_gone() const noexcept {
+  pollfd p{fd_.get(), POLLOUT, 0};
+  // Linux reports POLLERR on the write end of a pipe without readers (pipe(7)).
+  return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)) != 0;  // NOLINT(hicpp-signed-bitwise)
 }
 
 void BatchedWriter::flush_if_stale(std::uint64_t now_us) {

@@ -44,6 +44,10 @@ class BatchedWriter {
   // False when the output is a regular file that already has content (for a CSV header
   // written only once, whatever appends later).
   [[nodiscard]] bool starts_empty() const noexcept;
+  // True when the output is a pipe whose reader has gone (`tool | head` after head ended):
+  // a tool that writes only now and then (a watch waiting for news) asks this while idle,
+  // instead of learning it at its next write, which may never come.
+  [[nodiscard]] bool reader_gone() const noexcept;
   [[nodiscard]] std::uint64_t bytes_written() const noexcept { return bytes_written_; }
   [[nodiscard]] std::uint64_t write_calls() const noexcept { return write_calls_; }
   void set_max_delay_us(std::uint64_t us) noexcept { max_delay_us_ = us; }

@@ -347,5 +347,17 @@ check(len(recs) > 100 and ticks == sorted(ticks) and max(ticks) > 150,
 stamps_seen = [(r["timestamp"], r["event"]["data"].get("from_task"), r["event"]["data"].get("to_task")) for r in recs]
 check(len(stamps_seen) == len(set(stamps_seen)), "watch emits no record twice")
 
+# `watch | head`: once head has what it wants, watch ends even when no new switch arrives
+# (the emulated target does not advance: nothing more will ever be written).
+emulator = Emulator("--seed", "9", "--ticks", "100", "--exits", "0")
+start = time.monotonic()
+piped = subprocess.run(["bash", "-c", f"'{tool}' --port '{emulator.link}' watch --every 100ms | head -3; echo \"${{PIPESTATUS[0]}}\""],
+                       capture_output=True, text=True, timeout=60)
+took = time.monotonic() - start
+lines = piped.stdout.splitlines()
+check(len(lines) == 4 and lines[-1] == "0" and took < 10 and piped.stderr == "",
+      f"watch | head -3 with no new switches: watch ends quietly with 0 ({lines[-1:]}, {took:.1f} s)", piped.stderr[-300:])
+emulator.stop()
+
 shutil.rmtree(work, ignore_errors=True)
 sys.exit(check.summary())

@@ -188,6 +188,7 @@ tp::ExitCode watch_command(const Options& o, tp::BatchedWriter& out, const tp::L
     out.flush();
     previous = pulled.log.records;
     while (tp::stop_requested() == 0 && std::chrono::steady_clock::now() - started < period) {
+      if (out.reader_gone()) throw tp::BrokenPipe();  // `watch | head`: head is done, so are we
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
