@@ -71,6 +71,15 @@ class Parser {
   [[nodiscard]] bool mid_message() const noexcept { return !pending_.empty(); }
 
  private:
+  // Forgets the message gathered across reads; a large buffer is freed, so a sender idle
+  // between messages holds no more than a small one.
+  void release_pending() {
+    if (pending_.capacity() > std::size_t{64} << 10U) {
+      std::vector<std::uint8_t>().swap(pending_);
+    } else {
+      pending_.clear();
+    }
+  }
   // Checks a complete header; returns the total size or an error.
   std::optional<ParseError> check_header(const std::uint8_t* header, std::uint32_t& total) const;
 
@@ -113,9 +122,10 @@ std::optional<ParseError> Parser::feed(std::span<const std::uint8_t> bytes, OnMe
     bytes = bytes.subspan(take);
     if (!have_header && pending_.size() == header_size) {
       if (auto error = check_header(pending_.data(), total_)) return error;
+      pending_.reserve(total_);  // one allocation of the exact size: no doubling past it
     } else if (have_header && pending_.size() == total_) {
       deliver(pending_, start);
-      pending_.clear();
+      release_pending();
     }
   }
   return std::nullopt;
