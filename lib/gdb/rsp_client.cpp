@@ -292,8 +292,27 @@ void RspClient::release() noexcept {
     if (halted_ && (features_.memory_map || !detach())) resume();
   } catch (const std::exception&) {  // the link is gone: nothing more can be done from here
   }
+  close_gracefully();
   connected_ = false;
   socket_.reset();
+}
+
+// Closing a TCP socket with unread bytes in it sends RST, and a peer that gets RST may drop
+// what it had not read yet: our `D` or `c` behind a flood it sent us. So: FIN after the last
+// packet, then read and discard until the server closes (or the release budget ends).
+void RspClient::close_gracefully() noexcept {
+  ::shutdown(socket_.get(), SHUT_WR);
+  std::array<std::uint8_t, 16384> discard{};
+  for (;;) {
+    const std::uint64_t now = monotonic_ms();
+    if (now >= release_deadline_ms_) return;
+    pollfd p{socket_.get(), POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(std::min<std::uint64_t>(release_deadline_ms_ - now, poll_slice_ms))) <= 0) {
+      continue;
+    }
+    const ssize_t n = ::read(socket_.get(), discard.data(), discard.size());
+    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) return;
+  }
 }
 
 std::string RspClient::description() const {

@@ -81,6 +81,7 @@ class RspClient final : public target::TargetMemory {
   void wait_for(short events, std::string_view what);
   void check_queue() const;
   [[noreturn]] void lost(std::string_view why);
+  void close_gracefully() noexcept;
 
   FileDescriptor socket_;
   std::string name_;

@@ -59,6 +59,10 @@ class FakeServer(threading.Thread):
         try:
             while not self.closed.is_set():
                 self.send(conn, chunk)
+                # Still a flood (tens of MB/s), but this Python server must go on reading what
+                # the tool sends (acks, then D): on a loaded machine an unpaced flood starved
+                # its reader, the tool's socket filled and its D could not get out.
+                time.sleep(0.001)
         except OSError:
             pass
 
