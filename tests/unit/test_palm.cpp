@@ -179,21 +179,27 @@ TEST_CASE("only input that cannot be framed stops the stream, at the right offse
   Bytes too_small{1, 0, 0, 0, 0, 7, 0};
   Bytes version = text_message("x");
   version[0] = 2;
-  const std::vector<std::tuple<const char*, Bytes, std::uint64_t, const char*>> cases{
+  struct Case {
+    const char* name;
+    Bytes message;
+    std::uint64_t offset;
+    const char* text;
+  };
+  const std::vector<Case> cases{
       {"version", version, 0, "version 2.0"},
       {"small", too_small, 2, "smaller"},
       {"oversized", text_message(std::string(100, 'x')), 2, "over the limit"},
   };
   const Bytes good = text_message("good");
-  for (const auto& [name, message, offset, text] : cases) {
+  for (const Case& c : cases) {
     Bytes stream = good;
-    stream.insert(stream.end(), message.begin(), message.end());
+    stream.insert(stream.end(), c.message.begin(), c.message.end());
     for (const std::size_t chunk : {stream.size(), std::size_t{1}}) {
       const Result r = parse(stream, chunk, 64);
-      REQUIRE_MESSAGE(r.error, name);
-      CHECK_MESSAGE(r.messages.size() == 1, name);
-      CHECK_MESSAGE(r.error->offset == good.size() + offset, name << ": " << r.error->message);
-      CHECK_MESSAGE(r.error->message.find(text) != std::string::npos, name << ": " << r.error->message);
+      REQUIRE_MESSAGE(r.error, c.name);
+      CHECK_MESSAGE(r.messages.size() == 1, c.name);
+      CHECK_MESSAGE(r.error->offset == good.size() + c.offset, c.name << ": " << r.error->message);
+      CHECK_MESSAGE(r.error->message.find(c.text) != std::string::npos, c.name << ": " << r.error->message);
     }
   }
   const Bytes cut(good.begin(), good.end() - 2);
