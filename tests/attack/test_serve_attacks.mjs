@@ -12,7 +12,7 @@ import crypto from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
 import {
-  check, finish, validators, startServer, Client, sleep, rssKb, waitUntil,
+  check, finish, step, validators, startServer, Client, sleep, rssKb, waitUntil,
 } from '../serve/lib.mjs';
 
 const [root, buildDir] = process.argv.slice(2);
@@ -21,15 +21,6 @@ const schemas = validators(root, '');
 // 256 clients x 64 KiB queues, a 10 MB input line and the process itself: well under this.
 const RSS_BOUND_KB = 64 * 1024;
 const sanitized = process.env.TRACEPIPE_SANITIZED === '1';  // shadow memory: RSS means nothing
-
-async function step(name, body) {
-  console.log(`-- ${name}`);
-  try {
-    await body();
-  } catch (error) {
-    check(false, `${name}: ${error.stack || error}`);
-  }
-}
 
 // ---- raw sockets -----------------------------------------------------------------------
 class Raw {

@@ -7,20 +7,7 @@ SHARED=${2:-}
 CAPTURES=$SHARED/reference/captures
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-passed=0
-failed=0
-
-check() {  # check NAME CONDITION-COMMAND...
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-    echo "ok   $name"
-  else
-    failed=$((failed + 1))
-    echo "FAIL $name"
-  fi
-}
+source "$(dirname "$0")/../support/checks.sh"
 
 # Bytes written independently of our encoder: SWIT 1-byte writes on port 0 (header 0x01).
 itm_text() { python3 -c '
@@ -146,5 +133,4 @@ else
   echo "skip real-capture CLI tests: $CAPTURES not found"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

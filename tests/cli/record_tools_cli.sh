@@ -6,13 +6,7 @@ FILTER=$1/trace-filter
 CSV=$1/trace-csv
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-passed=0
-failed=0
-check() {
-  local name=$1
-  shift
-  if "$@"; then passed=$((passed + 1)); echo "ok   $name"; else failed=$((failed + 1)); echo "FAIL $name"; fi
-}
+source "$(dirname "$0")/../support/checks.sh"
 
 record() {  # record TIMESTAMP PORT MESSAGE
   printf '{"timestamp":%s,"port":%s,"event":{"kind":"Text","data":{"message":"%s"}},"source":"itm","clock":"us"}\n' "$1" "$2" "$3"
@@ -115,5 +109,4 @@ for signal in TERM INT KILL; do
   [ "$signal" = KILL ] || check "SIG$signal keeps every record read" test "$(wc -l < "$log")" -eq 2001
 done
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

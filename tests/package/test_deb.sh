@@ -8,13 +8,7 @@ SOURCE=$1
 BUILD=$2
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-passed=0
-failed=0
-check() {
-  local name=$1
-  shift
-  if "$@"; then passed=$((passed + 1)); echo "ok   $name"; else failed=$((failed + 1)); echo "FAIL $name"; fi
-}
+source "$(dirname "$0")/../support/checks.sh"
 for tool in cpack dpkg-deb lintian; do
   if ! command -v "$tool" > /dev/null; then
     echo "skipped: $tool is not installed (scripts/install-deps installs it)"
@@ -23,11 +17,11 @@ for tool in cpack dpkg-deb lintian; do
 done
 
 cpack -G DEB -B "$WORK/out" --config "$BUILD/CPackConfig.cmake" > "$WORK/cpack.log" 2>&1
-check "cpack builds the .deb" test $? -eq 0
 deb=$(ls "$WORK"/out/*.deb 2> /dev/null | head -1)
+check "cpack builds the .deb" test -n "$deb"
 if [ -z "$deb" ]; then
   tail -20 "$WORK/cpack.log"
-  echo "$passed passed, $((failed + 1)) failed"
+  summary
   exit 1
 fi
 dpkg-deb -c "$deb" | awk '{print $6}' > "$WORK/files"
@@ -54,5 +48,4 @@ check "an extended description" test "$(dpkg-deb -f "$deb" Description | wc -l)"
 lintian --tag-display-limit 0 --fail-on error,warning "$deb" > "$WORK/lintian" 2>&1
 check "lintian: no error, no warning" test $? -eq 0
 grep -E '^[EW]:' "$WORK/lintian"
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

@@ -49,6 +49,16 @@ export function check(ok, what) {
     console.log(`FAIL ${what}`);
   }
 }
+// Runs one named step of a test; an exception is a failed check, and the next step runs.
+export async function step(name, body) {
+  console.log(`-- ${name}`);
+  try {
+    await body();
+  } catch (error) {
+    check(false, `${name}: ${error.stack || error}`);
+  }
+}
+
 export function finish() {
   console.log(`${passed} passed, ${failed} failed`);
   process.exit(failed === 0 ? 0 : 1);

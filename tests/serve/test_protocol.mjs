@@ -10,7 +10,7 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import {
-  check, finish, validators, startServer, Client, generateRecords, coreKinds, feed, sleep, rssKb, waitUntil,
+  check, finish, step, validators, startServer, Client, generateRecords, coreKinds, feed, sleep, rssKb, waitUntil,
 } from './lib.mjs';
 
 const [root, buildDir, shared] = process.argv.slice(2);
@@ -27,15 +27,6 @@ const records = generateRecords(buildDir, 4000000, 11).split('\n').filter((l) =>
 const recordKind = (line) => JSON.parse(line).event?.kind;
 const coreRecords = records.filter((l) => coreKinds.has(recordKind(l)));
 console.log(`${records.length} records, ${coreRecords.length} of core kinds`);
-
-async function step(name, body) {
-  console.log(`-- ${name}`);
-  try {
-    await body();
-  } catch (error) {
-    check(false, `${name}: ${error.stack || error}`);
-  }
-}
 
 function httpGet(url, headers = {}) {
   return new Promise((resolve, reject) => {
