@@ -76,7 +76,6 @@ def good_sender():
 
 
 threading.Thread(target=good_sender, daemon=True).start()
-time.sleep(0.2)
 
 # --- a declared size of 2 GB: refused at the header, connection closed at once
 s = socket.create_connection(("127.0.0.1", port))
@@ -104,12 +103,15 @@ for _ in range(1000):
         cut += 1  # refused past --max-connections while sending
         c.close()
 peak_during = rss_kb(proc.pid, "VmRSS")
-time.sleep(3)  # past --message-timeout 2s: the held ones are cut off
+# Each held one must be closed by the server after --message-timeout 2s: recv waits for it
+# (10 s each at most); a recv that times out is a connection left open, not a cut one.
 for c in stallers:
     try:
         cut += c.recv(1) == b""
-    except (ConnectionResetError, socket.timeout):
+    except ConnectionResetError:
         cut += 1
+    except socket.timeout:
+        pass
     c.close()
 err_text = stderr_text()
 check(cut == 1000, f"every staller's connection is closed: refused past --max-connections or cut after --message-timeout ({cut} of 1000)")
