@@ -5,20 +5,22 @@
 #include <cmath>
 #include <iterator>
 
-#include "json/json_writer.hpp"
 #include "records/csv_table.hpp"
+#include "records/record_line.hpp"
 
 namespace tp::chibios {
 
 namespace {
 
-void begin_record(JsonWriter& json, std::uint64_t timestamp, std::string_view kind) {
-  json.begin_object().key("timestamp").uint(timestamp).key("port").uint(0);
-  json.key("event").begin_object().key("kind").string(kind).key("data").begin_object();
-}
-
-void end_record(JsonWriter& json, std::string_view clock) {
-  json.end_object().end_object().key("source").string("chibios").key("clock").string(clock).end_object();
+// One record through the record's writer (records/record_line), appended to `out`.
+template <typename Fill>
+void append_record(std::string& out, std::uint64_t timestamp, std::string_view kind, const Fill& fill) {
+  thread_local OutBuffer line;
+  line.clear();
+  RecordLine record(line, {timestamp, "us", 0, kind, "chibios"});
+  fill(record);
+  record.end();
+  out.append(line.data(), line.size());
 }
 
 std::string csv_cell(std::string_view text) {
@@ -46,18 +48,17 @@ std::string format_stat(const std::vector<ThreadStat>& threads, Format format, c
   const auto opt = [](const std::optional<std::uint32_t>& v) { return v ? std::to_string(*v) : std::string{}; };
   for (const ThreadStat& t : threads) {
     if (format == Format::ndjson) {
-      JsonWriter json(out);
-      begin_record(json, context.host_us, "ThreadStat");
-      json.key("name").string(t.name).key("prio").uint(t.prio).key("state").string(t.state);
-      json.key("stack_begin").uint(t.stack_begin).key("stack_end").uint(t.stack_end);
-      json.key("stack_size");
-      t.size ? json.uint(*t.size) : json.null();
-      json.key("stack_used");
-      t.used ? json.uint(*t.used) : json.null();
-      json.key("stack_percent");
-      t.percent ? json.uint(*t.percent) : json.null();
-      end_record(json, "us");
-      out += '\n';
+      append_record(out, context.host_us, "ThreadStat", [&](RecordLine& record) {
+        RecordData& data = record.data();
+        data.string("name", t.name).uint("prio", t.prio).string("state", t.state);
+        data.uint("stack_begin", t.stack_begin).uint("stack_end", t.stack_end);
+        const auto optional = [&](std::string_view name, const std::optional<std::uint32_t>& value) {
+          value ? data.uint(name, *value) : data.null(name);
+        };
+        optional("stack_size", t.size);
+        optional("stack_used", t.used);
+        optional("stack_percent", t.percent);
+      });
     } else if (format == Format::csv) {
       out += fmt::format("{},{},{},0x{:08x},0x{:08x},{},{},{}\n", csv_cell(t.name), t.prio, t.state, t.stack_begin,
                          t.stack_end, opt(t.size), opt(t.used), opt(t.percent));
@@ -74,11 +75,10 @@ std::string format_usage(const UsageReport& report, Format format, const RecordC
   if (format == Format::csv) out = "name,percent\n";
   for (const ThreadUsage& u : report.threads) {
     if (format == Format::ndjson) {
-      JsonWriter json(out);
-      begin_record(json, context.host_us, "ThreadUsage");
-      json.key("name").string(u.name).key("percent").number(u.hundredths / 100.0);
-      end_record(json, "us");
-      out += '\n';
+      append_record(out, context.host_us, "ThreadUsage", [&](RecordLine& record) {
+        RecordData& data = record.data();
+        data.string("name", u.name).number("percent", u.hundredths / 100.0);
+      });
     } else if (format == Format::csv) {
       out += fmt::format("{},{}\n", csv_cell(u.name), percent(u.hundredths));
     } else {
@@ -86,12 +86,11 @@ std::string format_usage(const UsageReport& report, Format format, const RecordC
     }
   }
   if (format == Format::ndjson) {
-    JsonWriter json(out);
-    begin_record(json, context.host_us, "CriticalUsage");
-    json.key("thread_percent").number(report.critical_thread_hundredths / 100.0);
-    json.key("isr_percent").number(report.critical_isr_hundredths / 100.0);
-    end_record(json, "us");
-    out += '\n';
+    append_record(out, context.host_us, "CriticalUsage", [&](RecordLine& record) {
+      RecordData& data = record.data();
+      data.number("thread_percent", report.critical_thread_hundredths / 100.0);
+      data.number("isr_percent", report.critical_isr_hundredths / 100.0);
+    });
   } else if (format == Format::csv) {
     out += fmt::format("(critical thd),{}\n(critical isr),{}\n", percent(report.critical_thread_hundredths),
                        percent(report.critical_isr_hundredths));
@@ -107,13 +106,12 @@ std::string format_list(const ThreadList& list, Format format, const RecordConte
   if (format == Format::csv) out = "number,name,prio,logged,deleted\n";
   const auto one = [&](const ListedThread& t, bool deleted) {
     if (format == Format::ndjson) {
-      JsonWriter json(out);
-      begin_record(json, context.host_us, "ThreadInfo");
-      json.key("number").uint(static_cast<std::uint64_t>(t.number)).key("name").string(t.name);
-      json.key("prio").uint(static_cast<std::uint64_t>(t.prio)).key("logged").boolean(t.logged);
-      json.key("deleted").boolean(deleted);
-      end_record(json, "us");
-      out += '\n';
+      append_record(out, context.host_us, "ThreadInfo", [&](RecordLine& record) {
+        RecordData& data = record.data();
+        data.uint("number", static_cast<std::uint64_t>(t.number)).string("name", t.name);
+        data.uint("prio", static_cast<std::uint64_t>(t.prio)).boolean("logged", t.logged);
+        data.boolean("deleted", deleted);
+      });
     } else if (format == Format::csv) {
       out += fmt::format("{},{},{},{},{}\n", t.number, csv_cell(t.name), t.prio, t.logged, deleted);
     } else {
@@ -132,12 +130,11 @@ std::string format_log(const TimestampLog& log, Format format, const RecordConte
   if (log.trigger && format == Format::text) out += fmt::format("triggered at {}\n", *log.trigger);
   for (const SwitchRecord& r : log.records) {
     if (format == Format::ndjson) {
-      JsonWriter json(out);
-      begin_record(json, micros(r.time, RecordContext{0, context.tick_hz, 0}), "SwitchRecord");
-      json.key("out").uint(static_cast<std::uint64_t>(r.out)).key("in").uint(static_cast<std::uint64_t>(r.in));
-      json.key("tick").uint(r.time);
-      end_record(json, "us");
-      out += '\n';
+      append_record(out, micros(r.time, RecordContext{0, context.tick_hz, 0}), "SwitchRecord", [&](RecordLine& record) {
+        RecordData& data = record.data();
+        data.uint("out", static_cast<std::uint64_t>(r.out)).uint("in", static_cast<std::uint64_t>(r.in));
+        data.uint("tick", r.time);
+      });
     } else if (format == Format::csv) {
       out += fmt::format("{},{},{}\n", r.out, r.in, r.time);
     } else {
@@ -151,14 +148,12 @@ std::string format_trigger(const TriggerReply& reply, Format format, const Recor
   if (format == Format::csv) return fmt::format("name,time\n{},{}\n", csv_cell(reply.name), reply.time);
   if (format == Format::text) return fmt::format("trigger set by {} at {}\n", reply.name, reply.time);
   std::string out;
-  JsonWriter json(out);
-  begin_record(json, context.host_us, "Trigger");
-  json.key("name").string(reply.name).key("tick").uint(reply.time);
-  end_record(json, "us");
-  return out + "\n";
+  append_record(out, context.host_us, "Trigger", [&](RecordLine& record) {
+    RecordData& data = record.data();
+    data.string("name", reply.name).uint("tick", reply.time);
+  });
+  return out;
 }
-
-namespace {}  // namespace
 
 void append_switch_record(std::string& out, const Switch& change, const std::vector<TimelineThread>& threads,
                           const RecordContext& context) {
@@ -166,24 +161,20 @@ void append_switch_record(std::string& out, const Switch& change, const std::vec
     return id > 0 && static_cast<std::size_t>(id) <= threads.size() ? &threads[static_cast<std::size_t>(id) - 1].name
                                                                     : nullptr;
   };
-  JsonWriter json(out);
-  begin_record(json, micros(change.time, context), change.exit ? "ThreadExit" : "TaskSwitch");
-  if (change.exit) {
-    json.key("thread").uint(static_cast<std::uint64_t>(change.from));
-    if (const auto* name = name_of(change.from)) json.key("name").string(*name);
-  } else {
-    json.key("from_task")
-        .uint(static_cast<std::uint64_t>(change.from))
-        .key("to_task")
-        .uint(static_cast<std::uint64_t>(change.to));
-    if (const auto* name = name_of(change.from)) json.key("from_name").string(*name);
-    if (const auto* name = name_of(change.to)) json.key("to_name").string(*name);
-  }
-  json.end_object().end_object().key("source").string("chibios").key("clock").string("us");
-  json.key("tick").uint(
-      static_cast<std::uint64_t>(std::llround(static_cast<double>(change.tick) + context.tick_offset)));
-  json.end_object();
-  out += '\n';
+  append_record(out, micros(change.time, context), change.exit ? "ThreadExit" : "TaskSwitch", [&](RecordLine& record) {
+    RecordData& data = record.data();
+    if (change.exit) {
+      data.uint("thread", static_cast<std::uint64_t>(change.from));
+      if (const auto* name = name_of(change.from)) data.string("name", *name);
+    } else {
+      data.uint("from_task", static_cast<std::uint64_t>(change.from))
+          .uint("to_task", static_cast<std::uint64_t>(change.to));
+      if (const auto* name = name_of(change.from)) data.string("from_name", *name);
+      if (const auto* name = name_of(change.to)) data.string("to_name", *name);
+    }
+    record.meta("tick",
+                static_cast<std::uint64_t>(std::llround(static_cast<double>(change.tick) + context.tick_offset)));
+  });
 }
 
 void append_run_row(std::string& out, const TimelineThread& thread, const Run& run, const RecordContext& context) {

@@ -68,7 +68,7 @@ void ShellSession::synchronise() {
   throw Error(ExitCode::timeout,
               fmt::format("{}: no ChibiOS shell prompt (\"ch> \") within {} ms; is the shell running on this port?",
                           port_.path(), timeout_.count()),
-              "TARGET_NOT_RESPONDING");
+              ErrorCode::target_not_responding);
 }
 
 std::vector<std::string> ShellSession::run(std::string_view command) {
@@ -87,7 +87,7 @@ std::vector<std::string> ShellSession::run(std::string_view command) {
   throw Error(ExitCode::timeout,
               fmt::format("{}: no prompt after \"{}\" within {} ms ({} bytes received)", port_.path(), command,
                           timeout_.count(), raw_.size()),
-              "TARGET_NOT_RESPONDING");
+              ErrorCode::target_not_responding);
 }
 
 }  // namespace tp::chibios

@@ -1,9 +1,12 @@
 // Errors and exit codes shared by every tracepipe tool (DESIGN.md "Conventions").
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "core/error_code.hpp"
 
 namespace tp {
 
@@ -22,23 +25,23 @@ enum class ExitCode : int {
   internal = 70,          // a bug: please report it
 };
 
-// Machine-readable code for --log-format json: Callisto's codes where one fits.
-std::string_view error_code_name(ExitCode code);
+// The error code an exit code stands for when nothing more precise is known (Callisto's
+// where one fits: usage -> INVALID_PARAMETERS, timeout -> TARGET_NOT_RESPONDING).
+[[nodiscard]] ErrorCode error_code_for_exit(ExitCode code) noexcept;
 
-// An error with the exit code it maps to and an optional protocol code override
-// (e.g. "BAUD_RATE_ERROR"). Library code throws it; only tools turn it into an exit.
+// An error with the exit code it maps to and, where it says more than the exit code, its
+// error code (e.g. ErrorCode::baud_rate_error). Library code throws it; only tools turn it
+// into an exit.
 class Error : public std::runtime_error {
  public:
-  Error(ExitCode code, const std::string& message, std::string protocol_code = {})
-      : std::runtime_error(message), code_(code), protocol_code_(std::move(protocol_code)) {}
+  Error(ExitCode code, const std::string& message, std::optional<ErrorCode> error_code = std::nullopt)
+      : std::runtime_error(message), code_(code), error_code_(error_code) {}
   [[nodiscard]] ExitCode code() const noexcept { return code_; }
-  [[nodiscard]] std::string_view protocol_code() const noexcept {
-    return protocol_code_.empty() ? error_code_name(code_) : std::string_view{protocol_code_};
-  }
+  [[nodiscard]] ErrorCode error_code() const noexcept { return error_code_.value_or(error_code_for_exit(code_)); }
 
  private:
   ExitCode code_;
-  std::string protocol_code_;
+  std::optional<ErrorCode> error_code_;
 };
 
 // Thrown by the output side when the reader of our stdout went away (EPIPE).

@@ -8,56 +8,9 @@
 #include <cstring>
 #include <string>
 
-#include "json/json_writer.hpp"
+#include "core/json_writer.hpp"
 
 namespace tp {
-
-std::string_view error_code_name(ExitCode code) {
-  switch (code) {
-    case ExitCode::ok:
-      return "OK";
-    case ExitCode::failure:
-      return "FAILURE";
-    case ExitCode::usage:
-      return "INVALID_PARAMETERS";
-    case ExitCode::not_found:
-      return "NOT_FOUND";
-    case ExitCode::permission_denied:
-      return "PERMISSION_DENIED";
-    case ExitCode::busy:
-      return "BUSY";
-    case ExitCode::bad_input:
-      return "BAD_INPUT";
-    case ExitCode::io_error:
-      return "IO_ERROR";
-    case ExitCode::timeout:
-      return "TARGET_NOT_RESPONDING";
-    case ExitCode::unsupported:
-      return "UNSUPPORTED";
-    case ExitCode::internal:
-      return "INTERNAL_ERROR";
-  }
-  return "FAILURE";
-}
-
-void throw_system_error(int err, std::string_view what) {
-  std::string message = fmt::format("{}: {}", what, std::strerror(err));
-  switch (err) {
-    case ENOENT:
-    case ENODEV:
-    case ENXIO:
-      throw Error(ExitCode::not_found, message);
-    case EACCES:
-    case EPERM:
-      throw Error(ExitCode::permission_denied, message);
-    case EBUSY:
-      throw Error(ExitCode::busy, message);
-    case ETIMEDOUT:
-      throw Error(ExitCode::timeout, message);
-    default:
-      throw Error(ExitCode::io_error, message);
-  }
-}
 
 std::string printable(std::string_view text) {
   std::string out;
@@ -116,8 +69,8 @@ void Logger::emit(std::string_view level, std::string_view code, std::string_vie
   }
 }
 
-void Logger::error(std::string_view code, std::string_view message) const {
-  emit("error", code, message);
+void Logger::error(ErrorCode code, std::string_view message) const {
+  emit("error", error_code_name(code), message);
 }
 void Logger::warn(std::string_view message) const {
   if (verbosity_ >= Verbosity::normal) emit("warning", {}, message);

@@ -20,7 +20,7 @@ class Logger {
   Logger() = default;
   Logger(std::string_view tool, Verbosity verbosity, LogFormat format);
 
-  void error(std::string_view code, std::string_view message) const;
+  void error(ErrorCode code, std::string_view message) const;
   void warn(std::string_view message) const;
   void info(std::string_view message) const;     // shown unless --quiet
   void verbose(std::string_view message) const;  // shown with -v

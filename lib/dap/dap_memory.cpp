@@ -6,9 +6,10 @@
 #include <array>
 #include <cctype>
 
+#include "core/byte_order.hpp"
 #include "dap/swd_protocol.hpp"
-#include "swo/cmsis_dap_protocol.hpp"
-#include "swo/probe_link.hpp"
+#include "probes/cmsis_dap_protocol.hpp"
+#include "probes/probe_link.hpp"
 
 namespace tp::dap {
 namespace {
@@ -42,11 +43,11 @@ std::string lower(std::string_view text) {
 
 class DapMemory final : public target::TargetMemory {
  public:
-  DapMemory(swo::CommandLink link, std::string model, const ChipInfo& chip, const AttachSettings& settings)
+  DapMemory(probes::CommandLink link, std::string model, const ChipInfo& chip, const AttachSettings& settings)
       : link_(std::move(link)), model_(std::move(model)), chip_(chip) {
-    const auto info = swo::cmsis_dap::parse_info_reply(
-        exchange(swo::cmsis_dap::info_command(swo::cmsis_dap::InfoId::packet_size), "DAP_Info"));
-    packet_size_ = std::clamp<std::uint32_t>(info ? swo::cmsis_dap::info_u32(*info).value_or(64) : 64, 64, 16384);
+    const auto info = probes::cmsis_dap::parse_info_reply(
+        exchange(probes::cmsis_dap::info_command(probes::cmsis_dap::InfoId::packet_size), "DAP_Info"));
+    packet_size_ = std::clamp<std::uint32_t>(info ? probes::cmsis_dap::info_u32(*info).value_or(64) : 64, 64, 16384);
     link_.set_reply_capacity(packet_size_);
     command(swj_clock_command(settings.swd_hz), Command::swj_clock, "DAP_SWJ_Clock");
     if (!connected_swd(exchange(connect_command(), "DAP_Connect"))) {
@@ -61,7 +62,7 @@ class DapMemory final : public target::TargetMemory {
       throw Error(ExitCode::timeout,
                   fmt::format("no target answered on SWD through {} (ACK {}): is it powered and wired?", link_.name(),
                               idr.response),
-                  "TARGET_NOT_RESPONDING");
+                  ErrorCode::target_not_responding);
     }
     dpidr_ = idr.data.at(0);
     power_up();
@@ -95,7 +96,7 @@ class DapMemory final : public target::TargetMemory {
     }
     write_word(dhcsr, dhcsr_key | dhcsr_debugen);  // withdraw the request
     throw Error(ExitCode::timeout, fmt::format("the {} did not halt (DHCSR.S_HALT stayed 0)", chip_.core),
-                "TARGET_NOT_RESPONDING");
+                ErrorCode::target_not_responding);
   }
 
   void resume() override {
@@ -148,10 +149,7 @@ class DapMemory final : public target::TargetMemory {
       std::vector<TransferRequest> requests{{true, false, ap_tar, static_cast<std::uint32_t>(at)}};
       for (std::size_t k = 0; k < count; ++k) {
         const std::size_t o = at - first + 4 * k;
-        const std::uint32_t value =
-            static_cast<std::uint32_t>(words[o]) | static_cast<std::uint32_t>(words[o + 1]) << 8U |
-            static_cast<std::uint32_t>(words[o + 2]) << 16U | static_cast<std::uint32_t>(words[o + 3]) << 24U;
-        requests.push_back({true, false, ap_drw, value});
+        requests.push_back({true, false, ap_drw, load_le32(words.data() + o)});
       }
       checked(requests, 0, at, count * 4);
       at += count * 4;
@@ -183,7 +181,7 @@ class DapMemory final : public target::TargetMemory {
   }
 
   void command(const std::vector<std::uint8_t>& bytes, Command which, std::string_view what) {
-    if (!swo::cmsis_dap::parse_status_reply(which, exchange(bytes, what))) {
+    if (!probes::cmsis_dap::parse_status_reply(which, exchange(bytes, what))) {
       throw Error(ExitCode::unsupported, fmt::format("{} refused {}", link_.name(), what));
     }
   }
@@ -221,7 +219,7 @@ class DapMemory final : public target::TargetMemory {
     }
     if (ack == static_cast<unsigned>(Ack::wait)) {
       throw Error(ExitCode::timeout, fmt::format("the target kept answering WAIT at 0x{:x}", address),
-                  "TARGET_NOT_RESPONDING");
+                  ErrorCode::target_not_responding);
     }
     throw Error(ExitCode::io_error, fmt::format("SWD transfer failed (response 0x{:02x}){}", reply.response,
                                                 (reply.response & 0x08U) != 0 ? ": parity error" : ": no ACK"));
@@ -246,10 +244,10 @@ class DapMemory final : public target::TargetMemory {
       const auto reply = transfer(std::span(&status, 1), 1);
       if (reply.ok() && (reply.data.at(0) & power_up_ack) == power_up_ack) return;
     }
-    throw Error(ExitCode::timeout, "the debug port did not power up (CTRL/STAT)", "TARGET_NOT_RESPONDING");
+    throw Error(ExitCode::timeout, "the debug port did not power up (CTRL/STAT)", ErrorCode::target_not_responding);
   }
 
-  swo::CommandLink link_;
+  probes::CommandLink link_;
   std::string model_;
   const ChipInfo& chip_;
   std::uint32_t packet_size_ = 64;
@@ -265,8 +263,8 @@ class DapMemory final : public target::TargetMemory {
 const usb::InterfaceInfo* hid_interface(const usb::DeviceInfo& device) {
   if (device.product.find("CMSIS-DAP") == std::string::npos) return nullptr;
   for (const auto& interface : device.interfaces) {
-    if (interface.class_code == hid_class && swo::find_endpoint(interface, true, usb::TransferType::interrupt) &&
-        swo::find_endpoint(interface, false, usb::TransferType::interrupt)) {
+    if (interface.class_code == hid_class && probes::find_endpoint(interface, true, usb::TransferType::interrupt) &&
+        probes::find_endpoint(interface, false, usb::TransferType::interrupt)) {
       return &interface;
     }
   }
@@ -297,32 +295,32 @@ std::string known_chips() {
 
 std::unique_ptr<target::TargetMemory> attach_cmsis_dap(const usb::Context& context, const AttachSettings& settings) {
   const ChipInfo& chip = find_chip(settings.chip);
-  std::vector<swo::ProbeInfo> probes;
+  std::vector<probes::ProbeInfo> probes;
   for (const auto& device : context.list([](std::uint16_t, std::uint16_t) { return true; })) {
-    if (auto probe = swo::classify_probe(device); probe && probe->kind == swo::ProbeKind::cmsis_dap) {
+    if (auto probe = probes::classify_probe(device); probe && probe->kind == probes::ProbeKind::cmsis_dap) {
       probes.push_back(std::move(*probe));
     } else if (hid_interface(device) != nullptr) {
-      probes.push_back({swo::ProbeKind::cmsis_dap, device, "CMSIS-DAP v1", "HID"});
+      probes.push_back({probes::ProbeKind::cmsis_dap, device, "CMSIS-DAP v1", "HID"});
     }
   }
-  const swo::ProbeInfo probe = swo::select_probe(probes, settings.probe);
+  const probes::ProbeInfo probe = probes::select_probe(probes, settings.probe);
   usb::DeviceHandle handle = context.open(probe.device);
   if (const auto* hid = hid_interface(probe.device); hid != nullptr && probe.model == "CMSIS-DAP v1") {
     handle.claim(hid->number);
-    const auto* out = swo::find_endpoint(*hid, false, usb::TransferType::interrupt);
-    const auto* in = swo::find_endpoint(*hid, true, usb::TransferType::interrupt);
+    const auto* out = probes::find_endpoint(*hid, false, usb::TransferType::interrupt);
+    const auto* in = probes::find_endpoint(*hid, true, usb::TransferType::interrupt);
     // HID reports are fixed-size: every command is padded to the report size.
-    swo::CommandLink link(std::move(handle), *out, *in, settings.reply_timeout_ms,
-                          std::max<std::size_t>(out->max_packet, 64));
+    probes::CommandLink link(std::move(handle), *out, *in, settings.reply_timeout_ms,
+                             std::max<std::size_t>(out->max_packet, 64));
     return std::make_unique<DapMemory>(std::move(link), probe.model, chip, settings);
   }
   for (const auto& interface : probe.device.interfaces) {
     if (interface.name.find("CMSIS-DAP") == std::string::npos) continue;
-    const auto* out = swo::find_endpoint(interface, false, usb::TransferType::bulk);
-    const auto* in = swo::find_endpoint(interface, true, usb::TransferType::bulk);
+    const auto* out = probes::find_endpoint(interface, false, usb::TransferType::bulk);
+    const auto* in = probes::find_endpoint(interface, true, usb::TransferType::bulk);
     if (out == nullptr || in == nullptr) continue;
     handle.claim(interface.number);
-    return std::make_unique<DapMemory>(swo::CommandLink(std::move(handle), *out, *in, settings.reply_timeout_ms),
+    return std::make_unique<DapMemory>(probes::CommandLink(std::move(handle), *out, *in, settings.reply_timeout_ms),
                                        probe.model, chip, settings);
   }
   throw Error(ExitCode::unsupported, fmt::format("{} has no usable CMSIS-DAP interface", probe.device.id()));

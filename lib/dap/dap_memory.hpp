@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "swo/probe_catalog.hpp"
+#include "probes/probe_catalog.hpp"
 #include "target/target_memory.hpp"
 #include "usb/usb_device.hpp"
 
@@ -34,7 +34,7 @@ std::string known_chips();
 
 struct AttachSettings {
   std::string chip;
-  swo::ProbeSelector probe;
+  probes::ProbeSelector probe;
   std::uint32_t swd_hz = 4'000'000;
   int reply_timeout_ms = 1000;
 };

@@ -1,4 +1,5 @@
 #include "dap/swd_protocol.hpp"
+#include "core/byte_order.hpp"
 
 namespace tp::dap {
 namespace {
@@ -13,8 +14,7 @@ void put_u32(std::vector<std::uint8_t>& out, std::uint32_t v) {
 }
 
 std::uint32_t get_u32(std::span<const std::uint8_t> bytes) {
-  return static_cast<std::uint32_t>(bytes[0]) | static_cast<std::uint32_t>(bytes[1]) << 8U |
-         static_cast<std::uint32_t>(bytes[2]) << 16U | static_cast<std::uint32_t>(bytes[3]) << 24U;
+  return load_le32(bytes.data());
 }
 
 constexpr std::uint8_t swd_port = 1;
@@ -112,7 +112,7 @@ std::optional<TransferReply> parse_transfer_reply(std::span<const std::uint8_t> 
 std::optional<TransferReply> parse_block_reply(std::span<const std::uint8_t> reply, bool reads) {
   if (reply.size() < 4 || reply[0] != static_cast<std::uint8_t>(Command::transfer_block)) return std::nullopt;
   TransferReply parsed;
-  parsed.completed = static_cast<std::uint16_t>(reply[1] | reply[2] << 8U);
+  parsed.completed = load_le16(reply.data() + 1);
   parsed.response = reply[3];
   if (!reads) return parsed;
   if (reply.size() < 4 + 4 * static_cast<std::size_t>(parsed.completed)) return std::nullopt;

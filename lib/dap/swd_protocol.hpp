@@ -8,11 +8,11 @@
 #include <span>
 #include <vector>
 
-#include "swo/cmsis_dap_protocol.hpp"
+#include "probes/cmsis_dap_protocol.hpp"
 
 namespace tp::dap {
 
-using swo::cmsis_dap::Command;
+using probes::cmsis_dap::Command;
 
 // DP registers (A[3:2]) and the MEM-AP registers of bank 0 (ADIv5 "MEM-AP").
 inline constexpr std::uint8_t dp_idr = 0x0;    // read
@@ -73,7 +73,7 @@ struct TransferReply {
 std::optional<TransferReply> parse_transfer_reply(std::span<const std::uint8_t> reply, std::size_t reads);
 // DAP_TransferBlock: `06 count(u16) response data...`.
 std::optional<TransferReply> parse_block_reply(std::span<const std::uint8_t> reply, bool reads);
-// DAP_Connect's `02 port`. (`cmd status` replies: swo::cmsis_dap::parse_status_reply.)
+// DAP_Connect's `02 port`. (`cmd status` replies: probes::cmsis_dap::parse_status_reply.)
 bool connected_swd(std::span<const std::uint8_t> reply);
 
 }  // namespace tp::dap

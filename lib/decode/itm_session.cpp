@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/json_writer.hpp"
 #include "itm/exception_names.hpp"
-#include "json/json_writer.hpp"
 
 namespace tp {
 

@@ -2,7 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "json/json_writer.hpp"
+#include "core/json_writer.hpp"
+#include "records/record_line.hpp"
 
 namespace tp {
 
@@ -25,38 +26,6 @@ std::string_view exception_action_name(std::uint64_t action) {
 
 constexpr std::string_view event_counter_bits[] = {"cpi", "exc", "sleep", "lsu", "fold", "cyc"};
 
-inline void key(OutBuffer& out, std::string_view name) {
-  out += '"';
-  out += name;
-  out += "\":"sv;
-}
-
-inline void uint_field(OutBuffer& out, std::string_view name, std::uint64_t value) {
-  key(out, name);
-  append_uint(out, value);
-}
-
-// ,"data":{"<first>":a,"<second>":b}
-void two_uint_fields(OutBuffer& out, std::string_view first, std::uint64_t a, std::string_view second,
-                     std::uint64_t b) {
-  out += ",\"data\":{"sv;
-  uint_field(out, first, a);
-  out += ',';
-  uint_field(out, second, b);
-  out += '}';
-}
-
-// ,"data":{"<id_key>":a[,"name":text]}: the name only when there is one.
-void id_and_name(OutBuffer& out, std::string_view id_key, const Event& e) {
-  out += ",\"data\":{"sv;
-  uint_field(out, id_key, e.a);
-  if (!e.text.empty()) {
-    out += ",\"name\":"sv;
-    append_json_string(out, e.text);
-  }
-  out += '}';
-}
-
 // Printable text for the terminal format: control characters as \xNN.
 void append_printable(OutBuffer& out, std::string_view text) {
   for (const char c : text) {
@@ -70,67 +39,35 @@ void append_printable(OutBuffer& out, std::string_view text) {
 }
 
 // The "data" of tracepipe's extended kinds (DESIGN.md "Extended kinds").
-void extended_data(OutBuffer& out, const Event& e) {
+void extended_data(RecordData& data, const Event& e) {
   switch (e.kind) {
     case EventKind::exception:
-      out += ",\"data\":{"sv;
-      uint_field(out, "number", e.a);
-      out += ",\"name\":"sv;
-      append_json_string(out, e.text);
-      out += ",\"action\":\""sv;
-      out += exception_action_name(e.b);
-      out += "\"}"sv;
+      data.uint("number", e.a).string("name", e.text).string("action", exception_action_name(e.b));
       break;
     case EventKind::pc_sample:
-      out += ",\"data\":{"sv;
-      uint_field(out, "pc", e.a);
-      out += e.b != 0 ? ",\"sleep\":true}"sv : ",\"sleep\":false}"sv;
+      data.uint("pc", e.a).boolean("sleep", e.b != 0);
       break;
     case EventKind::data_trace:
-      out += ",\"data\":{"sv;
-      uint_field(out, "comparator", e.a);
-      out += ",\"type\":\""sv;
-      out += data_trace_type_name(static_cast<DataTraceType>(e.c));
-      out += "\","sv;
-      uint_field(out, "value", e.b);
-      out += ',';
-      uint_field(out, "size", e.d);
-      out += '}';
+      data.uint("comparator", e.a)
+          .string("type", data_trace_type_name(static_cast<DataTraceType>(e.c)))
+          .uint("value", e.b)
+          .uint("size", e.d);
       break;
     case EventKind::event_counter:
-      out += ",\"data\":{"sv;
-      for (unsigned bit = 0; bit < 6; ++bit) {
-        if (bit != 0) out += ',';
-        key(out, event_counter_bits[bit]);
-        out += ((e.a >> bit) & 1U) != 0 ? "true"sv : "false"sv;
-      }
-      out += '}';
+      for (unsigned bit = 0; bit < 6; ++bit) data.boolean(event_counter_bits[bit], ((e.a >> bit) & 1U) != 0);
       break;
     case EventKind::overflow:
-      out += ",\"data\":{}"sv;
+      data.empty();
       break;
     case EventKind::hardware:
-      out += ",\"data\":{"sv;
-      uint_field(out, "discriminator", e.a);
-      out += ',';
-      uint_field(out, "value", e.b);
-      out += ',';
-      uint_field(out, "size", e.d);
-      out += '}';
+      data.uint("discriminator", e.a).uint("value", e.b).uint("size", e.d);
       break;
     case EventKind::extension:
-      two_uint_fields(out, "sh", e.a, "value", e.b);
+      data.uint("sh", e.a).uint("value", e.b);
       break;
     case EventKind::malformed:
-      out += ",\"data\":{\"reason\":"sv;
-      append_json_string(out, e.text);
-      out += ',';
-      uint_field(out, "bytes", e.a);
-      if (!e.bytes.empty()) {
-        out += ",\"data\":"sv;
-        append_byte_array(out, e.bytes);
-      }
-      out += '}';
+      data.string("reason", e.text).uint("bytes", e.a);
+      if (!e.bytes.empty()) data.bytes("data", e.bytes);
       break;
     default:
       break;
@@ -148,47 +85,40 @@ void RecordFormatter::body(OutBuffer& out, const Event& event) const {
 }
 
 void RecordFormatter::ndjson_body(OutBuffer& out, const Event& e) {
-  out += "\"port\":"sv;
-  append_uint(out, e.port);
-  out += ",\"event\":{\"kind\":\""sv;
-  out += event_kind_name(e.kind);
-  out += '"';
+  RecordBody body(out, e.port, event_kind_name(e.kind));
+  RecordData& data = body.data();
   switch (e.kind) {
     case EventKind::text:
-      out += ",\"data\":{\"message\":"sv;
-      append_json_string(out, e.text);
-      out += '}';
+      data.string("message", e.text);
       break;
     case EventKind::marker:
-      id_and_name(out, "id", e);
+      data.uint("id", e.a);
+      if (!e.text.empty()) data.string("name", e.text);  // the name only when there is one
       break;
     case EventKind::task_switch:
-      two_uint_fields(out, "from_task", e.a, "to_task", e.b);
+      data.uint("from_task", e.a).uint("to_task", e.b);
       break;
     case EventKind::isr_enter:
-      id_and_name(out, "isr_id", e);
+      data.uint("isr_id", e.a);
+      if (!e.text.empty()) data.string("name", e.text);
       break;
     case EventKind::isr_exit:
-      out += ",\"data\":{"sv;
-      uint_field(out, "isr_id", e.a);
-      out += '}';
+      data.uint("isr_id", e.a);
       break;
     case EventKind::idle_enter:
     case EventKind::idle_exit:
       break;
     case EventKind::counter:
-      two_uint_fields(out, "counter_id", e.a, "value", e.b);
+      data.uint("counter_id", e.a).uint("value", e.b);
       break;
     case EventKind::raw:
-      out += ",\"data\":{\"data\":"sv;
-      append_byte_array(out, e.bytes);
-      out += '}';
+      data.bytes("data", e.bytes);
       break;
     default:
-      extended_data(out, e);
+      extended_data(data, e);
       break;
   }
-  out += e.source == EventSource::dwt ? "},\"source\":\"dwt\""sv : "},\"source\":\"itm\""sv;
+  body.end(e.source == EventSource::dwt ? "dwt" : "itm");
 }
 
 void RecordFormatter::text_body(OutBuffer& out, const Event& e) const {
@@ -255,16 +185,11 @@ void RecordFormatter::text_body(OutBuffer& out, const Event& e) const {
 }
 
 void RecordFormatter::stamp(Stamp& stamp, std::uint64_t timestamp, std::string_view clock) const {
-  stamp.prefix.clear();
-  stamp.suffix.clear();
   if (format_ == OutputFormat::ndjson) {
-    stamp.prefix += "{\"timestamp\":"sv;
-    append_uint(stamp.prefix, timestamp);
-    stamp.prefix += ',';
-    stamp.suffix += ",\"clock\":\""sv;
-    stamp.suffix += clock;
-    stamp.suffix += "\"}\n"sv;
+    stamp.set(timestamp, clock);
   } else if (format_ == OutputFormat::text) {
+    stamp.prefix.clear();
+    stamp.suffix.clear();
     fmt::format_to(std::back_inserter(stamp.prefix), "{:>14} ", timestamp);
     stamp.suffix += '\n';
   }

@@ -26,7 +26,8 @@ void check_first_poll(const Collector& collector) {
     if (t.counters.unreadable == 0) return;
     problems += fmt::format("{}{}", problems.empty() ? "" : "; ", t.last_problem);
   }
-  throw Error(ExitCode::bad_input, fmt::format("no tracer could be read ({})", problems), "MEMORY_ACCESS_ERROR");
+  throw Error(ExitCode::bad_input, fmt::format("no tracer could be read ({})", problems),
+              ErrorCode::memory_access_error);
 }
 
 void report(const Collector& collector, const target::TargetMemory& memory, const LoopSummary& summary,

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
-#include "json/json_writer.hpp"
+#include "core/json_writer.hpp"
 
 namespace tp::ekotrace {
 namespace {

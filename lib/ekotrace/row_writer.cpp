@@ -1,7 +1,9 @@
 #include "ekotrace/row_writer.hpp"
 
+#include "core/json_writer.hpp"
 #include "core/wall_clock.hpp"
-#include "json/json_writer.hpp"
+#include "records/ekotrace_columns.hpp"
+#include "records/record_line.hpp"
 
 namespace tp::ekotrace {
 
@@ -9,7 +11,7 @@ RowWriter::RowWriter(const std::string& path, OutputFormat format, std::uint64_t
                      std::vector<std::string> labels)
     : out_(BatchedWriter::open(path, true)), format_(format), session_id_(session_id), labels_(std::move(labels)) {
   if (format_ == OutputFormat::csv && out_.starts_empty()) {
-    out_.write(csv_header);
+    out_.write(ekotrace_csv_header());
     out_.flush();
   }
 }
@@ -41,46 +43,23 @@ void RowWriter::append_csv(const Row& row, std::string_view receive_time) {
 }
 
 void RowWriter::append_ndjson(const Row& row, std::string_view receive_time, std::uint64_t monotonic_us) {
-  OutBuffer& out = out_.buffer();
-  out.append(R"({"timestamp":)");
-  append_uint(out, monotonic_us);
-  out.append(R"(,"port":)");
-  append_uint(out, row.tracer_index % 256);
-  out.append(row.entry.is_clock ? R"(,"event":{"kind":"EkoClock","data":{)"
-                                : R"(,"event":{"kind":"EkoEvent","data":{)");
-  out.append(R"("session_id":)");
-  append_uint(out, session_id_);
-  out.append(R"(,"segment_id":)");
-  append_uint(out, row.segment_id);
-  out.append(R"(,"segment_index":)");
-  append_uint(out, row.segment_index);
-  out.append(R"(,"receive_time":")");
-  out.append(receive_time);
-  out.append(R"(","tracer_id":)");
-  append_uint(out, row.tracer_id);
-  if (row.tracer_index < labels_.size()) {
-    out.append(R"(,"tracer":)");
-    append_json_string(out, labels_[row.tracer_index]);
-  }
+  RecordLine record(out_.buffer(), {monotonic_us, "us", static_cast<std::uint32_t>(row.tracer_index % 256),
+                                    row.entry.is_clock ? "EkoClock" : "EkoEvent", "ekotrace"});
+  RecordData& data = record.data();
+  data.uint("session_id", session_id_)
+      .uint("segment_id", row.segment_id)
+      .uint("segment_index", row.segment_index)
+      .string("receive_time", receive_time)
+      .uint("tracer_id", row.tracer_id);
+  if (row.tracer_index < labels_.size()) data.string("tracer", labels_[row.tracer_index]);
   if (row.entry.is_clock) {
-    out.append(R"(,"lc_tracer_id":)");
-    append_uint(out, row.entry.id);
-    out.append(R"(,"lc_clock":)");
-    append_uint(out, row.entry.value);
+    data.uint("lc_tracer_id", row.entry.id).uint("lc_clock", row.entry.value);
   } else {
-    out.append(R"(,"event_id":)");
-    append_uint(out, row.entry.id);
-    if (row.entry.has_payload) {
-      out.append(R"(,"event_payload":)");
-      append_uint(out, row.entry.value);
-    }
-    if (const auto reserved = reserved_event_name(row.entry.id); !reserved.empty()) {
-      out.append(R"(,"reserved":)");
-      append_json_string(out, reserved);
-    }
+    data.uint("event_id", row.entry.id);
+    if (row.entry.has_payload) data.uint("event_payload", row.entry.value);
+    if (const auto reserved = reserved_event_name(row.entry.id); !reserved.empty()) data.string("reserved", reserved);
   }
-  out.append(R"(}},"source":"ekotrace","clock":"us"})");
-  out.push_back('\n');
+  record.end();
 }
 
 void RowWriter::write(std::span<const Row> rows, std::int64_t receive_wall_us, std::uint64_t receive_monotonic_us) {

@@ -15,9 +15,6 @@ namespace tp::ekotrace {
 
 enum class OutputFormat : std::uint8_t { csv, ndjson };
 
-inline constexpr std::string_view csv_header =
-    "session_id,segment_id,segment_index,receive_time,tracer_id,event_id,event_payload,lc_tracer_id,lc_clock\n";
-
 class RowWriter {
  public:
   // Appends to `path` ("-" = stdout); the CSV header only when the output starts empty.

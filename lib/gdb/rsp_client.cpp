@@ -48,7 +48,7 @@ std::unique_ptr<RspClient> RspClient::connect(const net::TcpEndpoint& endpoint, 
 void RspClient::lost(std::string_view why) {
   connected_ = false;
   halted_ = false;
-  throw Error(ExitCode::io_error, fmt::format("{}: {}", name_, why), "TARGET_DISCONNECTED");
+  throw Error(ExitCode::io_error, fmt::format("{}: {}", name_, why), ErrorCode::target_disconnected);
 }
 
 void RspClient::send_raw(std::string_view bytes) {
@@ -77,7 +77,7 @@ void RspClient::wait_for(short events, std::string_view what) {
   }
   if (now >= exchange_deadline_ms_) {
     throw Error(ExitCode::timeout, fmt::format("{}: {} within {} ms", name_, what, timeout_ms_),
-                "TARGET_NOT_RESPONDING");
+                ErrorCode::target_not_responding);
   }
   pollfd p{socket_.get(), events, 0};
   ::poll(&p, 1, static_cast<int>(std::min<std::uint64_t>(exchange_deadline_ms_ - now, poll_slice_ms)));
@@ -196,7 +196,7 @@ void RspClient::start() {
   const std::string stop = receive_packet();
   if (is_exit_reply(stop)) {
     throw Error(ExitCode::not_found, fmt::format("{}: no program is running (`?` -> {})", name_, stop),
-                "TARGET_NOT_FOUND");
+                ErrorCode::target_not_found);
   }
   if (auto pid = stop_reply_pid(stop)) pid_ = *pid;
 }

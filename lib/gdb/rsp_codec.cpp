@@ -9,13 +9,6 @@ namespace {
 
 constexpr char hex_digits[] = "0123456789abcdef";
 
-int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 bool needs_escape(char c) noexcept {
   return c == '$' || c == '#' || c == '}' || c == '*';
 }
@@ -131,14 +124,14 @@ void RspParser::feed(std::span<const std::uint8_t> bytes, std::vector<RspEvent>&
         break;
       }
       case State::checksum_high: {
-        const int v = hex_value(c);
+        const int v = hex_digit_value(c);
         if (v < 0) broken_ = true;
         trailer_ = static_cast<std::uint8_t>((v < 0 ? 0 : v) << 4);
         state_ = State::checksum_low;
         break;
       }
       case State::checksum_low: {
-        const int v = hex_value(c);
+        const int v = hex_digit_value(c);
         if (v < 0) broken_ = true;
         trailer_ = static_cast<std::uint8_t>(trailer_ | (v < 0 ? 0 : v));
         finish(out);
@@ -159,8 +152,8 @@ std::optional<std::vector<std::uint8_t>> decode_hex(std::string_view hex) {
   if (hex.size() % 2 != 0) return std::nullopt;
   std::vector<std::uint8_t> bytes(hex.size() / 2);
   for (std::size_t i = 0; i < bytes.size(); ++i) {
-    const int high = hex_value(hex[2 * i]);
-    const int low = hex_value(hex[2 * i + 1]);
+    const int high = hex_digit_value(hex[2 * i]);
+    const int low = hex_digit_value(hex[2 * i + 1]);
     if (high < 0 || low < 0) return std::nullopt;
     bytes[i] = static_cast<std::uint8_t>((high << 4) | low);
   }
@@ -169,20 +162,20 @@ std::optional<std::vector<std::uint8_t>> decode_hex(std::string_view hex) {
 
 std::optional<int> error_number(std::string_view reply) {
   if (reply.size() != 3 || reply[0] != 'E') return std::nullopt;
-  const int high = hex_value(reply[1]);
-  const int low = hex_value(reply[2]);
+  const int high = hex_digit_value(reply[1]);
+  const int low = hex_digit_value(reply[2]);
   if (high < 0 || low < 0) return std::nullopt;
   return high * 16 + low;
 }
 
 bool is_stop_reply(std::string_view reply) {
-  return reply.size() >= 3 && (reply[0] == 'S' || reply[0] == 'T') && hex_value(reply[1]) >= 0 &&
-         hex_value(reply[2]) >= 0;
+  return reply.size() >= 3 && (reply[0] == 'S' || reply[0] == 'T') && hex_digit_value(reply[1]) >= 0 &&
+         hex_digit_value(reply[2]) >= 0;
 }
 
 bool is_exit_reply(std::string_view reply) {
-  return reply.size() >= 3 && (reply[0] == 'W' || reply[0] == 'X') && hex_value(reply[1]) >= 0 &&
-         hex_value(reply[2]) >= 0;
+  return reply.size() >= 3 && (reply[0] == 'W' || reply[0] == 'X') && hex_digit_value(reply[1]) >= 0 &&
+         hex_digit_value(reply[2]) >= 0;
 }
 
 std::optional<std::uint64_t> stop_reply_pid(std::string_view reply) {

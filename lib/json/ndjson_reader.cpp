@@ -11,10 +11,10 @@ namespace tp {
 NdjsonReader::NdjsonReader(LineHandler on_line, BadLineHandler on_bad_line, bool strict, std::size_t max_line)
     : on_line_(std::move(on_line)), on_bad_line_(std::move(on_bad_line)), max_line_(max_line), strict_(strict) {}
 
-void NdjsonReader::report_bad(std::string_view message) {
+void NdjsonReader::report_bad_line(std::uint64_t number, std::string_view message) {
   ++bad_lines_;
-  if (strict_) throw Error(ExitCode::bad_input, fmt::format("line {}: {}", line_number_, message));
-  if (on_bad_line_) on_bad_line_(line_number_, message);
+  if (strict_) throw Error(ExitCode::bad_input, fmt::format("line {}: {}", number, message));
+  if (on_bad_line_) on_bad_line_(number, message);
 }
 
 // On-Demand parses lazily and trusts the nesting it is given: walk the top-level object

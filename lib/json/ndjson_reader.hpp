@@ -40,13 +40,17 @@ class NdjsonReader {
   // No more lines are wanted: the rest of what was fed, and anything fed later, is ignored.
   void stop() noexcept { stopped_ = true; }
 
+  // A line found bad after its handler returned (e.g. it waited for something later lines
+  // decided): counted and reported like the others, fatal with strict.
+  void report_bad_line(std::uint64_t number, std::string_view message);
+
   [[nodiscard]] std::uint64_t lines() const noexcept { return line_number_; }
   [[nodiscard]] std::uint64_t bad_lines() const noexcept { return bad_lines_; }
 
  private:
   void process_line(std::size_t begin, std::size_t end);
   const char* check_structure(simdjson::ondemand::document& document, std::string_view line);
-  void report_bad(std::string_view message);
+  void report_bad(std::string_view message) { report_bad_line(line_number_, message); }
 
   LineHandler on_line_;
   BadLineHandler on_bad_line_;

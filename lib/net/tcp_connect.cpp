@@ -68,10 +68,10 @@ FileDescriptor connect_tcp(const TcpEndpoint& endpoint, int timeout_ms, std::str
   }
   if (last_error == ETIMEDOUT) {
     throw Error(ExitCode::timeout, fmt::format("{}: no answer within {} ms", name, timeout_ms),
-                "TARGET_NOT_RESPONDING");
+                ErrorCode::target_not_responding);
   }
   throw Error(ExitCode::not_found, fmt::format("{}: {}{}", name, std::strerror(last_error), refused_hint),
-              "PROBE_NOT_FOUND");
+              ErrorCode::probe_not_found);
 }
 
 }  // namespace tp::net

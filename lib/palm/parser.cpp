@@ -2,16 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "core/byte_order.hpp"
+
 namespace tp::palm {
 namespace {
-
-std::uint16_t be16(const std::uint8_t* p) {
-  return static_cast<std::uint16_t>((p[0] << 8U) | p[1]);
-}
-std::uint32_t be32(const std::uint8_t* p) {
-  return (static_cast<std::uint32_t>(p[0]) << 24U) | (static_cast<std::uint32_t>(p[1]) << 16U) |
-         (static_cast<std::uint32_t>(p[2]) << 8U) | p[3];
-}
 
 std::string_view parameter_name(std::uint8_t opcode) {
   switch (opcode) {
@@ -93,7 +87,7 @@ std::optional<ParseError> Parser::check_header(const std::uint8_t* header, std::
     return ParseError{start, fmt::format("protocol version {}.{} is not supported (this receiver speaks {}.x)",
                                          header[0], header[1], supported_major)};
   }
-  total = be32(header + 2);
+  total = load_be32(header + 2);
   if (total < header_size + 3) {
     return ParseError{start + 2, fmt::format("message size {} is smaller than a header and an end parameter", total)};
   }
@@ -125,7 +119,7 @@ std::optional<ParseError> decode_message(std::span<const std::uint8_t> bytes, st
   while (pos < bytes.size()) {
     if (bytes.size() - pos < 3) return fail(pos, "a parameter header is cut off by the end of the message");
     const std::uint8_t opcode = bytes[pos];
-    const std::uint16_t length = be16(bytes.data() + pos + 1);
+    const std::uint16_t length = load_be16(bytes.data() + pos + 1);
     const std::size_t at = pos;
     pos += 3;
     if (length > bytes.size() - pos) {
@@ -147,8 +141,8 @@ std::optional<ParseError> decode_message(std::span<const std::uint8_t> bytes, st
       case 1:
         if (data[4] > 2)
           return fail(at + 7, fmt::format("unknown trace kind {} (0 text, 1 text with line break, 2 binary)", data[4]));
-        if (!attributes) out.module = be16(data);
-        if (attributes && be16(data) != out.module) ++out.repeated_parameters;
+        if (!attributes) out.module = load_be16(data);
+        if (attributes && load_be16(data) != out.module) ++out.repeated_parameters;
         attributes = true;
         parts.attributes_since_last = parts.count != 0;
         kind = static_cast<TraceKind>(data[4]);
@@ -157,13 +151,13 @@ std::optional<ParseError> decode_message(std::span<const std::uint8_t> bytes, st
         set_optional(out.indent, data[0], out);
         break;
       case 3:
-        set_optional(out.process_id, be32(data), out);
+        set_optional(out.process_id, load_be32(data), out);
         break;
       case 4:
-        set_optional(out.thread_id, be32(data), out);
+        set_optional(out.thread_id, load_be32(data), out);
         break;
       case 6:
-        set_optional(out.timestamp, be32(data), out);
+        set_optional(out.timestamp, load_be32(data), out);
         break;
       case 5:
         if (!attributes) return fail(at, "trace data (5) before the attributes (1)");

@@ -6,7 +6,9 @@
 #include <charconv>
 
 #include "core/error.hpp"
-#include "json/json_writer.hpp"
+#include "core/json_writer.hpp"
+#include "core/number.hpp"
+#include "records/record_line.hpp"
 
 namespace tp::palm {
 namespace {
@@ -23,45 +25,25 @@ std::string_view text_of(const Message& m) {
   return text;
 }
 
-void append_palm_fields(OutBuffer& out, const Message& m) {
-  out += ",\"module\":"sv;
-  append_uint(out, m.module);
-  if (m.kind != TraceKind::binary)
-    out += m.kind == TraceKind::text_line ? ",\"line_break\":true"sv : ",\"line_break\":false"sv;
-  if (m.indent) {
-    out += ",\"indent\":"sv;
-    append_uint(out, *m.indent);
-  }
-  if (m.process_id) {
-    out += ",\"pid\":"sv;
-    append_uint(out, *m.process_id);
-  }
-  if (m.thread_id) {
-    out += ",\"tid\":"sv;
-    append_uint(out, *m.thread_id);
-  }
-  if (m.timestamp) {
-    out += ",\"sender_time\":"sv;
-    append_uint(out, *m.timestamp);
-  }
+void add_palm_fields(RecordData& data, const Message& m) {
+  data.uint("module", m.module);
+  if (m.kind != TraceKind::binary) data.boolean("line_break", m.kind == TraceKind::text_line);
+  if (m.indent) data.uint("indent", *m.indent);
+  if (m.process_id) data.uint("pid", *m.process_id);
+  if (m.thread_id) data.uint("tid", *m.thread_id);
+  if (m.timestamp) data.uint("sender_time", *m.timestamp);
 }
 
 void append_ndjson(OutBuffer& out, const Message& m, const Connection& c, std::uint64_t host_us) {
-  out += "{\"timestamp\":"sv;
-  append_uint(out, host_us);
-  if (m.kind == TraceKind::binary) {
-    out += ",\"port\":0,\"event\":{\"kind\":\"Raw\",\"data\":{\"data\":"sv;
-    append_byte_array(out, std::span(reinterpret_cast<const std::uint8_t*>(m.data.data()), m.data.size()));
+  const bool binary = m.kind == TraceKind::binary;
+  RecordLine record(out, {host_us, "us", 0, binary ? "Raw" : "Text", "palm"});
+  if (binary) {
+    record.data().bytes("data", std::span(reinterpret_cast<const std::uint8_t*>(m.data.data()), m.data.size()));
   } else {
-    out += ",\"port\":0,\"event\":{\"kind\":\"Text\",\"data\":{\"message\":"sv;
-    append_json_string(out, text_of(m));
+    record.data().string("message", text_of(m));
   }
-  append_palm_fields(out, m);
-  out += "}},\"source\":\"palm\",\"clock\":\"us\",\"connection\":"sv;
-  append_uint(out, c.id);
-  out += ",\"peer\":"sv;
-  append_json_string(out, c.peer);
-  out += "}\n"sv;
+  add_palm_fields(record.data(), m);
+  record.meta("connection", c.id).meta("peer", c.peer).end();
 }
 
 void append_text_row(OutBuffer& out, const Message& m, const Connection& c) {
@@ -124,15 +106,12 @@ std::vector<std::uint16_t> parse_module_list(std::string_view list) {
       }
     }
     if (named) continue;
-    const bool hex = item.starts_with("0x") || item.starts_with("0X");
-    std::uint32_t value = 0;
-    const char* begin = item.data() + (hex ? 2 : 0);
-    const auto [end, ec] = std::from_chars(begin, item.data() + item.size(), value, hex ? 16 : 10);
-    if (ec != std::errc{} || end != item.data() + item.size() || begin == end || value > 0xFFFF) {
+    const auto value = parse_c_number<std::uint16_t>(item);
+    if (!value) {
       throw Error(ExitCode::usage,
                   fmt::format("--module: '{}' is not a module number or one of mem, dm, ser, sys, app", item));
     }
-    modules.push_back(static_cast<std::uint16_t>(value));
+    modules.push_back(*value);
   }
   if (modules.empty()) throw Error(ExitCode::usage, "--module needs a list such as 0x0100,dm");
   return modules;

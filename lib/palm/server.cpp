@@ -11,8 +11,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/signals.hpp"
-#include "net/accept_loop.hpp"
-#include "net/tcp_listener.hpp"
+#include "net/tcp_server.hpp"
 
 namespace tp::palm {
 
@@ -34,17 +33,14 @@ class Server::Impl {
   ServerOptions options_;
   BatchedWriter& writer_;
   const Logger& logger_;
-  asio::io_context io_;
-  tcp::acceptor acceptor_;
-  asio::steady_timer tick_;
+  net::TcpServer tcp_;  // first of what the sessions use, so it outlives them
   std::unordered_set<std::shared_ptr<Session>> sessions_;
   ServerStats stats_;
-  net::AcceptLoop accept_loop_;
   bool stopping_ = false;
 
  private:
   void accept(tcp::socket socket);
-  void schedule_tick();
+  void tick();
   void stop();
 };
 
@@ -52,7 +48,10 @@ class Server::Impl {
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(Server::Impl& server, tcp::socket socket, std::uint64_t id)
-      : server_(server), socket_(std::move(socket)), message_timer_(server.io_), parser_(server.max_message_size()) {
+      : server_(server),
+        socket_(std::move(socket)),
+        message_timer_(socket_.get_executor()),
+        parser_(server.max_message_size()) {
     connection_.id = id;
     boost::system::error_code ec;
     const auto endpoint = socket_.remote_endpoint(ec);
@@ -127,14 +126,14 @@ class Session : public std::enable_shared_from_this<Session> {
     ++skipped_messages_;
     if (skipped_messages_ > 10 && skipped_messages_ % 1000 != 0) return;
     server_.logger().error(
-        "INVALID_MESSAGE",
+        ErrorCode::invalid_message,
         fmt::format("connection {} ({}): byte {}: {}; message skipped ({} skipped on this "
                     "connection)",
                     connection_.id, connection_.peer, problem.offset, problem.message, skipped_messages_));
   }
 
   void reject(const ParseError& error) {
-    server_.logger().error("INVALID_MESSAGE",
+    server_.logger().error(ErrorCode::invalid_message,
                            fmt::format("connection {} ({}): byte {}: {}; closing this connection", connection_.id,
                                        connection_.peer, error.offset, error.message));
     close();
@@ -155,9 +154,8 @@ Server::Impl::Impl(ServerOptions options, BatchedWriter& writer, const Logger& l
     : options_(std::move(options)),
       writer_(writer),
       logger_(logger),
-      acceptor_(net::listen_tcp(io_, options_.address, options_.port, "another receiver runs there?")),
-      tick_(io_),
-      accept_loop_(acceptor_, logger, "palm-recv", [this](tcp::socket socket) { accept(std::move(socket)); }) {}
+      tcp_(logger, "palm-recv", options_.address, options_.port, "another receiver runs there?",
+           [this](tcp::socket socket) { accept(std::move(socket)); }) {}
 
 void Server::Impl::accept(tcp::socket socket) {
   if (stopping_) return;
@@ -178,15 +176,10 @@ void Server::Impl::accept(tcp::socket socket) {
   session->start();
 }
 
-void Server::Impl::schedule_tick() {
-  // Flushes output that waits while input trickles, and notices SIGINT/SIGTERM.
-  tick_.expires_after(std::chrono::milliseconds(20));
-  tick_.async_wait([this](boost::system::error_code ec) {
-    if (ec || stopping_) return;
-    if (stop_requested() != 0) return stop();
-    writer_.flush();
-    schedule_tick();
-  });
+// Flushes output that waits while input trickles, and notices SIGINT/SIGTERM.
+void Server::Impl::tick() {
+  if (stop_requested() != 0) return stop();
+  writer_.flush();
 }
 
 void Server::Impl::emit(const Message& message, const Connection& connection, std::uint64_t host_us) {
@@ -212,17 +205,13 @@ void Server::Impl::closed(const std::shared_ptr<Session>& session, bool rejected
 void Server::Impl::stop() {
   if (stopping_) return;
   stopping_ = true;
-  boost::system::error_code ignored;
-  accept_loop_.stop();
-  acceptor_.close(ignored);
-  tick_.cancel();
+  tcp_.stop_accepting();
+  tcp_.stop_ticking();
   for (const auto& session : sessions_) session->close();
 }
 
 void Server::Impl::run() {
-  accept_loop_.start();
-  schedule_tick();
-  io_.run();
+  tcp_.run(std::chrono::milliseconds(20), [this] { tick(); });
   sessions_.clear();
   writer_.flush();
 }
@@ -231,7 +220,7 @@ Server::Server(ServerOptions options, BatchedWriter& writer, const Logger& logge
     : impl_(std::make_unique<Impl>(std::move(options), writer, logger)) {}
 Server::~Server() = default;
 std::uint16_t Server::port() const {
-  return impl_->acceptor_.local_endpoint().port();
+  return impl_->tcp_.port();
 }
 void Server::run() {
   impl_->run();

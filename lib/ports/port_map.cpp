@@ -4,9 +4,9 @@
 #include <simdjson.h>
 
 #include "core/error.hpp"
+#include "core/json_writer.hpp"
 #include "core/number.hpp"
 #include "core/text_file.hpp"
-#include "json/json_writer.hpp"
 
 namespace tp {
 namespace {

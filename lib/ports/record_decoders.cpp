@@ -5,19 +5,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/byte_order.hpp"
 #include "ports/text_decoder.hpp"
 
 namespace tp {
 namespace {
-
-std::uint32_t load_u32(const std::uint8_t* p) {
-  return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8U) |
-         (static_cast<std::uint32_t>(p[2]) << 16U) | (static_cast<std::uint32_t>(p[3]) << 24U);
-}
-
-std::uint64_t load_u64(const std::uint8_t* p) {
-  return static_cast<std::uint64_t>(load_u32(p)) | (static_cast<std::uint64_t>(load_u32(p + 4)) << 32U);
-}
 
 std::string_view lookup(const std::map<std::uint32_t, std::string>& names, std::uint32_t id) {
   const auto it = names.find(id);
@@ -102,8 +94,8 @@ TaskIsrDecoder::TaskIsrDecoder(std::uint16_t port, std::map<std::uint32_t, std::
 void TaskIsrDecoder::decode(const std::uint8_t* record, EventSink& sink) {
   Event event;
   event.port = port();
-  event.a = load_u32(record + 1);
-  event.b = load_u32(record + 5);
+  event.a = load_le32(record + 1);
+  event.b = load_le32(record + 5);
   switch (record[0]) {
     case 1:
       event.kind = EventKind::task_switch;
@@ -132,7 +124,7 @@ void MarkerDecoder::decode(const std::uint8_t* record, EventSink& sink) {
   Event event;
   event.kind = EventKind::marker;
   event.port = port();
-  event.a = load_u32(record);
+  event.a = load_le32(record);
   event.text = lookup(names_, static_cast<std::uint32_t>(event.a));
   sink.on_event(event);
 }
@@ -143,8 +135,8 @@ void CounterDecoder::decode(const std::uint8_t* record, EventSink& sink) {
   Event event;
   event.kind = EventKind::counter;
   event.port = port();
-  event.a = load_u32(record);
-  event.b = load_u64(record + 4);
+  event.a = load_le32(record);
+  event.b = load_le64(record + 4);
   sink.on_event(event);
 }
 

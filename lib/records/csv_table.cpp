@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/wall_clock.hpp"
+#include "records/ekotrace_columns.hpp"
 #include "records/field_path.hpp"
 #include "records/value_text.hpp"
 
@@ -21,15 +22,12 @@ struct Preset {
 };
 
 // ekotrace: eko-collect's CSV columns (ekotrace's own reporting format), read from the
-// fields of its records' event data.
+// fields of its records' event data (records/ekotrace_columns: built, not listed here).
 constexpr std::array<Preset, 4> presets{{
     {"basic", "time,port,kind,message"},
     {"counters", "time,port,counter_id=event.data.counter_id,value=event.data.value"},
     {"exceptions", "time,number=event.data.number,name=event.data.name,action=event.data.action"},
-    {"ekotrace",
-     "session_id=event.data.session_id,segment_id=event.data.segment_id,segment_index=event.data.segment_index,"
-     "receive_time=event.data.receive_time,tracer_id=event.data.tracer_id,event_id=event.data.event_id,"
-     "event_payload=event.data.event_payload,lc_tracer_id=event.data.lc_tracer_id,lc_clock=event.data.lc_clock"},
+    {"ekotrace", ""},
 }};
 
 }  // namespace
@@ -64,7 +62,7 @@ std::vector<std::string_view> preset_names() {
 
 std::vector<CsvColumn> preset_columns(std::string_view name) {
   for (const Preset& preset : presets) {
-    if (preset.name == name) return parse_columns(preset.columns);
+    if (preset.name == name) return parse_columns(name == "ekotrace" ? ekotrace_preset_columns() : preset.columns);
   }
   throw Error(ExitCode::usage, fmt::format("unknown preset '{}' (known: {})", name, fmt::join(preset_names(), ", ")));
 }

@@ -28,6 +28,9 @@ class LineStream final : public StreamHandler {
     reader_.stop();
   }
 
+  // A line found bad after its turn: counted and reported like the others.
+  void report_bad_line(std::uint64_t number, std::string_view message) { reader_.report_bad_line(number, message); }
+
   [[nodiscard]] std::uint64_t lines() const noexcept { return reader_.lines(); }
   [[nodiscard]] std::uint64_t bad_lines() const noexcept { return reader_.bad_lines(); }
   // One warning summing up the bad lines, if there were any.

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/number.hpp"
 #include "records/field_path.hpp"
+#include "records/record_check.hpp"
 #include "records/value_text.hpp"
 
 namespace tp {
@@ -87,71 +88,21 @@ bool RecordFilter::in(const std::vector<std::string>& names, std::string_view na
 }
 
 Verdict RecordFilter::judge(simdjson::ondemand::document& document, std::string& why) const {
-  simdjson::ondemand::object object;
-  if (auto error = document.get_object().get(object); error != simdjson::SUCCESS) {
-    why = error == simdjson::INCORRECT_TYPE ? "not a JSON object" : simdjson::error_message(error);
-    return Verdict::bad;
-  }
-  bool has_timestamp = false;
-  bool has_port = false;
-  bool has_event = false;
-  bool has_frames = false;
+  const std::optional<CheckedLine> line = check_record_line(document, why);
+  if (!line) return Verdict::bad;
   bool selected = true;
-  bool source_selected = false;  // a record without "source" has none of the sources asked for
-  std::uint64_t timestamp = 0;
-  for (auto field : object) {
-    std::string_view key;
-    if (auto error = field.unescaped_key().get(key); error != simdjson::SUCCESS) {
-      why = simdjson::error_message(error);
-      return Verdict::bad;
-    }
-    simdjson::error_code error = simdjson::SUCCESS;
-    if (key == "timestamp") {
-      has_timestamp = (error = field.value().get_uint64().get(timestamp)) == simdjson::SUCCESS;
-      if (!has_timestamp) why = "\"timestamp\" is not an unsigned integer";
-    } else if (key == "port") {
-      std::uint64_t port = 0;
-      has_port = (error = field.value().get_uint64().get(port)) == simdjson::SUCCESS && port <= 255;
-      if (!has_port) why = "\"port\" is not a port number 0-255";
-      if (!criteria_.ports.empty()) selected = selected && port_selected(port);
-    } else if (key == "event") {
-      std::string_view kind;
-      has_event = (error = field.value()["kind"].get_string().get(kind)) == simdjson::SUCCESS;
-      if (!has_event) why = "\"event\" has no \"kind\" string";
-      if (!criteria_.kinds.empty()) selected = selected && in(criteria_.kinds, kind);
-    } else if (key == "source") {
-      std::string_view source;
-      error = field.value().get_string().get(source);
-      source_selected = error == simdjson::SUCCESS && in(criteria_.sources, source);
-      if (error == simdjson::INCORRECT_TYPE) error = simdjson::SUCCESS;  // a non-string source just does not match
-    } else if (key == "frames") {
-      has_frames = true;
-    }
-    if (error != simdjson::SUCCESS) {
-      if (why.empty()) why = simdjson::error_message(error);
-      return Verdict::bad;
-    }
-  }
-  if (!has_timestamp) {
-    if (why.empty()) why = "no \"timestamp\"";
-    return Verdict::bad;
-  }
-  if (has_event && !has_port) {
-    if (why.empty()) why = "a record without \"port\"";
-    return Verdict::bad;
-  }
-  if (!has_event && !has_frames) {
-    why = "neither a record (\"event\") nor a frames line (\"frames\")";
-    return Verdict::bad;
-  }
-  if (has_frames && !has_event) {
+  if (line->frames) {
     // Raw frame lines carry no port, kind or source: only "Itm" as a kind selects them.
     if (!criteria_.ports.empty()) selected = false;
     if (!criteria_.kinds.empty()) selected = selected && in(criteria_.kinds, "Itm");
+  } else {
+    if (!criteria_.ports.empty()) selected = port_selected(line->port);
+    if (!criteria_.kinds.empty()) selected = selected && in(criteria_.kinds, line->kind);
   }
-  if (!criteria_.sources.empty() && !source_selected) selected = false;
-  if (criteria_.since && timestamp < *criteria_.since) selected = false;
-  if (criteria_.until && timestamp >= *criteria_.until) selected = false;
+  // A record without "source" has none of the sources asked for.
+  if (!criteria_.sources.empty() && !(line->source && in(criteria_.sources, *line->source))) selected = false;
+  if (criteria_.since && line->timestamp < *criteria_.since) selected = false;
+  if (criteria_.until && line->timestamp >= *criteria_.until) selected = false;
   if (selected && !criteria_.conditions.empty()) {
     const Verdict verdict = judge_conditions(document, why);
     if (verdict == Verdict::bad) return verdict;

@@ -1,17 +1,24 @@
 #include "records/record_kinds.hpp"
 
 #include <algorithm>
-#include <array>
+#include <vector>
+
+#include "records/record_check.hpp"
 
 namespace tp {
 namespace {
 
-// Kept equal to record.schema.json by a unit test (test_records.cpp).
-constexpr std::array<std::string_view, 27> kinds{
-    "Text",       "Marker",       "TaskSwitch", "IsrEnter",   "IsrExit",    "IdleEnter",    "IdleExit",
-    "Counter",    "Raw",          "Exception",  "PcSample",   "DataTrace",  "EventCounter", "Overflow",
-    "Hardware",   "Extension",    "Malformed",  "ThreadExit", "ThreadStat", "ThreadUsage",  "CriticalUsage",
-    "ThreadInfo", "SwitchRecord", "Trigger",    "EkoEvent",   "EkoClock",   "Itm"};
+// The validator's kinds (record_check: record.schema.json's, kept equal to it by a unit
+// test), then "Itm".
+const std::vector<std::string_view>& kind_list() {
+  static const std::vector<std::string_view> list = [] {
+    std::vector<std::string_view> kinds;
+    for (const KindRule& rule : record_kind_rules()) kinds.push_back(rule.kind);
+    kinds.emplace_back("Itm");
+    return kinds;
+  }();
+  return list;
+}
 
 char lower(char c) noexcept {
   return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
@@ -19,16 +26,17 @@ char lower(char c) noexcept {
 
 }  // namespace
 
-std::span<const std::string_view> known_record_kinds() noexcept {
-  return kinds;
+std::span<const std::string_view> known_record_kinds() {
+  return kind_list();
 }
 
-bool is_known_record_kind(std::string_view name) noexcept {
+bool is_known_record_kind(std::string_view name) {
+  const auto& kinds = kind_list();
   return std::find(kinds.begin(), kinds.end(), name) != kinds.end();
 }
 
-std::optional<std::string_view> kind_spelled_differently(std::string_view name) noexcept {
-  for (const std::string_view kind : kinds) {
+std::optional<std::string_view> kind_spelled_differently(std::string_view name) {
+  for (const std::string_view kind : kind_list()) {
     if (std::equal(kind.begin(), kind.end(), name.begin(), name.end(),
                    [](char a, char b) { return lower(a) == lower(b); })) {
       return kind;

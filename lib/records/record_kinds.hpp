@@ -10,11 +10,11 @@ namespace tp {
 
 // Every kind of record.schema.json, in its order, then "Itm" (trace-filter's name for raw
 // frame lines, which have no event).
-std::span<const std::string_view> known_record_kinds() noexcept;
+std::span<const std::string_view> known_record_kinds();
 
-[[nodiscard]] bool is_known_record_kind(std::string_view name) noexcept;
+[[nodiscard]] bool is_known_record_kind(std::string_view name);
 
 // A known kind that differs from `name` only in letter case (`text` -> Text), if any.
-std::optional<std::string_view> kind_spelled_differently(std::string_view name) noexcept;
+std::optional<std::string_view> kind_spelled_differently(std::string_view name);
 
 }  // namespace tp

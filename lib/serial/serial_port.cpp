@@ -24,9 +24,10 @@ SerialPort SerialPort::open(const std::string& path, std::uint32_t baud) {
           ExitCode::permission_denied,
           fmt::format("{}: permission denied (add yourself to the dialout group, or install tracepipe's udev rules)",
                       path),
-          "PERMISSION_DENIED");
+          ErrorCode::permission_denied);
     }
-    if (err == EBUSY) throw Error(ExitCode::busy, fmt::format("{}: in use by another program", path), "PROBE_IN_USE");
+    if (err == EBUSY)
+      throw Error(ExitCode::busy, fmt::format("{}: in use by another program", path), ErrorCode::probe_in_use);
     throw_system_error(err, path);
   }
   // Only a terminal device takes TIOCEXCL and termios: a file or /dev/null is not "busy".
@@ -34,7 +35,7 @@ SerialPort SerialPort::open(const std::string& path, std::uint32_t baud) {
     throw Error(ExitCode::usage, fmt::format("{}: not a serial port (not a terminal device)", path));
   }
   if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0 || ::ioctl(fd.get(), TIOCEXCL) != 0) {
-    throw Error(ExitCode::busy, fmt::format("{}: in use by another program (locked)", path), "PROBE_IN_USE");
+    throw Error(ExitCode::busy, fmt::format("{}: in use by another program (locked)", path), ErrorCode::probe_in_use);
   }
   termios settings{};
   if (::tcgetattr(fd.get(), &settings) != 0) {
@@ -48,7 +49,8 @@ SerialPort SerialPort::open(const std::string& path, std::uint32_t baud) {
     throw Error(ExitCode::io_error, fmt::format("{}: cannot set raw mode ({})", path, std::strerror(errno)));
   }
   if (!set_custom_baud(fd.get(), baud)) {
-    throw Error(ExitCode::unsupported, fmt::format("{}: the device refuses {} baud", path, baud), "BAUD_RATE_ERROR");
+    throw Error(ExitCode::unsupported, fmt::format("{}: the device refuses {} baud", path, baud),
+                ErrorCode::baud_rate_error);
   }
   return SerialPort(std::move(fd), path);
 }

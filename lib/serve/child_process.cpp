@@ -60,32 +60,30 @@ std::optional<std::string> refuse_placeholder_value(std::string_view field, std:
                      allowed_punctuation, std::string(1, *bad));
 }
 
-std::string_view protocol_code_for_exit(int exit_code) noexcept {
+std::optional<ErrorCode> callisto_code_for_exit(int exit_code) noexcept {
   switch (static_cast<ExitCode>(exit_code)) {
     case ExitCode::not_found:
-      return "PROBE_NOT_FOUND";
+      return ErrorCode::probe_not_found;
     case ExitCode::permission_denied:
-      return "PERMISSION_DENIED";
+      return ErrorCode::permission_denied;
     case ExitCode::busy:
-      return "PROBE_IN_USE";
+      return ErrorCode::probe_in_use;
     case ExitCode::timeout:
-      return "TARGET_NOT_RESPONDING";
+      return ErrorCode::target_not_responding;
     case ExitCode::unsupported:
-      return "BAUD_RATE_ERROR";
+      return ErrorCode::baud_rate_error;
     default:
-      return "";
+      return std::nullopt;
   }
 }
 
-std::string_view protocol_code_for_child(std::string_view code) noexcept {
-  static constexpr std::array<std::string_view, 12> protocol = {
-      "INVALID_MESSAGE",       "INVALID_PARAMETERS", "NOT_CONNECTED",   "ALREADY_TRACING",
-      "BUFFER_OVERFLOW",       "PERMISSION_DENIED",  "PROBE_NOT_FOUND", "PROBE_IN_USE",
-      "TARGET_NOT_RESPONDING", "BAUD_RATE_ERROR",    "ITM_NOT_ENABLED", "PORT_NOT_AVAILABLE"};
-  if (std::find(protocol.begin(), protocol.end(), code) != protocol.end()) return code;
-  if (code == "NOT_FOUND") return "PROBE_NOT_FOUND";
-  if (code == "BUSY") return "PROBE_IN_USE";
-  return "";
+std::optional<ErrorCode> callisto_code_for_child(std::string_view name) noexcept {
+  const auto code = parse_error_code(name);
+  if (!code) return std::nullopt;
+  if (is_callisto_code(*code)) return code;
+  if (*code == ErrorCode::not_found) return ErrorCode::probe_not_found;
+  if (*code == ErrorCode::busy) return ErrorCode::probe_in_use;
+  return std::nullopt;
 }
 
 std::optional<ChildError> parse_child_error_line(std::string_view line) {

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/error_code.hpp"
 #include "core/file_descriptor.hpp"
 
 namespace tp::serve {
@@ -28,12 +29,12 @@ std::vector<std::string> substitute_placeholders(const std::vector<std::string>&
 inline constexpr std::size_t max_placeholder_value = 128;
 std::optional<std::string> refuse_placeholder_value(std::string_view field, std::string_view value);
 
-// The protocol's code for a tracepipe exit status (README "Exit codes"), or "" when none fits.
-std::string_view protocol_code_for_exit(int exit_code) noexcept;
+// Callisto's code for a tracepipe exit status (README "Exit codes"), or nothing when none fits.
+std::optional<ErrorCode> callisto_code_for_exit(int exit_code) noexcept;
 
-// The protocol's code for a code in a child's JSON error line: protocol codes as they are,
-// tracepipe's NOT_FOUND and BUSY as PROBE_NOT_FOUND and PROBE_IN_USE, others "".
-std::string_view protocol_code_for_child(std::string_view code) noexcept;
+// Callisto's code for the code of a child's JSON error line: Callisto's codes as they are,
+// tracepipe's NOT_FOUND and BUSY as PROBE_NOT_FOUND and PROBE_IN_USE, nothing for others.
+std::optional<ErrorCode> callisto_code_for_child(std::string_view name) noexcept;
 
 // One error report from the child's stderr in tracepipe's JSON log form
 // {"level":"error","code":"PROBE_NOT_FOUND","message":"..."}; nullopt for other lines.

@@ -6,6 +6,7 @@
 #include <array>
 #include <cctype>
 
+#include "core/number.hpp"
 #include "serve/sha1.hpp"
 
 namespace tp::serve {
@@ -52,12 +53,6 @@ bool constant_time_equal(std::string_view a, std::string_view b) noexcept {
 }
 
 namespace {
-int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 std::string percent_decode(std::string_view text) {
   std::string out;
@@ -65,8 +60,9 @@ std::string percent_decode(std::string_view text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '+') {
       out.push_back(' ');
-    } else if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 && hex_value(text[i + 2]) >= 0) {
-      out.push_back(static_cast<char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2])));
+    } else if (text[i] == '%' && i + 2 < text.size() && hex_digit_value(text[i + 1]) >= 0 &&
+               hex_digit_value(text[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(hex_digit_value(text[i + 1]) * 16 + hex_digit_value(text[i + 2])));
       i += 2;
     } else {
       out.push_back(text[i]);

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "core/clock.hpp"
+#include "serve/handshake.hpp"
 #include "serve/viewer_assets.hpp"
 #include "serve/ws_client.hpp"
 
@@ -30,7 +31,7 @@ beast::string_view beast_view(std::string_view text) noexcept {
 }
 }  // namespace
 
-HttpSession::HttpSession(Server::Impl& server, tcp::socket socket) : server_(server), stream_(std::move(socket)) {
+HttpSession::HttpSession(SessionHost& server, tcp::socket socket) : server_(server), stream_(std::move(socket)) {
   boost::system::error_code ec;
   const auto endpoint = stream_.socket().remote_endpoint(ec);
   peer_address_ = ec ? "?" : endpoint.address().to_string();
@@ -47,7 +48,7 @@ void HttpSession::read_request() {
       return;
     }
     if (ec) {
-      self->server_.log_.verbose(fmt::format("HTTP from {}: {}", self->peer_, ec.message()));
+      self->server_.log().verbose(fmt::format("HTTP from {}: {}", self->peer_, ec.message()));
       Request bad;
       bad.version(11);
       return self->respond(http::status::bad_request, "text/plain", ec.message() + "\n", bad);
@@ -57,7 +58,7 @@ void HttpSession::read_request() {
 }
 
 void HttpSession::on_request(const Request& request) {
-  if (server_.stopping_) return respond(http::status::service_unavailable, "text/plain", "shutting down\n", request);
+  if (server_.stopping()) return respond(http::status::service_unavailable, "text/plain", "shutting down\n", request);
   const std::string_view path = target_path(view(request.target()));
   if (path == "/ws") {
     if (beast::websocket::is_upgrade(request)) return upgrade(request);
@@ -84,26 +85,26 @@ void HttpSession::upgrade(const Request& request) {
     return std::string_view(found->value().data(), found->value().size());
   };
   const auto refuse = [&](http::status status, std::string reason) {
-    ++server_.stats_.rejected_clients;
-    server_.log_.verbose(fmt::format("WebSocket from {} refused: {}", peer_, reason));
+    server_.client_refused();
+    server_.log().verbose(fmt::format("WebSocket from {} refused: {}", peer_, reason));
     respond(status, "text/plain", reason + "\n", request);
   };
   if (header("Sec-WebSocket-Version").value_or("") != "13") {
-    ++server_.stats_.rejected_clients;
+    server_.client_refused();
     return respond(http::status::upgrade_required, "text/plain", "WebSocket version 13 only\n", request,
                    {{"Sec-WebSocket-Version", "13"}});
   }
   const auto key = header("Sec-WebSocket-Key");
   if (!key || key->size() != 24) return refuse(http::status::bad_request, "missing or malformed Sec-WebSocket-Key");
-  if (!server_.origins_.allows(header("Origin"))) {
+  if (!server_.origin_allowed(header("Origin"))) {
     return refuse(http::status::forbidden,
                   fmt::format("origin {} is not allowed (see --allow-origin)", header("Origin").value_or("")));
   }
-  bool authenticated = !server_.options_.token.has_value();
+  bool authenticated = !server_.options().token.has_value();
   if (!authenticated) {
-    if (const std::uint64_t wait_us = server_.failed_tokens_.blocked_for(peer_address_, monotonic_us()); wait_us > 0) {
+    if (const std::uint64_t wait_us = server_.token_blocked_for_us(peer_address_); wait_us > 0) {
       const std::string seconds = std::to_string((wait_us + 999'999) / 1'000'000);
-      ++server_.stats_.rejected_clients;
+      server_.client_refused();
       return respond(http::status::too_many_requests, "text/plain",
                      fmt::format("too many wrong tokens from {}: retry in {} s\n", peer_address_, seconds), request,
                      {{"Retry-After", seconds}});
@@ -113,18 +114,18 @@ void HttpSession::upgrade(const Request& request) {
       if (const auto bearer = bearer_token(*authorization)) presented = std::string(*bearer);
     }
     if (presented) {
-      if (!constant_time_equal(*presented, *server_.options_.token)) {
+      if (!constant_time_equal(*presented, *server_.options().token)) {
         server_.wrong_token(peer_address_, "in the upgrade request");
         return refuse(http::status::unauthorized, "wrong token");
       }
-      server_.failed_tokens_.succeeded(peer_address_);
+      server_.token_accepted(peer_address_);
       authenticated = true;
     }
   }
   const Slot slot = authenticated ? Slot::client : Slot::unauthenticated;
-  if (!server_.slots_.take(slot)) {
+  if (!server_.take_slot(slot)) {
     return refuse(http::status::service_unavailable,
-                  authenticated ? fmt::format("too many clients (--max-clients {})", server_.options_.max_clients)
+                  authenticated ? fmt::format("too many clients (--max-clients {})", server_.options().max_clients)
                                 : fmt::format("too many connections waiting to show the token (at most {})",
                                               max_unauthenticated_connections));
   }
@@ -135,7 +136,7 @@ void HttpSession::upgrade(const Request& request) {
   stream_.expires_never();
   asio::async_write(stream_.socket(), asio::buffer(*response),
                     [self = shared_from_this(), response, slot](beast::error_code ec, std::size_t) {
-                      if (ec || self->server_.stopping_) return self->server_.slots_.give_back(slot);
+                      if (ec || self->server_.stopping()) return self->server_.give_back_slot(slot);
                       const auto early = self->buffer_.data();
                       const std::string early_bytes(static_cast<const char*>(early.data()), early.size());
                       auto client =

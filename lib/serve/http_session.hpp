@@ -8,13 +8,13 @@
 #include <memory>
 #include <optional>
 
-#include "serve/server_impl.hpp"
+#include "serve/session_host.hpp"
 
 namespace tp::serve {
 
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(Server::Impl& server, tcp::socket socket);
+  HttpSession(SessionHost& server, tcp::socket socket);
   void start() { read_request(); }
 
  private:
@@ -25,7 +25,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void respond(boost::beast::http::status status, std::string_view content_type, std::string body,
                const Request& request, std::initializer_list<std::pair<std::string_view, std::string_view>> extra = {});
 
-  Server::Impl& server_;
+  SessionHost& server_;
   boost::beast::tcp_stream stream_;
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;

@@ -7,7 +7,7 @@
 #include <ctime>
 #include <random>
 
-#include "json/json_writer.hpp"
+#include "core/json_writer.hpp"
 
 namespace tp::serve {
 
@@ -18,7 +18,7 @@ using simdjson::dom::element_type;
 using simdjson::dom::object;
 
 ProtocolError bad_parameters(std::string message) {
-  return ProtocolError{codes::invalid_parameters, std::move(message)};
+  return ProtocolError{ErrorCode::invalid_parameters, std::move(message)};
 }
 
 // A field that may be absent or null, else a string.
@@ -92,20 +92,20 @@ std::variant<ClientMessage, ProtocolError> parse_set_filter(object data) {
 std::variant<ClientMessage, ProtocolError> ClientMessageParser::parse(std::string_view text) {
   element root;
   if (const auto error = parser_.parse(text.data(), text.size()).get(root); error != simdjson::SUCCESS) {
-    return ProtocolError{codes::invalid_message, fmt::format("not JSON: {}", simdjson::error_message(error))};
+    return ProtocolError{ErrorCode::invalid_message, fmt::format("not JSON: {}", simdjson::error_message(error))};
   }
   object message;
-  if (root.get(message) != simdjson::SUCCESS) return ProtocolError{codes::invalid_message, "not a JSON object"};
+  if (root.get(message) != simdjson::SUCCESS) return ProtocolError{ErrorCode::invalid_message, "not a JSON object"};
   std::string_view type;
   if (message["type"].get(type) != simdjson::SUCCESS) {
-    return ProtocolError{codes::invalid_message, "no \"type\" string: expected Connect, Start, Stop or SetFilter"};
+    return ProtocolError{ErrorCode::invalid_message, "no \"type\" string: expected Connect, Start, Stop or SetFilter"};
   }
   if (type == "Stop") return StopRequest{};
   element data_element;
   object data;
   const bool has_data = message["data"].get(data_element) == simdjson::SUCCESS && !data_element.is_null();
   if (type != "Connect" && type != "Start" && type != "SetFilter") {
-    return ProtocolError{codes::invalid_message,
+    return ProtocolError{ErrorCode::invalid_message,
                          fmt::format("unknown message type \"{}\": expected Connect, Start, Stop or SetFilter", type)};
   }
   if (!has_data || data_element.get(data) != simdjson::SUCCESS) {
@@ -201,15 +201,15 @@ std::string stats_message(std::string_view timestamp, const StatsInfo& stats) {
   return out;
 }
 
-std::string error_message(std::string_view timestamp, std::string_view message, std::string_view code) {
+std::string error_message(std::string_view timestamp, std::string_view message, std::optional<ErrorCode> code) {
   std::string out;
   JsonWriter json(out);
   json.begin_object().key("type").string("Error").key("data").begin_object();
   json.key("timestamp").string(timestamp).key("message").string(message).key("code");
-  if (code.empty()) {
-    json.null();
+  if (code && is_callisto_code(*code)) {
+    json.string(error_code_name(*code));
   } else {
-    json.string(code);
+    json.null();
   }
   json.end_object().end_object();
   return out;

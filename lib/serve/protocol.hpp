@@ -12,23 +12,11 @@
 #include <variant>
 #include <vector>
 
+#include "core/error_code.hpp"
+
 namespace tp::serve {
 
 inline constexpr std::string_view protocol_version = "0.1.0";
-
-// Error codes of the protocol ("Error Handling").
-namespace codes {
-inline constexpr std::string_view invalid_message = "INVALID_MESSAGE";
-inline constexpr std::string_view invalid_parameters = "INVALID_PARAMETERS";
-inline constexpr std::string_view not_connected = "NOT_CONNECTED";
-inline constexpr std::string_view already_tracing = "ALREADY_TRACING";
-inline constexpr std::string_view buffer_overflow = "BUFFER_OVERFLOW";
-inline constexpr std::string_view permission_denied = "PERMISSION_DENIED";
-inline constexpr std::string_view probe_not_found = "PROBE_NOT_FOUND";
-inline constexpr std::string_view probe_in_use = "PROBE_IN_USE";
-inline constexpr std::string_view baud_rate_error = "BAUD_RATE_ERROR";
-inline constexpr std::string_view target_not_responding = "TARGET_NOT_RESPONDING";
-}  // namespace codes
 
 struct ConnectRequest {
   std::optional<std::string> probe_selector;
@@ -47,7 +35,7 @@ struct SetFilterRequest {
 using ClientMessage = std::variant<ConnectRequest, StartRequest, StopRequest, SetFilterRequest>;
 
 struct ProtocolError {
-  std::string_view code;
+  ErrorCode code;
   std::string message;
 };
 
@@ -93,7 +81,9 @@ std::string hello_message(std::string_view server_id, std::string_view timestamp
 std::string status_message(const StatusInfo& status);
 std::string meta_message(std::string_view ports_map_json, std::optional<std::uint64_t> cpu_hz, bool dwt_available);
 std::string stats_message(std::string_view timestamp, const StatsInfo& stats);
-std::string error_message(std::string_view timestamp, std::string_view message, std::string_view code);
+// An Error message; its code is null when there is none or it is not one of Callisto's
+// (the only ones a Callisto client knows).
+std::string error_message(std::string_view timestamp, std::string_view message, std::optional<ErrorCode> code);
 
 // {"type":"Event","data":<record>} and {"type":"Itm","data":<frames line>}, appended.
 void append_event_message(std::string& out, std::string_view record_line);

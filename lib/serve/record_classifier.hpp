@@ -1,6 +1,7 @@
 // What trace-serve needs to know about each input line to route it: its kind (interned to
-// a small number so a client's kind filter is one bit test), its ports, and whether a strict
-// Callisto client could take it (core kinds must have the schema's fields and types).
+// a small number so a client's kind filter is one bit test) and its ports. Whether a line
+// is good is the record's one validator's call (records/record_check: a strict Callisto
+// client can take every record it passes).
 #pragma once
 
 #include <simdjson.h>

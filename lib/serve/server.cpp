@@ -12,8 +12,8 @@
 #include "core/error.hpp"
 #include "core/signals.hpp"
 #include "net/host_names.hpp"
-#include "net/tcp_listener.hpp"
 #include "serve/http_session.hpp"
+#include "serve/server_impl.hpp"
 #include "serve/ws_client.hpp"
 
 namespace tp::serve {
@@ -53,15 +53,14 @@ double CpuMeter::sample() {
 Server::Impl::Impl(ServeOptions options, const Logger& logger)
     : options_(std::move(options)),
       log_(logger),
-      acceptor_(net::listen_tcp(io_, options_.address, options_.port, "another trace-serve runs there?")),
-      tick_(io_),
-      stats_timer_(io_),
+      tcp_(logger, "trace-serve", options_.address, options_.port, "another trace-serve runs there?",
+           [this](tcp::socket socket) { accept(std::move(socket)); }),
+      stats_timer_(tcp_.io()),
       server_id_(random_uuid()),
       origins_(options_.address, options_.port, options_.allowed_origins),
-      slots_(options_.max_clients, max_unauthenticated_connections),
-      accept_loop_(acceptor_, logger, "trace-serve", [this](tcp::socket socket) { accept(std::move(socket)); }) {
+      slots_(options_.max_clients, max_unauthenticated_connections) {
   // The real port is known only now (port 0); the browser's Origin will name it.
-  options_.port = acceptor_.local_endpoint().port();
+  options_.port = tcp_.port();
   origins_ = OriginPolicy(options_.address, options_.port, options_.allowed_origins, origin_host_names());
 }
 
@@ -95,11 +94,20 @@ void Server::Impl::client_opened(const std::shared_ptr<WsClient>& client) {
 }
 
 void Server::Impl::client_closed(const std::shared_ptr<WsClient>& client) {
+  stats_.events_dropped += client->dropped();
   const bool was_tracing = client->tracing();
   clients_.erase(client);
   log_.verbose(fmt::format("client {} ({}) gone ({} left): {} records offered, {} sent, {} dropped", client->id(),
                            client->peer(), clients_.size(), client->offered(), client->sent(), client->dropped()));
   if (was_tracing) client_stopped();
+}
+
+std::string Server::Impl::hello(std::string_view timestamp) const {
+  return hello_message(server_id_, timestamp);
+}
+
+std::uint64_t Server::Impl::token_blocked_for_us(const std::string& address) const {
+  return failed_tokens_.blocked_for(address, monotonic_us());
 }
 
 void Server::Impl::wrong_token(const std::string& address, std::string_view where) {
@@ -152,7 +160,7 @@ void Server::Impl::start_pump(ByteSource source) {
     }
   };
   callbacks.ended = [this](std::string_view error) {
-    asio::post(io_, [this, error = std::string(error)] { pump_ended(error); });
+    asio::post(tcp_.io(), [this, error = std::string(error)] { pump_ended(error); });
   };
   pump_ = std::make_unique<InputPump>(std::move(source), kinds_, std::move(callbacks));
 }
@@ -168,7 +176,7 @@ void Server::Impl::publish(std::shared_ptr<const Batch> batch) {
     }
     ++in_flight_;
   }
-  asio::post(io_, [this, batch = std::move(batch)] {
+  asio::post(tcp_.io(), [this, batch = std::move(batch)] {
     {
       const std::scoped_lock lock(flow_mutex_);
       --in_flight_;
@@ -191,7 +199,7 @@ void Server::Impl::pump_ended(const std::string& error) {
     stats_.records_read += pump_->records();
   }
   pump_.reset();
-  if (!error.empty()) log_.error("IO_ERROR", fmt::format("reading records: {}", error));
+  if (!error.empty()) log_.error(ErrorCode::io_error, fmt::format("reading records: {}", error));
   // Every batch of the stream was distributed before this ran (one thread, posted in
   // order): each tracing client's drop and offer counts are final now.
   send_stats(true);
@@ -229,9 +237,9 @@ void Server::Impl::start_command() {
   try {
     child_ = ChildProcess::spawn(argv);
   } catch (const Error& e) {
-    log_.error(std::string(e.protocol_code()), e.what());
+    log_.error(e.error_code(), e.what());
     for_tracing([&](WsClient& client) {
-      client.send_error("", e.what());
+      client.send_error(e.error_code(), e.what());
       client.end_tracing(true);
     });
     return;
@@ -244,7 +252,7 @@ void Server::Impl::start_command() {
   FileDescriptor out = child_->take_stdout();
   FileDescriptor err = child_->take_stderr();
   start_pump(ByteSource::from_fd(out.release(), "the capture command's output", true));
-  child_stderr_.emplace(io_, err.release());
+  child_stderr_.emplace(tcp_.io(), err.release());
   stderr_line_.clear();
   read_child_stderr();
 }
@@ -287,7 +295,7 @@ void Server::Impl::child_line(std::string_view line) {
   if (child_stopping_) return;
   child_reported_error_ = true;
   for_tracing([&](WsClient& client) {
-    client.send_error(protocol_code_for_child(error->code), "capture command: " + error->message);
+    client.send_error(callisto_code_for_child(error->code), "capture command: " + error->message);
   });
 }
 
@@ -316,8 +324,8 @@ void Server::Impl::finish_command() {
     if (code != 0 && !child_reported_error_) {
       const std::string message = code > 128 ? fmt::format("capture command killed by signal {}", code - 128)
                                              : fmt::format("capture command exited with status {}", code);
-      log_.error(std::string(protocol_code_for_exit(code)), message);
-      for_tracing([&](WsClient& client) { client.send_error(protocol_code_for_exit(code), message); });
+      log_.error(callisto_code_for_exit(code).value_or(ErrorCode::failure), message);
+      for_tracing([&](WsClient& client) { client.send_error(callisto_code_for_exit(code), message); });
     } else if (code == 0) {
       log_.info("the capture command ended");
     }
@@ -332,22 +340,20 @@ void Server::Impl::finish_command() {
 
 // ---- timers and life cycle -----------------------------------------------------------
 
-void Server::Impl::schedule_tick() {
-  tick_.expires_after(std::chrono::milliseconds(20));
-  tick_.async_wait([this](boost::system::error_code ec) {
-    if (ec) return;
-    if (stop_requested() != 0 && !stopping_) stop();
-    if (stopping_) {
-      if (clients_.empty() || monotonic_us() - stopped_at_us_ > shutdown_grace_us) return io_.stop();
-    } else {
-      check_child();
-      if (options_.exit_on_eof && input_ended_ && batches_in_flight() == 0) {
-        const bool drained = std::all_of(clients_.begin(), clients_.end(), [](const auto& c) { return c->idle(); });
-        if (drained || monotonic_us() - input_ended_at_us_ > 5'000'000) stop();
-      }
+void Server::Impl::tick() {
+  if (stop_requested() != 0 && !stopping_) stop();
+  if (stopping_) {
+    if (clients_.empty() || monotonic_us() - stopped_at_us_ > shutdown_grace_us) {
+      tcp_.stop_ticking();
+      tcp_.io().stop();
     }
-    schedule_tick();
-  });
+    return;
+  }
+  check_child();
+  if (options_.exit_on_eof && input_ended_ && batches_in_flight() == 0) {
+    const bool drained = std::all_of(clients_.begin(), clients_.end(), [](const auto& c) { return c->idle(); });
+    if (drained || monotonic_us() - input_ended_at_us_ > 5'000'000) stop();
+  }
 }
 
 void Server::Impl::schedule_stats() {
@@ -376,9 +382,7 @@ void Server::Impl::stop() {
   stopping_flag_.store(true);
   flow_.notify_all();
   stopped_at_us_ = monotonic_us();
-  boost::system::error_code ignored;
-  accept_loop_.stop();
-  acceptor_.close(ignored);
+  tcp_.stop_accepting();
   stats_timer_.cancel();
   if (pump_) pump_->stop();
   if (child_) child_->terminate();
@@ -393,11 +397,9 @@ int Server::Impl::batches_in_flight() {
 }
 
 void Server::Impl::run() {
-  accept_loop_.start();
-  schedule_tick();
   schedule_stats();
   if (!command_mode()) start_pump(ByteSource::open(options_.input));
-  io_.run();
+  tcp_.run(std::chrono::milliseconds(20), [this] { tick(); });
   stopping_flag_.store(true);  // a pump waiting for room gives up: nothing will make room now
   flow_.notify_all();
   for (const auto& client : clients_) client->force_close();
@@ -416,13 +418,13 @@ Server::Server(ServeOptions options, const Logger& logger)
     : impl_(std::make_unique<Impl>(std::move(options), logger)) {}
 Server::~Server() = default;
 std::uint16_t Server::port() const {
-  return impl_->acceptor_.local_endpoint().port();
+  return impl_->port();
 }
 void Server::run() {
   impl_->run();
 }
 ServeStats Server::stats() const {
-  return impl_->stats_;
+  return impl_->stats();
 }
 
 }  // namespace tp::serve

@@ -12,8 +12,8 @@
 #include <optional>
 #include <string>
 #include <unordered_set>
-#include "net/accept_loop.hpp"
 #include "net/asio.hpp"
+#include "net/tcp_server.hpp"
 
 #include "serve/admission.hpp"
 #include "serve/broadcast.hpp"
@@ -22,18 +22,9 @@
 #include "serve/input_pump.hpp"
 #include "serve/protocol.hpp"
 #include "serve/server.hpp"
+#include "serve/session_host.hpp"
 
 namespace tp::serve {
-
-namespace asio = boost::asio;
-using asio::ip::tcp;
-
-class WsClient;
-
-// Connections that have not shown the token (when one is set) have a pool of their own and
-// this long to show it.
-inline constexpr std::size_t max_unauthenticated_connections = 32;
-inline constexpr auto authentication_deadline = std::chrono::seconds(10);
 
 // Process CPU time over wall time, as a fraction of all cores.
 class CpuMeter {
@@ -47,28 +38,53 @@ class CpuMeter {
   double cores_ = 1;
 };
 
-class Server::Impl {
+class Server::Impl final : public SessionHost {
  public:
   Impl(ServeOptions options, const Logger& logger);
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  Impl(Impl&&) = delete;
+  Impl& operator=(Impl&&) = delete;
+  ~Impl() override = default;
   void run();
+  [[nodiscard]] std::uint16_t port() const { return tcp_.port(); }
+  [[nodiscard]] const ServeStats& stats() const noexcept { return stats_; }
 
-  // From WebSocket clients.
-  void client_opened(const std::shared_ptr<WsClient>& client);
-  void client_closed(const std::shared_ptr<WsClient>& client);
-  void client_started(WsClient& client, const StartRequest& request);
-  void client_stopped();
-  [[nodiscard]] StatusInfo status_for(const ConnectRequest& connect) const;
-  [[nodiscard]] std::string meta() const;
-  [[nodiscard]] bool command_mode() const noexcept { return !options_.command.empty(); }
-  [[nodiscard]] std::uint64_t next_client_id() noexcept { return ++stats_.clients; }
-  // A wrong token from that address: counted for its back-off, and logged.
-  void wrong_token(const std::string& address, std::string_view where);
+  // SessionHost: what sessions may ask.
+  [[nodiscard]] const ServeOptions& options() const noexcept override { return options_; }
+  [[nodiscard]] const Logger& log() const noexcept override { return log_; }
+  [[nodiscard]] bool stopping() const noexcept override { return stopping_; }
+  [[nodiscard]] bool command_mode() const noexcept override { return !options_.command.empty(); }
+  [[nodiscard]] std::string hello(std::string_view timestamp) const override;
+  [[nodiscard]] std::string meta() const override;
+  [[nodiscard]] StatusInfo status_for(const ConnectRequest& connect) const override;
+  [[nodiscard]] std::variant<ClientMessage, ProtocolError> parse_client_message(std::string_view text) override {
+    return parser_.parse(text);
+  }
+  [[nodiscard]] std::uint64_t kind_mask(const std::vector<std::string>& names) override {
+    return kinds_.mask_for(names);
+  }
+  [[nodiscard]] bool origin_allowed(std::optional<std::string_view> origin) const override {
+    return origins_.allows(origin);
+  }
+  [[nodiscard]] std::uint64_t token_blocked_for_us(const std::string& address) const override;
+  void token_accepted(const std::string& address) override { failed_tokens_.succeeded(address); }
+  void wrong_token(const std::string& address, std::string_view where) override;
+  [[nodiscard]] bool take_slot(Slot slot) noexcept override { return slots_.take(slot); }
+  [[nodiscard]] bool promote_slot() noexcept override { return slots_.promote(); }
+  void give_back_slot(Slot slot) noexcept override { slots_.give_back(slot); }
+  void client_refused() noexcept override { ++stats_.rejected_clients; }
+  [[nodiscard]] std::uint64_t next_client_id() noexcept override { return ++stats_.clients; }
+  void client_opened(const std::shared_ptr<WsClient>& client) override;
+  void client_started(WsClient& client, const StartRequest& request) override;
+  void client_stopped() override;
+  void client_closed(const std::shared_ptr<WsClient>& client) override;
+  void events_sent(std::uint64_t events) noexcept override { stats_.events_sent += events; }
 
+ private:
   ServeOptions options_;
   const Logger& log_;
-  asio::io_context io_;
-  tcp::acceptor acceptor_;
-  asio::steady_timer tick_;
+  net::TcpServer tcp_;
   asio::steady_timer stats_timer_;
   std::string server_id_;
   OriginPolicy origins_;
@@ -77,14 +93,12 @@ class Server::Impl {
   std::unordered_set<std::shared_ptr<WsClient>> clients_;
   ClientSlots slots_;
   FailedTokenLimiter failed_tokens_;
-  net::AcceptLoop accept_loop_;
   ServeStats stats_;
   CpuMeter cpu_;
 
- private:
   void accept(tcp::socket socket);
   [[nodiscard]] std::vector<std::string> origin_host_names() const;
-  void schedule_tick();
+  void tick();
   void schedule_stats();
   void stop();
   // Stats to every client; final: the closing Stats of a stream, to the tracing clients.
@@ -129,8 +143,6 @@ class Server::Impl {
   bool child_stopping_ = false;  // we asked it to stop: its exit is not an error
   bool restart_pending_ = false;
   bool input_ended_ = false;
-
- public:
   bool stopping_ = false;
 };
 

@@ -6,6 +6,7 @@
 
 #include "core/clock.hpp"
 #include "serve/child_process.hpp"
+#include "serve/handshake.hpp"
 
 namespace tp::serve {
 
@@ -16,18 +17,18 @@ constexpr std::size_t max_gather_chunks = 64;
 constexpr std::size_t max_gather_bytes = 1U << 20U;
 }  // namespace
 
-WsClient::WsClient(Server::Impl& server, tcp::socket socket, std::string peer, Slot slot)
+WsClient::WsClient(SessionHost& server, tcp::socket socket, std::string peer, Slot slot)
     : server_(server),
       socket_(std::move(socket)),
-      close_timer_(server.io_),
-      auth_timer_(server.io_),
+      close_timer_(socket_.get_executor()),
+      auth_timer_(socket_.get_executor()),
       peer_(std::move(peer)),
       id_(server.next_client_id()),
-      parser_(server.options_.max_message_size),
-      queue_(server.options_.queue_limit, control_budget),
+      parser_(server.options().max_message_size),
+      queue_(server.options().queue_limit, control_budget),
       slot_(slot),
       authenticated_(slot == Slot::client),
-      tokens_(server.options_.max_message_rate * 2),
+      tokens_(server.options().max_message_rate * 2),
       refilled_us_(monotonic_us()) {
   boost::system::error_code ec;
   socket_.set_option(tcp::no_delay(true), ec);
@@ -36,7 +37,7 @@ WsClient::WsClient(Server::Impl& server, tcp::socket socket, std::string peer, S
 }
 
 void WsClient::start(std::string_view early_bytes) {
-  send(hello_message(server_.server_id_, rfc3339_now()));
+  send(server_.hello(rfc3339_now()));
   if (!authenticated_) await_authentication();
   if (!early_bytes.empty()) {
     on_bytes(
@@ -51,10 +52,10 @@ void WsClient::await_authentication() {
   auth_timer_.expires_after(authentication_deadline);
   auth_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
     if (ec || self->authenticated_ || self->closing_) return;
-    self->server_.log_.verbose(fmt::format("client {} ({}): no token within {} s", self->id_, self->peer_,
-                                           std::chrono::seconds(authentication_deadline).count()));
-    self->send_error(codes::permission_denied, fmt::format("no token within {} s: send Connect with data.token",
-                                                           std::chrono::seconds(authentication_deadline).count()));
+    self->server_.log().verbose(fmt::format("client {} ({}): no token within {} s", self->id_, self->peer_,
+                                            std::chrono::seconds(authentication_deadline).count()));
+    self->send_error(ErrorCode::permission_denied, fmt::format("no token within {} s: send Connect with data.token",
+                                                               std::chrono::seconds(authentication_deadline).count()));
     self->close(close_code::policy_violation, "authentication timeout");
   });
 }
@@ -72,9 +73,9 @@ void WsClient::on_bytes(std::span<const std::uint8_t> bytes) {
   if (closing_) return;  // after our close frame, only the peer's EOF matters
   const auto violation = parser_.feed(bytes, [this](const ClientFrame& frame) { on_frame(frame); });
   if (!violation) return;
-  server_.log_.verbose(fmt::format("client {} ({}): {}", id_, peer_, violation->message));
+  server_.log().verbose(fmt::format("client {} ({}): {}", id_, peer_, violation->message));
   if (violation->close_code == close_code::message_too_big) {
-    send_error(codes::invalid_message, fmt::format("message too large: {}", violation->message));
+    send_error(ErrorCode::invalid_message, fmt::format("message too large: {}", violation->message));
   }
   close(violation->close_code, violation->message);
 }
@@ -90,7 +91,7 @@ void WsClient::on_frame(const ClientFrame& frame) {
       return close(frame.close_code == 1005 ? close_code::normal : frame.close_code, "");
     case Opcode::binary:
       if (!admit_message()) return;
-      return send_error(codes::invalid_message, "binary messages are not part of the protocol: send JSON text");
+      return send_error(ErrorCode::invalid_message, "binary messages are not part of the protocol: send JSON text");
     default:
       if (!admit_message()) return;
       return on_message(frame.payload);
@@ -100,7 +101,7 @@ void WsClient::on_frame(const ClientFrame& frame) {
 // Token bucket: max_message_rate per second, bursts of twice that. Past it messages are
 // refused (one Error per second says so); a client that keeps flooding is disconnected.
 bool WsClient::admit_message() {
-  const double rate = server_.options_.max_message_rate;
+  const double rate = server_.options().max_message_rate;
   const std::uint64_t now = monotonic_us();
   tokens_ = std::min(rate * 2, tokens_ + rate * static_cast<double>(now - refilled_us_) / 1e6);
   refilled_us_ = now;
@@ -113,7 +114,7 @@ bool WsClient::admit_message() {
     refused_in_window_ = 0;
   }
   if (++refused_in_window_ == 1) {
-    send_error(codes::invalid_message,
+    send_error(ErrorCode::invalid_message,
                fmt::format("too many messages: at most {} per second; messages are ignored for now", rate), true);
   }
   if (static_cast<double>(refused_in_window_) > rate * 20) close(close_code::policy_violation, "flooding");
@@ -121,11 +122,11 @@ bool WsClient::admit_message() {
 }
 
 void WsClient::on_message(std::string_view text) {
-  auto parsed = server_.parser_.parse(text);
+  auto parsed = server_.parse_client_message(text);
   if (const auto* error = std::get_if<ProtocolError>(&parsed)) return send_error(error->code, error->message);
   auto& message = std::get<ClientMessage>(parsed);
   if (!authenticated_ && !std::holds_alternative<ConnectRequest>(message)) {
-    return send_error(codes::permission_denied, "this server needs a token: send Connect with data.token first");
+    return send_error(ErrorCode::permission_denied, "this server needs a token: send Connect with data.token first");
   }
   std::visit([this](const auto& request) { handle(request); }, message);
 }
@@ -138,8 +139,8 @@ void WsClient::handle(const ConnectRequest& request) {
          {std::pair{"chip", request.chip}, std::pair{"probe_selector", request.probe_selector}}) {
       if (!value) continue;
       if (const auto refused = refuse_placeholder_value(field, *value)) {
-        server_.log_.warn(fmt::format("client {} ({}): Connect refused: {}", id_, peer_, *refused));
-        return send_error(codes::invalid_parameters, *refused);
+        server_.log().warn(fmt::format("client {} ({}): Connect refused: {}", id_, peer_, *refused));
+        return send_error(ErrorCode::invalid_parameters, *refused);
       }
     }
   }
@@ -149,13 +150,13 @@ void WsClient::handle(const ConnectRequest& request) {
 }
 
 bool WsClient::authenticate(const ConnectRequest& request) {
-  const auto& expected = server_.options_.token;
+  const auto& expected = server_.options().token;
   const auto refuse = [&](std::string_view message) {
-    send_error(codes::permission_denied, message);
+    send_error(ErrorCode::permission_denied, message);
     close(close_code::policy_violation, "authentication failed");
     return false;
   };
-  if (server_.failed_tokens_.blocked_for(peer_address_, monotonic_us()) > 0) {
+  if (server_.token_blocked_for_us(peer_address_) > 0) {
     return refuse("too many wrong tokens from this address: try again later");
   }
   if (!request.token || !expected) return refuse("this server needs a token");
@@ -163,10 +164,10 @@ bool WsClient::authenticate(const ConnectRequest& request) {
     server_.wrong_token(peer_address_, "in Connect");
     return refuse("wrong token");
   }
-  server_.failed_tokens_.succeeded(peer_address_);
-  if (!server_.slots_.promote()) {
-    send_error(codes::permission_denied,
-               fmt::format("too many clients (--max-clients {}): try again later", server_.options_.max_clients));
+  server_.token_accepted(peer_address_);
+  if (!server_.promote_slot()) {
+    send_error(ErrorCode::permission_denied,
+               fmt::format("too many clients (--max-clients {}): try again later", server_.options().max_clients));
     close(close_code::try_again_later, "too many clients");
     return false;
   }
@@ -177,8 +178,8 @@ bool WsClient::authenticate(const ConnectRequest& request) {
 }
 
 void WsClient::handle(const StartRequest& request) {
-  if (!connected_) return send_error(codes::not_connected, "send Connect before Start");
-  if (tracing_) return send_error(codes::already_tracing, "already tracing: send Stop first");
+  if (!connected_) return send_error(ErrorCode::not_connected, "send Connect before Start");
+  if (tracing_) return send_error(ErrorCode::already_tracing, "already tracing: send Stop first");
   allow_mask_ = request.allow_mask;
   filter_.port_mask = allow_mask_ & port_mask_;
   send(server_.meta());
@@ -196,7 +197,7 @@ void WsClient::handle(const StopRequest& /*request*/) {
 void WsClient::handle(const SetFilterRequest& request) {
   port_mask_ = request.port_mask.value_or(0xFFFFFFFFU);
   filter_.port_mask = allow_mask_ & port_mask_;
-  filter_.kinds = request.event_types ? server_.kinds_.mask_for(*request.event_types) : KindTable::callisto_kinds;
+  filter_.kinds = request.event_types ? server_.kind_mask(*request.event_types) : KindTable::callisto_kinds;
 }
 
 void WsClient::end_tracing(bool still_connected) {
@@ -220,9 +221,9 @@ void WsClient::note_drops(std::uint64_t events) {
   drops_unreported_ += events;
   const std::uint64_t now = monotonic_us();
   if (now - last_overflow_report_us_ < one_second_us) return;
-  send_error(codes::buffer_overflow,
+  send_error(ErrorCode::buffer_overflow,
              fmt::format("this client is not keeping up: its send queue ({} bytes) is full; {} events dropped",
-                         server_.options_.queue_limit, drops_unreported_),
+                         server_.options().queue_limit, drops_unreported_),
              true);
   drops_unreported_ = 0;
   last_overflow_report_us_ = now;
@@ -233,7 +234,7 @@ void WsClient::send(const std::string& message, bool advisory) {
   if (queue_.push_control(make_frame(Opcode::text, message), advisory)) write_more();
 }
 
-void WsClient::send_error(std::string_view code, std::string_view message, bool advisory) {
+void WsClient::send_error(std::optional<ErrorCode> code, std::string_view message, bool advisory) {
   send(error_message(rfc3339_now(), message, code), advisory);
 }
 
@@ -278,7 +279,7 @@ void WsClient::write_more() {
                       const Delivered delivered = self->queue_.pop(chunks);
                       self->events_sent_ += delivered.events;
                       self->bytes_sent_ += delivered.bytes;
-                      self->server_.stats_.events_sent += delivered.events;
+                      self->server_.events_sent(delivered.events);
                       self->write_more();
                     });
 }
@@ -307,9 +308,8 @@ void WsClient::closed() {
   closing_ = true;
   close_timer_.cancel();
   auth_timer_.cancel();
-  server_.slots_.give_back(slot_);
+  server_.give_back_slot(slot_);
   force_close();
-  server_.stats_.events_dropped += dropped_;
   server_.client_closed(shared_from_this());
 }
 

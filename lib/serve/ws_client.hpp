@@ -5,13 +5,14 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 #include "net/asio.hpp"
 
 #include "serve/broadcast.hpp"
 #include "serve/protocol.hpp"
-#include "serve/server_impl.hpp"
+#include "serve/session_host.hpp"
 #include "serve/websocket_frame.hpp"
 
 namespace tp::serve {
@@ -19,13 +20,13 @@ namespace tp::serve {
 class WsClient : public std::enable_shared_from_this<WsClient> {
  public:
   // slot: the pool the connection holds (Slot::unauthenticated until it shows the token).
-  WsClient(Server::Impl& server, tcp::socket socket, std::string peer, Slot slot);
+  WsClient(SessionHost& server, tcp::socket socket, std::string peer, Slot slot);
 
   // Sends Hello, handles bytes the client sent along with its upgrade request, reads on.
   void start(std::string_view early_bytes);
   void deliver(const std::shared_ptr<const Batch>& batch);
   void send(const std::string& message, bool advisory = false);
-  void send_error(std::string_view code, std::string_view message, bool advisory = false);
+  void send_error(std::optional<ErrorCode> code, std::string_view message, bool advisory = false);
   // Stats for the interval; `final` marks the closing Stats of a stream (never dropped).
   void send_stats(double cpu_load, double interval_s, bool final = false);
   // Sends a close frame after what is queued, then closes the socket.
@@ -60,7 +61,7 @@ class WsClient : public std::enable_shared_from_this<WsClient> {
   void closed();
   void await_authentication();
 
-  Server::Impl& server_;
+  SessionHost& server_;
   tcp::socket socket_;
   asio::steady_timer close_timer_;
   asio::steady_timer auth_timer_;

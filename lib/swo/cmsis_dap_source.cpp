@@ -5,13 +5,16 @@
 #include <algorithm>
 
 #include "core/clock.hpp"
-#include "swo/probe_link.hpp"
+#include "probes/probe_link.hpp"
 #include "swo/probe_sources.hpp"
 
 namespace tp::swo {
 namespace {
 
-using namespace cmsis_dap;
+using namespace probes::cmsis_dap;
+using probes::AdaptiveInterval;
+using probes::CommandLink;
+using probes::find_endpoint;
 
 constexpr std::uint64_t status_every_us = 250'000;  // how often a streaming capture asks for overruns
 
@@ -147,7 +150,7 @@ class CmsisDapSource final : public SwoSource {
 
 }  // namespace
 
-std::unique_ptr<SwoSource> open_cmsis_dap(const usb::Context& context, const ProbeInfo& probe,
+std::unique_ptr<SwoSource> open_cmsis_dap(const usb::Context& context, const probes::ProbeInfo& probe,
                                           const ProbeSettings& settings) {
   for (const auto& interface : probe.device.interfaces) {
     if (interface.name.find("CMSIS-DAP") == std::string::npos) continue;

@@ -6,24 +6,30 @@
 #include <cstring>
 
 #include "core/clock.hpp"
-#include "swo/lpclink2_protocol.hpp"
-#include "swo/probe_link.hpp"
+#include "probes/lpclink2_protocol.hpp"
+#include "probes/probe_link.hpp"
+#include "swo/lpclink2_poll_tracker.hpp"
 #include "swo/probe_sources.hpp"
 
 namespace tp::swo {
 namespace {
 
+namespace commands = probes::lpclink2;
+using probes::AdaptiveInterval;
+using probes::CommandLink;
+using probes::find_endpoint;
+
 class LpcLink2Source final : public SwoSource {
  public:
   LpcLink2Source(CommandLink link, const ProbeSettings& settings) : link_(std::move(link)) {
-    if (!lpclink2::is_ohai_reply(link_.exchange(lpclink2::ohai_command(), "Ohai (1f ff)"))) {
+    if (!commands::is_ohai_reply(link_.exchange(commands::ohai_command(), "Ohai (1f ff)"))) {
       throw Error(ExitCode::io_error, fmt::format("{}: unexpected answer to Ohai", link_.name()));
     }
-    const auto max = lpclink2::parse_init_uart_reply(link_.exchange(lpclink2::init_uart_command(), "Initialize UART"));
+    const auto max = commands::parse_init_uart_reply(link_.exchange(commands::init_uart_command(), "Initialize UART"));
     if (!max) throw Error(ExitCode::io_error, fmt::format("{}: unexpected answer to Initialize UART", link_.name()));
     max_rate_ = *max;
     rate_ = negotiate_rate(settings.rate, max_rate_, "the LPC-Link2", [this](std::uint32_t hz) {
-      const auto achieved = lpclink2::parse_set_rate_reply(link_.exchange(lpclink2::set_rate_command(hz), "set rate"));
+      const auto achieved = commands::parse_set_rate_reply(link_.exchange(commands::set_rate_command(hz), "set rate"));
       return achieved.value_or(0);
     });
   }
@@ -53,7 +59,7 @@ class LpcLink2Source final : public SwoSource {
 
  private:
   CommandLink link_;
-  const std::vector<std::uint8_t> poll_ = lpclink2::poll_command();
+  const std::vector<std::uint8_t> poll_ = commands::poll_command();
   lpclink2::PollTracker tracker_;
   AdaptiveInterval interval_;
   NegotiatedRate rate_;
@@ -64,16 +70,16 @@ class LpcLink2Source final : public SwoSource {
 
 }  // namespace
 
-std::unique_ptr<SwoSource> open_lpclink2(const usb::Context& context, const ProbeInfo& probe,
+std::unique_ptr<SwoSource> open_lpclink2(const usb::Context& context, const probes::ProbeInfo& probe,
                                          const ProbeSettings& settings) {
   const auto& interfaces = probe.device.interfaces;
   const auto data_port = std::find_if(interfaces.begin(), interfaces.end(),
-                                      [](const usb::InterfaceInfo& i) { return i.name == lpclink2::interface_name; });
+                                      [](const usb::InterfaceInfo& i) { return i.name == commands::interface_name; });
   if (data_port == interfaces.end()) {
     throw Error(ExitCode::not_found,
                 fmt::format("{} has no \"{}\" interface (firmware without the SWO port?)", probe.device.id(),
-                            lpclink2::interface_name),
-                "PROBE_NOT_FOUND");
+                            commands::interface_name),
+                ErrorCode::probe_not_found);
   }
   const auto* out = find_endpoint(*data_port, false, usb::TransferType::interrupt);
   const auto* in = find_endpoint(*data_port, true, usb::TransferType::interrupt);
@@ -83,7 +89,7 @@ std::unique_ptr<SwoSource> open_lpclink2(const usb::Context& context, const Prob
   usb::DeviceHandle handle = context.open(probe.device);
   handle.claim(data_port->number);
   return std::make_unique<LpcLink2Source>(
-      CommandLink(std::move(handle), *out, *in, settings.reply_timeout_ms, lpclink2::packet_size), settings);
+      CommandLink(std::move(handle), *out, *in, settings.reply_timeout_ms, commands::packet_size), settings);
 }
 
 }  // namespace tp::swo

@@ -2,14 +2,14 @@
 
 namespace tp::swo {
 
-std::unique_ptr<SwoSource> open_probe_source(const usb::Context& context, const ProbeInfo& probe,
+std::unique_ptr<SwoSource> open_probe_source(const usb::Context& context, const probes::ProbeInfo& probe,
                                              const ProbeSettings& settings) {
   switch (probe.kind) {
-    case ProbeKind::lpclink2:
+    case probes::ProbeKind::lpclink2:
       return open_lpclink2(context, probe, settings);
-    case ProbeKind::stlink:
+    case probes::ProbeKind::stlink:
       return open_stlink(context, probe, settings);
-    case ProbeKind::cmsis_dap:
+    case probes::ProbeKind::cmsis_dap:
       break;
   }
   return open_cmsis_dap(context, probe, settings);

@@ -17,7 +17,7 @@ double relative_error(std::uint32_t requested, std::uint32_t achieved) {
 }
 
 Error rate_error(std::string_view message) {
-  return {ExitCode::unsupported, std::string(message), "BAUD_RATE_ERROR"};
+  return {ExitCode::unsupported, std::string(message), ErrorCode::baud_rate_error};
 }
 
 }  // namespace

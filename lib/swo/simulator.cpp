@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "json/json_writer.hpp"
+#include "records/record_line.hpp"
 
 namespace tp::swo {
 namespace {
@@ -48,25 +48,23 @@ struct SimulatedTarget::Emit {
   std::vector<SimulatedKind>& kinds;
   const std::uint64_t& now;
 
-  // Counts a record and, when records are wanted, starts its line.
-  bool begin(std::uint16_t port, SimulatedKind kind) {
+  // Counts a record and, when records are wanted, writes it through the record's writer:
+  // the fields itm-decode must give for it (a subset of its record: it adds names).
+  template <typename Fill>
+  void record(std::uint16_t port, SimulatedKind kind, const Fill& fill) {
     kinds.push_back(kind);
-    if (truth == nullptr) return false;
-    fmt::format_to(std::back_inserter(*truth), R"({{"timestamp":{},"port":{},"event":{{"kind":"{}")", now, port,
-                   simulated_kind_name(kind));
-    return true;
-  }
-  // A record whose "data" is `data` formatted (nothing formatted unless records are wanted).
-  template <typename... Args>
-  void record(std::uint16_t port, SimulatedKind kind, fmt::format_string<Args...> data, Args&&... args) {
-    if (!begin(port, kind)) return;
-    truth->append(R"(,"data":)");
-    fmt::format_to(std::back_inserter(*truth), data, std::forward<Args>(args)...);
-    truth->append("}}\n");
+    if (truth == nullptr) return;
+    thread_local OutBuffer line;
+    line.clear();
+    const bool dwt = kind == SimulatedKind::exception || kind == SimulatedKind::pc_sample;
+    RecordLine record(line, {now, "cycles", port, simulated_kind_name(kind), dwt ? "dwt" : "itm"});
+    fill(record.data());
+    record.end();
+    truth->append(line.data(), line.size());
   }
   // A record without "data".
   void record(std::uint16_t port, SimulatedKind kind) {
-    if (begin(port, kind)) truth->append("}}\n");
+    record(port, kind, [](RecordData&) {});
   }
 };
 
@@ -146,27 +144,27 @@ void SimulatedTarget::console_line(Emit& e) {
   }
   ++line_number_;
   e.encoder.text(console_port, line_);
-  if (e.begin(console_port, SimulatedKind::text)) {  // the message is the line without its newline
-    e.truth->append(R"(,"data":{"message":)");
-    append_json_string(*e.truth, std::string_view(line_).substr(0, line_.size() - 1));
-    e.truth->append("}}}\n");
-  }
+  // The message is the line without its newline.
+  e.record(console_port, SimulatedKind::text,
+           [&](RecordData& d) { d.string("message", std::string_view(line_).substr(0, line_.size() - 1)); });
 }
 
 void SimulatedTarget::isr(Emit& e, std::uint16_t exception_number, std::uint32_t duration) {
   const std::uint32_t isr_id = exception_number;
   e.encoder.bytes(rtos_port, rtos_record(RtosRecord::isr_enter, isr_id, 0), 1);
-  e.record(rtos_port, SimulatedKind::isr_enter, R"({{"isr_id":{}}})", isr_id);
+  e.record(rtos_port, SimulatedKind::isr_enter, [&](RecordData& d) { d.uint("isr_id", isr_id); });
   e.encoder.packet(itm::make_exception(exception_number, itm::ExceptionAction::enter));
-  e.record(0, SimulatedKind::exception, R"({{"number":{},"action":"enter"}})", exception_number);
+  e.record(0, SimulatedKind::exception,
+           [&](RecordData& d) { d.uint("number", exception_number).string("action", "enter"); });
   timestamp(e);
   now_ += duration;
   e.encoder.bytes(rtos_port, rtos_record(RtosRecord::isr_exit, isr_id, 0), 1);
-  e.record(rtos_port, SimulatedKind::isr_exit, R"({{"isr_id":{}}})", isr_id);
+  e.record(rtos_port, SimulatedKind::isr_exit, [&](RecordData& d) { d.uint("isr_id", isr_id); });
   e.encoder.packet(itm::make_exception(exception_number, itm::ExceptionAction::exit));
-  e.record(0, SimulatedKind::exception, R"({{"number":{},"action":"exit"}})", exception_number);
+  e.record(0, SimulatedKind::exception,
+           [&](RecordData& d) { d.uint("number", exception_number).string("action", "exit"); });
   e.encoder.packet(itm::make_exception(0, itm::ExceptionAction::resume));
-  e.record(0, SimulatedKind::exception, R"({{"number":0,"action":"resume"}})");
+  e.record(0, SimulatedKind::exception, [](RecordData& d) { d.uint("number", 0).string("action", "resume"); });
 }
 
 void SimulatedTarget::systick(Emit& e) {
@@ -194,7 +192,8 @@ void SimulatedTarget::switch_task(Emit& e) {
   if (to != 0) {
     // Task switches are written a byte at a time by some ports, a word by others.
     e.encoder.bytes(rtos_port, rtos_record(RtosRecord::task_switch, current_task_, to), pick(0, 1) == 0 ? 1 : 4);
-    e.record(rtos_port, SimulatedKind::task_switch, R"({{"from_task":{},"to_task":{}}})", current_task_, to);
+    e.record(rtos_port, SimulatedKind::task_switch,
+             [&](RecordData& d) { d.uint("from_task", current_task_).uint("to_task", to); });
   }
   current_task_ = to;
 }
@@ -203,7 +202,7 @@ void SimulatedTarget::marker(Emit& e) {
   const std::uint32_t id = pick(1, 6);
   if (id == 1) ++frames_;
   e.encoder.write(marker_port, id, 4);
-  e.record(marker_port, SimulatedKind::marker, R"({{"id":{}}})", id);
+  e.record(marker_port, SimulatedKind::marker, [&](RecordData& d) { d.uint("id", id); });
 }
 
 void SimulatedTarget::counter(Emit& e) {
@@ -214,23 +213,23 @@ void SimulatedTarget::counter(Emit& e) {
   for (std::size_t i = 0; i < 4; ++i) record[i] = static_cast<std::uint8_t>(id >> (8U * i));
   for (std::size_t i = 0; i < 8; ++i) record[4 + i] = static_cast<std::uint8_t>(value >> (8U * i));
   e.encoder.bytes(counter_port, record, 4);
-  e.record(counter_port, SimulatedKind::counter, R"({{"counter_id":{},"value":{}}})", id, value);
+  e.record(counter_port, SimulatedKind::counter, [&](RecordData& d) { d.uint("counter_id", id).uint("value", value); });
 }
 
 void SimulatedTarget::pc_sample(Emit& e) {
   if (current_task_ == 0 && pick(0, 1) == 0) {
     e.encoder.packet(itm::make_pc_sleep());
-    e.record(0, SimulatedKind::pc_sample, R"({{"pc":0,"sleep":true}})");
+    e.record(0, SimulatedKind::pc_sample, [](RecordData& d) { d.uint("pc", 0).boolean("sleep", true); });
     return;
   }
   const std::uint32_t pc = task_code[current_task_] + 2U * pick(0, 0x7ff);
   e.encoder.packet(itm::make_pc_sample(pc));
-  e.record(0, SimulatedKind::pc_sample, R"({{"pc":{},"sleep":false}})", pc);
+  e.record(0, SimulatedKind::pc_sample, [&](RecordData& d) { d.uint("pc", pc).boolean("sleep", false); });
 }
 
 void SimulatedTarget::overflow(Emit& e) {
   e.encoder.packet(itm::make_overflow());
-  e.record(0, SimulatedKind::overflow, "{{}}");
+  e.record(0, SimulatedKind::overflow, [](RecordData& d) { d.empty(); });
 }
 
 }  // namespace tp::swo

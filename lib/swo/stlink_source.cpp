@@ -5,14 +5,17 @@
 #include <algorithm>
 
 #include "core/clock.hpp"
-#include "swo/probe_link.hpp"
+#include "probes/probe_link.hpp"
+#include "probes/stlink_protocol.hpp"
 #include "swo/probe_sources.hpp"
-#include "swo/stlink_protocol.hpp"
 
 namespace tp::swo {
 namespace {
 
-using namespace stlink;
+using namespace probes::stlink;
+using probes::AdaptiveInterval;
+using probes::CommandLink;
+using probes::find_endpoint;
 
 class StLinkSource final : public SwoSource {
  public:
@@ -55,7 +58,7 @@ class StLinkSource final : public SwoSource {
         if (!got) {
           throw Error(ExitCode::timeout,
                       fmt::format("{} announced {} trace bytes but sent none", link_.name(), waiting_),
-                      "TARGET_NOT_RESPONDING");
+                      ErrorCode::target_not_responding);
         }
         waiting_ -= std::min<std::size_t>(waiting_, *got);
         return {Pull::data, *got};
@@ -92,7 +95,7 @@ class StLinkSource final : public SwoSource {
 
 }  // namespace
 
-std::unique_ptr<SwoSource> open_stlink(const usb::Context& context, const ProbeInfo& probe,
+std::unique_ptr<SwoSource> open_stlink(const usb::Context& context, const probes::ProbeInfo& probe,
                                        const ProbeSettings& settings) {
   const auto model = model_for(probe.device.product_id);
   if (!model || probe.device.interfaces.empty()) {

@@ -17,7 +17,7 @@ namespace tp::target {
 class MemoryError : public Error {
  public:
   MemoryError(std::uint64_t address, std::size_t length, const std::string& message)
-      : Error(ExitCode::bad_input, message, "MEMORY_ACCESS_ERROR"), address_(address), length_(length) {}
+      : Error(ExitCode::bad_input, message, ErrorCode::memory_access_error), address_(address), length_(length) {}
   [[nodiscard]] std::uint64_t address() const noexcept { return address_; }
   [[nodiscard]] std::size_t length() const noexcept { return length_; }
 

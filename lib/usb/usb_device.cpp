@@ -58,16 +58,16 @@ Error usb_error(int code, std::string_view what) {
   const std::string detail = fmt::format("{}: {}", what, libusb_strerror(code));
   switch (code) {
     case LIBUSB_ERROR_ACCESS:
-      return {ExitCode::permission_denied, fmt::format("{} ({})", detail, udev_hint), "PERMISSION_DENIED"};
+      return {ExitCode::permission_denied, fmt::format("{} ({})", detail, udev_hint), ErrorCode::permission_denied};
     case LIBUSB_ERROR_BUSY:
       return {ExitCode::busy, fmt::format("{} (another program has the probe: close it and retry)", detail),
-              "PROBE_IN_USE"};
+              ErrorCode::probe_in_use};
     case LIBUSB_ERROR_NO_DEVICE:
-      return {ExitCode::io_error, fmt::format("{}: the probe was unplugged", what), "PROBE_NOT_FOUND"};
+      return {ExitCode::io_error, fmt::format("{}: the probe was unplugged", what), ErrorCode::probe_not_found};
     case LIBUSB_ERROR_NOT_FOUND:
-      return {ExitCode::not_found, detail, "PROBE_NOT_FOUND"};
+      return {ExitCode::not_found, detail, ErrorCode::probe_not_found};
     case LIBUSB_ERROR_TIMEOUT:
-      return {ExitCode::timeout, fmt::format("{}: the probe did not answer", what), "TARGET_NOT_RESPONDING"};
+      return {ExitCode::timeout, fmt::format("{}: the probe did not answer", what), ErrorCode::target_not_responding};
     default:
       return {ExitCode::io_error, detail};
   }

@@ -10,7 +10,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   const auto result = parser.parse(text);
   if (const auto* error = std::get_if<tp::serve::ProtocolError>(&result)) {
-    if (error->code != tp::serve::codes::invalid_message && error->code != tp::serve::codes::invalid_parameters) {
+    if (error->code != tp::ErrorCode::invalid_message && error->code != tp::ErrorCode::invalid_parameters) {
       std::abort();
     }
     if (error->message.empty()) std::abort();

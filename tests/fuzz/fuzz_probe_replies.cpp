@@ -7,13 +7,15 @@
 #include <span>
 #include <vector>
 
-#include "swo/cmsis_dap_protocol.hpp"
-#include "swo/lpclink2_protocol.hpp"
-#include "swo/stlink_protocol.hpp"
+#include "probes/cmsis_dap_protocol.hpp"
+#include "probes/lpclink2_protocol.hpp"
+#include "probes/stlink_protocol.hpp"
+#include "swo/lpclink2_poll_tracker.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace tp::swo;
-  lpclink2::PollTracker tracker;
+  using namespace tp::probes;
+  tp::swo::lpclink2::PollTracker tracker;
   SourceCounters counters;
   std::vector<std::uint8_t> out;
   std::size_t carried = 0;
@@ -26,10 +28,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     carried += reply.size();
     const std::size_t before = out.size();
     const std::size_t added = tracker.on_reply(reply, out, counters);
-    if (added != out.size() - before || out.size() > carried || tracker.position() > lpclink2::buffer_size)
+    if (added != out.size() - before || out.size() > carried || tracker.position() > tp::probes::lpclink2::buffer_size)
       std::abort();
-    (void)lpclink2::parse_init_uart_reply(reply);
-    (void)lpclink2::parse_set_rate_reply(reply);
+    (void)tp::probes::lpclink2::parse_init_uart_reply(reply);
+    (void)tp::probes::lpclink2::parse_set_rate_reply(reply);
     if (const auto info = cmsis_dap::parse_info_reply(reply)) {
       (void)cmsis_dap::parse_capabilities(*info);
       (void)cmsis_dap::info_u32(*info);

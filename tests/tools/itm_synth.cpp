@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <random>
 
-#include "core/cli.hpp"
+#include "cli/cli.hpp"
 #include "itm/encoder.hpp"
 #include "itm/tpiu.hpp"
 

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/cli.hpp"
+#include "cli/cli.hpp"
 #include "palm/parser.hpp"
 #include "palm/records.hpp"
 

@@ -9,6 +9,7 @@
 #include "chibios/shell_session.hpp"
 #include "chibios/timeline.hpp"
 #include "chibios/timeline_svg.hpp"
+#include "chibios/watch_stitcher.hpp"
 #include "core/error.hpp"
 
 using namespace tp::chibios;
@@ -200,4 +201,90 @@ TEST_CASE("chibios: SVG and records") {
   CHECK(records.find(R"("from_task":0,"to_task":2,"to_name":"idle")") != std::string::npos);
   const std::string csv = format_timeline(timeline, Format::csv, RecordContext{0, 1000, 0});
   CHECK(csv.starts_with("thread,name,prio,logged,start_tick,end_tick,start_us,end_us\n"));
+}
+
+namespace {
+
+// A pull: its log, and a timeline with one switch per record at the record's tick counted
+// from the pull's first record (what reconstruct() gives when nothing wraps).
+struct Pull {
+  std::vector<SwitchRecord> records;
+  Timeline timeline;
+};
+
+Pull pull_of(const std::vector<SwitchRecord>& records) {
+  Pull pull{records, {}};
+  for (const auto& record : records) {
+    pull.timeline.switches.push_back(Switch{0, record.time - records.front().time, record.out, record.in, false});
+  }
+  return pull;
+}
+
+}  // namespace
+
+TEST_CASE("chibios: watch - each pull's new records, on one tick axis") {
+  // The log is a ring read whole by every pull; record i is at time 100 + 10 i.
+  const auto records = [](std::uint32_t first, std::uint32_t end) {
+    std::vector<SwitchRecord> out;
+    for (std::uint32_t i = first; i < end; ++i)
+      out.push_back({static_cast<int>(i % 5), static_cast<int>(i % 7), 100 + 10 * i});
+    return out;
+  };
+  WatchStitcher stitcher;
+  const Pull first = pull_of(records(0, 20));
+  const auto step1 = stitcher.next(first.records, first.timeline);
+  CHECK(step1.first == 0);
+  CHECK(step1.tick_offset == 0);
+  CHECK_FALSE(step1.gap);
+
+  // The ring moved on: records 0-2 scrolled out, 20-22 are new (the last eight of the
+  // previous pull are still there to be found). Record 19 was at absolute tick 190, so this
+  // pull's tick 0 (record 3) is absolute 30, and record 20 lands at 200: where it is
+  // relative to record 0.
+  const Pull second = pull_of(records(3, 23));
+  const auto step2 = stitcher.next(second.records, second.timeline);
+  CHECK(step2.first == 17);
+  CHECK(step2.tick_offset == 30);
+  CHECK_FALSE(step2.gap);
+  CHECK(step2.tick_offset + static_cast<double>(second.timeline.switches[17].tick) == 200);
+
+  // Nothing new: nothing to emit, the axis does not move.
+  const auto step3 = stitcher.next(second.records, second.timeline);
+  CHECK(step3.first == 20);
+  CHECK(step3.tick_offset == 30);
+
+  // Cleared, or overflowed past every record seen: a gap, and the new records go after the
+  // last one emitted (record 22 at absolute 220), never before it.
+  const Pull cleared = pull_of({{4, 5, 7}, {5, 4, 9}});
+  const auto step4 = stitcher.next(cleared.records, cleared.timeline);
+  CHECK(step4.gap);
+  CHECK(step4.first == 0);
+  CHECK(step4.tick_offset == 221);
+
+  // The log emptied (cleared again): a gap; then records after an empty pull are all new,
+  // with no gap to report, and still forward in time.
+  const auto step5 = stitcher.next({}, Timeline{});
+  CHECK(step5.gap);
+  const Pull after_empty = pull_of({{1, 2, 3}});
+  const auto step6 = stitcher.next(after_empty.records, after_empty.timeline);
+  CHECK_FALSE(step6.gap);
+  CHECK(step6.first == 0);
+  CHECK(step6.tick_offset == 224);  // after 221 + 2 (the cleared pull's last tick)
+}
+
+TEST_CASE("chibios: watch - the resume point matches the last records as a sequence") {
+  const SwitchRecord a{1, 2, 100};
+  const SwitchRecord b{2, 1, 100};
+  CHECK(resume_point({}, {a, b}) == 0U);
+  CHECK(resume_point({a, b}, {a, b}) == 2U);
+  // A repeating pattern: the latest place it matches (the fewest records taken as new).
+  CHECK(resume_point({a, b}, {a, b, a, b}) == 4U);
+  CHECK(resume_point({b, a, b}, {a, b, a, b, a}) == 4U);
+  CHECK_FALSE(resume_point({a, b}, {b, a}));
+  CHECK_FALSE(resume_point({a}, {}));
+  // Only the last eight records of the previous pull are looked for.
+  std::vector<SwitchRecord> previous;
+  for (std::uint32_t t = 0; t < 20; ++t) previous.push_back({1, 2, t});
+  const std::vector<SwitchRecord> now(previous.begin() + 12, previous.end());
+  CHECK(resume_point(previous, now) == now.size());
 }

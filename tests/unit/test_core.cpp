@@ -5,17 +5,55 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <string>
+#include <vector>
 
+#include "cli/cli.hpp"
 #include "core/batched_writer.hpp"
 #include "core/byte_source.hpp"
-#include "core/cli.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/error_code.hpp"
 #include "core/log.hpp"
 #include "core/number.hpp"
 #include "core/signals.hpp"
 
 using namespace tp;
+
+TEST_CASE("error codes: Callisto's are its schema's Error.code enum, in order; names round-trip") {
+  std::ifstream schema_file(TRACEPIPE_SOURCE_DIR "/lib/serve/schema/server-message.schema.json");
+  REQUIRE(schema_file);
+  const std::string schema((std::istreambuf_iterator<char>(schema_file)), std::istreambuf_iterator<char>());
+  std::smatch found;
+  REQUIRE(std::regex_search(
+      schema, found,
+      std::regex(R"re("code":\s*\{\s*"oneOf":\s*\[\s*\{\s*"type":\s*"null"\s*\},\s*\{\s*"enum":\s*\[([^\]]*)\])re")));
+  const std::string listed = found[1].str();
+  std::vector<std::string> from_schema;
+  const std::regex quoted(R"re("(\w+)")re");
+  for (auto it = std::sregex_iterator(listed.begin(), listed.end(), quoted); it != std::sregex_iterator(); ++it) {
+    from_schema.push_back((*it)[1].str());
+  }
+  REQUIRE(from_schema.size() == 12);
+  std::vector<std::string> callisto;
+  for (int i = 0; i <= static_cast<int>(ErrorCode::memory_access_error); ++i) {
+    const auto code = static_cast<ErrorCode>(i);
+    const std::string name(error_code_name(code));
+    CHECK(parse_error_code(name) == code);
+    if (is_callisto_code(code)) callisto.push_back(name);
+  }
+  CHECK(callisto == from_schema);
+  CHECK_FALSE(parse_error_code("probe_not_found"));
+  CHECK_FALSE(parse_error_code(""));
+  CHECK(error_code_for_exit(ExitCode::usage) == ErrorCode::invalid_parameters);
+  CHECK(error_code_for_exit(ExitCode::timeout) == ErrorCode::target_not_responding);
+  CHECK(error_code_for_exit(ExitCode::internal) == ErrorCode::internal_error);
+  CHECK(Error(ExitCode::io_error, "x").error_code() == ErrorCode::io_error);
+  CHECK(Error(ExitCode::unsupported, "x", ErrorCode::baud_rate_error).error_code() == ErrorCode::baud_rate_error);
+}
 
 TEST_CASE("byte source: missing file and directory give clear errors and exit codes") {
   try {

@@ -510,7 +510,7 @@ TEST_CASE("dap: SWD transfer encoding and replies") {
   CHECK_FALSE(parse_block_reply(Bytes{0x06, 2, 0, 1, 1, 2, 3, 4}, true));
   CHECK(connected_swd(Bytes{0x02, 1}));
   CHECK_FALSE(connected_swd(Bytes{0x02, 0}));
-  CHECK(tp::swo::cmsis_dap::parse_status_reply(Command::swj_clock, Bytes{0x11, 0}));
+  CHECK(tp::probes::cmsis_dap::parse_status_reply(Command::swj_clock, Bytes{0x11, 0}));
 }
 
 TEST_CASE("eko-collect arguments: shape from the ELF or flags, tracers as symbols or addresses") {

@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "core/error.hpp"
-#include "json/json_writer.hpp"
+#include "core/json_writer.hpp"
 #include "json/ndjson_reader.hpp"
 
 using namespace tp;

@@ -1,14 +1,20 @@
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <fstream>
 #include <regex>
+#include <sstream>
 
 #include <string>
 
 #include "core/error.hpp"
 #include "json/ndjson_reader.hpp"
+#include "records/csv_sink.hpp"
 #include "records/csv_table.hpp"
 #include "records/field_path.hpp"
+#include "records/record_check.hpp"
 #include "records/record_filter.hpp"
 #include "records/record_kinds.hpp"
 
@@ -189,4 +195,241 @@ TEST_CASE("record kinds: the list is record.schema.json's, with Itm; case slips 
   CHECK(tp::kind_spelled_differently("PCSAMPLE") == std::optional<std::string_view>("PcSample"));
   CHECK_FALSE(tp::kind_spelled_differently("Bogus"));
   CHECK_FALSE(tp::kind_spelled_differently("Tex"));
+}
+
+namespace {
+
+// A temporary file for a BatchedWriter, removed afterwards.
+struct TempFile {
+  std::string path;
+  TempFile() {
+    char name[] = "/tmp/tracepipe-csv-XXXXXX";
+    const int fd = ::mkstemp(name);
+    REQUIRE(fd >= 0);
+    ::close(fd);
+    path = name;
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  TempFile(TempFile&&) = delete;
+  TempFile& operator=(TempFile&&) = delete;
+  ~TempFile() { std::remove(path.c_str()); }
+  [[nodiscard]] std::string text() const {
+    std::ifstream in(path);
+    std::stringstream content;
+    content << in.rdbuf();
+    return content.str();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("CSV sink: lines wait for inferred columns; a waiting line that fails is reported, not dropped") {
+  TempFile file;
+  std::vector<std::pair<std::uint64_t, std::string>> bad;
+  {
+    BatchedWriter writer = BatchedWriter::open(file.path, false);
+    CsvOptions options;
+    options.infer_lines = 3;
+    CsvSink sink(options, writer, [&](std::uint64_t number, std::string_view why) { bad.emplace_back(number, why); });
+    simdjson::ondemand::parser parser;
+    const auto feed = [&](std::uint64_t number, std::string_view json, std::string_view text) {
+      const simdjson::padded_string padded(json);
+      simdjson::ondemand::document document = parser.iterate(padded);
+      NdjsonLine line{document, text, number, {}};
+      CHECK(sink.on_line(line) == simdjson::SUCCESS);
+    };
+    const std::string_view idle = R"({"timestamp":1,"port":0,"event":{"kind":"IdleEnter"}})";
+    const std::string_view exit = R"({"timestamp":2,"port":1,"event":{"kind":"IdleExit"}})";
+    const std::string_view counter =
+        R"({"timestamp":3,"port":2,"event":{"kind":"Counter","data":{"counter_id":1,"value":4}}})";
+    const std::string_view late = R"({"timestamp":4,"port":3,"event":{"kind":"IdleEnter"}})";
+    feed(1, idle, idle);
+    // Its text (what is kept while it waits) is cut: it cannot become a row when the
+    // columns are known, and must be reported with its own line number.
+    feed(2, exit, exit.substr(0, 15));
+    feed(3, counter, counter);
+    feed(4, late, late);
+    sink.finish(Logger{});
+    writer.flush();
+  }
+  REQUIRE(bad.size() == 1);
+  CHECK(bad[0].first == 2);
+  CHECK_FALSE(bad[0].second.empty());
+  CHECK(file.text() ==
+        "timestamp,port,event.kind,event.data.counter_id,event.data.value\n"
+        "1,0,\"IdleEnter\",,\n3,2,\"Counter\",1,4\n4,3,\"IdleEnter\",,\n");
+}
+
+TEST_CASE("CSV sink: the header goes only into an empty output; bad options are refused") {
+  TempFile file;
+  CsvOptions options;
+  options.columns = "port";
+  const auto write_one = [&](bool append) {
+    BatchedWriter writer = BatchedWriter::open(file.path, append);
+    CsvSink sink(options, writer, [](std::uint64_t, std::string_view) { FAIL("no bad line expected"); });
+    simdjson::ondemand::parser parser;
+    const std::string_view record = R"({"timestamp":1,"port":7,"event":{"kind":"IdleEnter"}})";
+    const simdjson::padded_string padded(record);
+    simdjson::ondemand::document document = parser.iterate(padded);
+    NdjsonLine line{document, record, 1, {}};
+    CHECK(sink.on_line(line) == simdjson::SUCCESS);
+    sink.finish(Logger{});
+    writer.flush();
+  };
+  write_one(false);
+  write_one(true);
+  CHECK(file.text() == "port\n7\n7\n");
+  write_one(false);  // truncated: a new file again
+  CHECK(file.text() == "port\n7\n");
+  options.preset = "basic";
+  CHECK_THROWS_AS(check_csv_options(options), Error);
+  CHECK_THROWS_AS((void)parse_time_format("hours"), Error);
+  CHECK(parse_time_format("seconds") == TimeFormat::seconds);
+}
+
+namespace {
+
+// The validator's verdict on one line: "" for a good one, else the problem.
+std::string check(std::string_view line) {
+  simdjson::ondemand::parser parser;
+  const simdjson::padded_string padded(line);
+  simdjson::ondemand::document document;
+  if (parser.iterate(padded).get(document) != simdjson::SUCCESS) return "unparsable";
+  std::string problem;
+  const auto checked = check_record_line(document, problem);
+  if (checked) {
+    CHECK(problem.empty());
+    return "";
+  }
+  CHECK_FALSE(problem.empty());
+  return problem;
+}
+
+}  // namespace
+
+TEST_CASE("record check: the rules are record.schema.json's, kind by kind and field by field") {
+  std::ifstream schema_file(TRACEPIPE_SOURCE_DIR "/lib/records/record.schema.json");
+  REQUIRE(schema_file);
+  const std::string text((std::istreambuf_iterator<char>(schema_file)), std::istreambuf_iterator<char>());
+  simdjson::dom::parser parser;
+  simdjson::dom::object definitions = parser.parse(text)["definitions"].get_object();
+  const auto rules = record_kind_rules();
+  std::size_t kinds = 0;
+  for (const auto member : definitions) {
+    const std::string_view kind = member.key;
+    const simdjson::dom::element definition = member.value;
+    REQUIRE(kinds < rules.size());
+    const KindRule& rule = rules[kinds++];
+    CAPTURE(kind);
+    CHECK(rule.kind == kind);
+    bool has_data = false;
+    for (auto required : definition["required"].get_array())
+      has_data = has_data || required.get_string().value() == "data";
+    CHECK(rule.has_data == has_data);
+    simdjson::dom::object data;
+    if (definition["properties"]["data"].get(data) != simdjson::SUCCESS) {
+      CHECK(rule.fields.empty());
+      continue;
+    }
+    std::vector<std::string_view> required;
+    for (auto name : data["required"].get_array()) required.push_back(name.get_string().value());
+    std::size_t fields = 0;
+    for (const auto field_member : data["properties"].get_object()) {
+      const std::string_view name = field_member.key;
+      const simdjson::dom::element property = field_member.value;
+      REQUIRE(fields < rule.fields.size());
+      const FieldRule& field = rule.fields[fields++];
+      CAPTURE(name);
+      CHECK(field.name == name);
+      CHECK(field.required == (std::find(required.begin(), required.end(), name) != required.end()));
+      std::vector<std::string_view> types;
+      simdjson::dom::element type = property["type"].value_unsafe();
+      if (property["type"].error() == simdjson::SUCCESS) {
+        if (type.is_array()) {
+          for (auto t : type.get_array()) types.push_back(t.get_string().value());
+        } else {
+          types.push_back(type.get_string().value());
+        }
+      }
+      CHECK(field.nullable == (std::find(types.begin(), types.end(), "null") != types.end()));
+      simdjson::dom::array values;
+      if (property["enum"].get(values) == simdjson::SUCCESS) {
+        std::vector<std::string_view> strings;
+        std::vector<std::uint64_t> integers;
+        for (auto value : values) {
+          if (value.is_string()) strings.push_back(value.get_string().value());
+          if (value.is_uint64() || value.is_int64()) integers.push_back(value.get_uint64().value());
+        }
+        CHECK(std::vector<std::string_view>(field.strings.begin(), field.strings.end()) == strings);
+        CHECK(std::vector<std::uint64_t>(field.integers.begin(), field.integers.end()) == integers);
+        CHECK((field.type == (strings.empty() ? FieldType::integer_enum : FieldType::string_enum)));
+        continue;
+      }
+      const std::string_view main_type = types.empty() ? "" : types.front();
+      if (main_type == "integer") {
+        CHECK(field.type == FieldType::u64);
+        std::uint64_t max = ~std::uint64_t{0};
+        if (property["maximum"].get(max) != simdjson::SUCCESS) max = ~std::uint64_t{0};
+        CHECK(field.max == max);
+      } else if (main_type == "string") {
+        CHECK(field.type == FieldType::string);
+      } else if (main_type == "boolean") {
+        CHECK(field.type == FieldType::boolean);
+      } else if (main_type == "number") {
+        CHECK(field.type == FieldType::number);
+      } else {
+        CHECK(main_type == "array");
+        CHECK(field.type == FieldType::bytes);
+      }
+    }
+    CHECK(fields == rule.fields.size());
+  }
+  CHECK(kinds == rules.size());
+}
+
+TEST_CASE("record check: good records and frames lines pass, each broken rule is named") {
+  CHECK(check(R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"hi"}},"source":"itm"})").empty());
+  CHECK(check(R"({"event":{"data":{"message":"hi"},"kind":"Text"},"port":3,"timestamp":1})").empty());  // any order
+  CHECK(check(R"({"timestamp":1,"port":255,"event":{"kind":"IdleEnter"},"clock":"cycles"})").empty());
+  CHECK(check(R"({"timestamp":1,"port":0,"event":{"kind":"Marker","data":{"id":7,"name":null}}})").empty());
+  CHECK(check(R"({"timestamp":1,"port":0,"event":{"kind":"Overflow","data":{}}})").empty());
+  CHECK(
+      check(R"({"timestamp":1,"port":0,"event":{"kind":"ThreadStat","data":{"name":"main","prio":1,"state":"CURRENT",)"
+            R"("stack_begin":1,"stack_end":2,"stack_size":null,"stack_used":null,"stack_percent":null}}})")
+          .empty());
+  CHECK(check(R"({"timestamp":1,"port":0,"event":{"kind":"SomeoneElses","data":{"x":[1]}},"extra":{}})").empty());
+  CHECK(check(R"({"timestamp":5,"frames":[{"port":40,"data":[1,2],"timestamp":5}],"clock":"us"})").empty());
+
+  CHECK(check(R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{}}})").find("without \"message\"") !=
+        std::string::npos);
+  CHECK(check(R"({"timestamp":1,"port":0,"event":{"kind":"Text"}})").find("without \"data\"") != std::string::npos);
+  CHECK(check(R"({"timestamp":1,"port":0,"event":{"kind":"Marker","data":{"id":4294967296}}})").find("\"id\"") !=
+        std::string::npos);
+  CHECK(check(R"({"timestamp":1,"port":0,"event":{"kind":"Exception","data":{"number":3,"name":"HardFault",)"
+              R"("action":"leave"}}})")
+            .find("\"action\"") != std::string::npos);
+  CHECK(check(R"({"timestamp":1,"port":0,"event":{"kind":"Raw","data":{"data":[256]}}})").find("\"data\"") !=
+        std::string::npos);
+  CHECK(check(R"({"timestamp":1,"port":0,"event":{"kind":"Itm"}})").find("reserved") != std::string::npos);
+  CHECK(check(R"({"timestamp":1,"port":256,"event":{"kind":"IdleEnter"}})").find("\"port\"") != std::string::npos);
+  CHECK(check(R"({"timestamp":-1,"port":0,"event":{"kind":"IdleEnter"}})").find("\"timestamp\"") != std::string::npos);
+  CHECK(check(R"({"port":0,"event":{"kind":"IdleEnter"}})") == "no \"timestamp\"");
+  CHECK(check(R"({"timestamp":1,"event":{"kind":"IdleEnter"}})") == "a record without \"port\"");
+  CHECK(check(R"({"timestamp":1,"port":0,"event":{"kind":"IdleEnter"},"clock":"minutes"})").find("clock") !=
+        std::string::npos);
+  CHECK(check(R"({"timestamp":1,"port":0,"event":{"kind":"IdleEnter"},"source":1})").find("source") !=
+        std::string::npos);
+  CHECK(check(R"({"timestamp":1,"port":0,"event":{"kind":7}})").find("kind") != std::string::npos);
+  CHECK(check(R"({"timestamp":5,"frames":[{"port":1,"data":[1,2,3,4,5],"timestamp":5}]})").find("data bytes") !=
+        std::string::npos);
+  CHECK(check(R"({"timestamp":5,"frames":[{"port":1,"data":[1]}]})").find("timestamp") != std::string::npos);
+  CHECK(check(R"({"timestamp":5})").find("neither") != std::string::npos);
+  CHECK(check(R"([1,2])") == "not a JSON object");
+  // Two events (or ports, ...): one consumer would read the first, another the last.
+  CHECK(
+      check(
+          R"({"timestamp":1,"port":0,"event":{"kind":"IdleEnter"},"event":{"kind":"Text","data":{"message":"x"}}})") ==
+      "\"event\" appears twice");
+  CHECK(check(R"({"timestamp":1,"port":0,"port":1,"event":{"kind":"IdleEnter"}})") == "\"port\" appears twice");
 }

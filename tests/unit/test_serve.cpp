@@ -223,10 +223,10 @@ TEST_CASE("client frames: protocol violations carry the close code to send") {
 TEST_CASE("client messages: the protocol's types, with errors by code") {
   ClientMessageParser parser;
   const auto parse = [&](std::string_view text) { return parser.parse(text); };
-  const auto code_of = [&](std::string_view text) -> std::string_view {
+  const auto code_of = [&](std::string_view text) -> std::optional<tp::ErrorCode> {
     const auto result = parse(text);
     const auto* error = std::get_if<ProtocolError>(&result);
-    return error != nullptr ? error->code : "";
+    return error != nullptr ? std::optional(error->code) : std::nullopt;
   };
   {
     const auto result = parse(R"({"type":"Connect","data":{"probe_selector":"VID:PID:0483:374B","chip":null}})");
@@ -249,21 +249,21 @@ TEST_CASE("client messages: the protocol's types, with errors by code") {
     CHECK_FALSE(filter.port_mask);
     CHECK(filter.event_types == std::vector<std::string>{"Text", "*"});
   }
-  CHECK(code_of("{") == codes::invalid_message);
-  CHECK(code_of("[]") == codes::invalid_message);
-  CHECK(code_of(R"({"data":{}})") == codes::invalid_message);
-  CHECK(code_of(R"({"type":7})") == codes::invalid_message);
-  CHECK(code_of(R"({"type":"Launch","data":{}})") == codes::invalid_message);
-  CHECK(code_of(R"({"type":"Connect"})") == codes::invalid_parameters);
-  CHECK(code_of(R"({"type":"Connect","data":{"token":1}})") == codes::invalid_parameters);
-  CHECK(code_of(R"({"type":"Start","data":{}})") == codes::invalid_parameters);
-  CHECK(code_of(R"({"type":"Start","data":{"allow_mask":-1}})") == codes::invalid_parameters);
-  CHECK(code_of(R"({"type":"Start","data":{"allow_mask":4294967296}})") == codes::invalid_parameters);
-  CHECK(code_of(R"({"type":"Start","data":{"allow_mask":1.5}})") == codes::invalid_parameters);
-  CHECK(code_of(R"({"type":"Start","data":{"allow_mask":1,"baud_rate":0}})") == codes::invalid_parameters);
-  CHECK(code_of(R"({"type":"SetFilter","data":{"event_types":[1]}})") == codes::invalid_parameters);
-  CHECK(code_of(R"({"type":"SetFilter","data":{"event_types":[""]}})") == codes::invalid_parameters);
-  CHECK(code_of(R"({"type":"SetFilter","data":{"port_mask":"all"}})") == codes::invalid_parameters);
+  CHECK(code_of("{") == ErrorCode::invalid_message);
+  CHECK(code_of("[]") == ErrorCode::invalid_message);
+  CHECK(code_of(R"({"data":{}})") == ErrorCode::invalid_message);
+  CHECK(code_of(R"({"type":7})") == ErrorCode::invalid_message);
+  CHECK(code_of(R"({"type":"Launch","data":{}})") == ErrorCode::invalid_message);
+  CHECK(code_of(R"({"type":"Connect"})") == ErrorCode::invalid_parameters);
+  CHECK(code_of(R"({"type":"Connect","data":{"token":1}})") == ErrorCode::invalid_parameters);
+  CHECK(code_of(R"({"type":"Start","data":{}})") == ErrorCode::invalid_parameters);
+  CHECK(code_of(R"({"type":"Start","data":{"allow_mask":-1}})") == ErrorCode::invalid_parameters);
+  CHECK(code_of(R"({"type":"Start","data":{"allow_mask":4294967296}})") == ErrorCode::invalid_parameters);
+  CHECK(code_of(R"({"type":"Start","data":{"allow_mask":1.5}})") == ErrorCode::invalid_parameters);
+  CHECK(code_of(R"({"type":"Start","data":{"allow_mask":1,"baud_rate":0}})") == ErrorCode::invalid_parameters);
+  CHECK(code_of(R"({"type":"SetFilter","data":{"event_types":[1]}})") == ErrorCode::invalid_parameters);
+  CHECK(code_of(R"({"type":"SetFilter","data":{"event_types":[""]}})") == ErrorCode::invalid_parameters);
+  CHECK(code_of(R"({"type":"SetFilter","data":{"port_mask":"all"}})") == ErrorCode::invalid_parameters);
 }
 
 TEST_CASE("server messages have the schema's fields and types") {
@@ -297,9 +297,14 @@ TEST_CASE("server messages have the schema's fields and types") {
   auto no_load = parse(stats_message("2026-01-01T00:00:00.000Z", stats));
   CHECK(no_load["data"]["cpu_load"].is_null());
   CHECK(double(no_load["data"]["events_per_sec"]) == 0.0);
-  auto error = parse(error_message("t", "a \"quoted\"\nmessage", ""));
+  auto error = parse(error_message("t", "a \"quoted\"\nmessage", std::nullopt));
   CHECK(error["data"]["code"].is_null());
   CHECK(std::string_view(error["data"]["message"]) == "a \"quoted\"\nmessage");
+  auto coded = parse(error_message("t", "m", tp::ErrorCode::probe_in_use));
+  CHECK(std::string_view(coded["data"]["code"]) == "PROBE_IN_USE");
+  // A client knows Callisto's codes only: the project's own go out as null.
+  auto own_code = parse(error_message("t", "m", tp::ErrorCode::io_error));
+  CHECK(own_code["data"]["code"].is_null());
   std::string event;
   append_event_message(event, R"({"timestamp":1,"port":0,"event":{"kind":"IdleEnter"}})");
   CHECK(event == R"({"type":"Event","data":{"timestamp":1,"port":0,"event":{"kind":"IdleEnter"}}})");
@@ -317,10 +322,12 @@ TEST_CASE("record routes: kinds, ports, Callisto's required fields") {
   CHECK(high.high_port);
   CHECK(high.port_bits == 0U);
   const RecordRoute exception =
-      classify(R"({"timestamp":1,"port":0,"event":{"kind":"Exception","data":{"number":15}},"source":"dwt"})");
+      classify(R"({"timestamp":1,"port":0,"event":{"kind":"Exception","data":{"number":15,"name":"SysTick",)"
+               R"("action":"enter"}},"source":"dwt"})");
   CHECK(exception.kind >= KindTable::builtin.size());
   CHECK_FALSE(exception.cycles_clock);
-  const RecordRoute frames = classify(R"({"timestamp":7,"frames":[{"port":0,"data":[72]},{"port":3,"data":[]}]})");
+  const RecordRoute frames = classify(
+      R"({"timestamp":7,"frames":[{"port":0,"data":[72],"timestamp":7},{"port":3,"data":[1],"timestamp":7}]})");
   CHECK(frames.itm);
   CHECK(frames.kind == KindTable::itm);
   CHECK(frames.port_bits == 0b1001U);
@@ -337,6 +344,8 @@ TEST_CASE("record routes: kinds, ports, Callisto's required fields") {
   CHECK(rejected(R"({"timestamp":1,"port":3,"event":{"kind":"Counter","data":{"counter_id":1,"value":-1}}})"));
   CHECK(rejected(R"({"timestamp":1,"port":0,"event":{"kind":"Raw","data":{"data":[256]}}})"));
   CHECK(rejected(R"({"timestamp":1,"port":0,"event":{"kind":"Itm"}})"));
+  // The project's kinds by the project's schema, as trace-filter and trace-csv judge them.
+  CHECK(rejected(R"({"timestamp":1,"port":0,"event":{"kind":"Exception","data":{"number":15}}})"));
   CHECK(rejected(R"({"timestamp":-1,"port":0,"event":{"kind":"IdleEnter"}})"));
   CHECK(rejected(R"({"timestamp":1,"port":256,"event":{"kind":"IdleEnter"}})"));
   CHECK(rejected(R"({"timestamp":1,"port":0})"));
@@ -452,16 +461,19 @@ TEST_CASE("command placeholders, exit codes and error lines") {
         std::vector<std::string>{"--baud", "2000000", "xSTM32F407VGySTM32F407VG", "{unknown}", "{", "}{"});
   CHECK(substitute_placeholders({R"({"data":{"message":"{baud_rate}"}})"}, values) ==
         std::vector<std::string>{R"({"data":{"message":"2000000"}})"});
-  CHECK(protocol_code_for_exit(3) == "PROBE_NOT_FOUND");
-  CHECK(protocol_code_for_exit(4) == "PERMISSION_DENIED");
-  CHECK(protocol_code_for_exit(5) == "PROBE_IN_USE");
-  CHECK(protocol_code_for_exit(8) == "TARGET_NOT_RESPONDING");
-  CHECK(protocol_code_for_exit(9) == "BAUD_RATE_ERROR");
-  CHECK(protocol_code_for_exit(1).empty());
-  CHECK(protocol_code_for_child("BAUD_RATE_ERROR") == "BAUD_RATE_ERROR");
-  CHECK(protocol_code_for_child("NOT_FOUND") == "PROBE_NOT_FOUND");
-  CHECK(protocol_code_for_child("BUSY") == "PROBE_IN_USE");
-  CHECK(protocol_code_for_child("IO_ERROR").empty());
+  CHECK(callisto_code_for_exit(3) == tp::ErrorCode::probe_not_found);
+  CHECK(callisto_code_for_exit(4) == tp::ErrorCode::permission_denied);
+  CHECK(callisto_code_for_exit(5) == tp::ErrorCode::probe_in_use);
+  CHECK(callisto_code_for_exit(8) == tp::ErrorCode::target_not_responding);
+  CHECK(callisto_code_for_exit(9) == tp::ErrorCode::baud_rate_error);
+  CHECK_FALSE(callisto_code_for_exit(1));
+  CHECK_FALSE(callisto_code_for_exit(143));
+  CHECK(callisto_code_for_child("BAUD_RATE_ERROR") == tp::ErrorCode::baud_rate_error);
+  CHECK(callisto_code_for_child("NOT_FOUND") == tp::ErrorCode::probe_not_found);
+  CHECK(callisto_code_for_child("BUSY") == tp::ErrorCode::probe_in_use);
+  CHECK_FALSE(callisto_code_for_child("IO_ERROR"));
+  CHECK_FALSE(callisto_code_for_child("NO_SUCH_CODE"));
+  CHECK_FALSE(callisto_code_for_child(""));
   const auto error = parse_child_error_line(R"({"level":"error","code":"PROBE_IN_USE","message":"claimed"})");
   REQUIRE(error);
   CHECK(error->code == "PROBE_IN_USE");

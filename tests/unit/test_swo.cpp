@@ -7,17 +7,19 @@
 #include "core/error.hpp"
 #include "core/quantity.hpp"
 #include "itm/decoder.hpp"
-#include "swo/cmsis_dap_protocol.hpp"
-#include "swo/lpclink2_protocol.hpp"
+#include "probes/cmsis_dap_protocol.hpp"
+#include "probes/lpclink2_protocol.hpp"
+#include "probes/probe_catalog.hpp"
+#include "probes/probe_link.hpp"
+#include "probes/stlink_protocol.hpp"
+#include "swo/lpclink2_poll_tracker.hpp"
 #include "swo/pacer.hpp"
-#include "swo/probe_catalog.hpp"
-#include "swo/probe_link.hpp"
 #include "swo/rate.hpp"
 #include "swo/simulator.hpp"
-#include "swo/stlink_protocol.hpp"
 #include "swo/stream_sources.hpp"
 
 using namespace tp::swo;
+using namespace tp::probes;
 using Bytes = std::vector<std::uint8_t>;
 
 namespace {
@@ -34,7 +36,8 @@ Bytes incremental(std::uint8_t epoch, std::size_t before, std::size_t after, std
 
 Bytes flush(std::uint8_t epoch, std::uint8_t first_value) {
   Bytes reply{0x82, epoch};
-  for (std::size_t i = 0; i < lpclink2::buffer_size; ++i) reply.push_back(static_cast<std::uint8_t>(first_value + i));
+  for (std::size_t i = 0; i < tp::probes::lpclink2::buffer_size; ++i)
+    reply.push_back(static_cast<std::uint8_t>(first_value + i));
   return reply;
 }
 
@@ -47,21 +50,21 @@ Bytes buffer_bytes(std::size_t from, std::size_t to, std::uint8_t first_value) {
 }  // namespace
 
 TEST_CASE("lpclink2: commands and setup replies") {
-  CHECK(lpclink2::ohai_command() == Bytes{0x1f, 0xff});
-  CHECK(lpclink2::init_uart_command() == Bytes{0x03});
-  CHECK(lpclink2::set_rate_command(2'000'000) == Bytes{0x01, 0x80, 0x84, 0x1e, 0x00});
-  CHECK(lpclink2::poll_command() == Bytes{0x02});
-  CHECK(lpclink2::is_ohai_reply(Bytes{0x1f, 0x38}));
-  CHECK_FALSE(lpclink2::is_ohai_reply(Bytes{0x1f}));
-  CHECK(lpclink2::parse_init_uart_reply(Bytes{0x03, 0, 0, 0, 0, 0x00, 0x1b, 0xb7, 0x00}) == 12'000'000U);
-  CHECK_FALSE(lpclink2::parse_init_uart_reply(Bytes{0x03, 0, 0}));
-  CHECK_FALSE(lpclink2::parse_init_uart_reply(Bytes{0x01, 0, 0, 0, 0, 0, 0, 0, 0}));
-  CHECK(lpclink2::parse_set_rate_reply(Bytes{0x01, 0x80, 0x84, 0x1e, 0x00}) == 2'000'000U);
-  CHECK_FALSE(lpclink2::parse_set_rate_reply(Bytes{0x02, 0, 0, 0, 0}));
+  CHECK(tp::probes::lpclink2::ohai_command() == Bytes{0x1f, 0xff});
+  CHECK(tp::probes::lpclink2::init_uart_command() == Bytes{0x03});
+  CHECK(tp::probes::lpclink2::set_rate_command(2'000'000) == Bytes{0x01, 0x80, 0x84, 0x1e, 0x00});
+  CHECK(tp::probes::lpclink2::poll_command() == Bytes{0x02});
+  CHECK(tp::probes::lpclink2::is_ohai_reply(Bytes{0x1f, 0x38}));
+  CHECK_FALSE(tp::probes::lpclink2::is_ohai_reply(Bytes{0x1f}));
+  CHECK(tp::probes::lpclink2::parse_init_uart_reply(Bytes{0x03, 0, 0, 0, 0, 0x00, 0x1b, 0xb7, 0x00}) == 12'000'000U);
+  CHECK_FALSE(tp::probes::lpclink2::parse_init_uart_reply(Bytes{0x03, 0, 0}));
+  CHECK_FALSE(tp::probes::lpclink2::parse_init_uart_reply(Bytes{0x01, 0, 0, 0, 0, 0, 0, 0, 0}));
+  CHECK(tp::probes::lpclink2::parse_set_rate_reply(Bytes{0x01, 0x80, 0x84, 0x1e, 0x00}) == 2'000'000U);
+  CHECK_FALSE(tp::probes::lpclink2::parse_set_rate_reply(Bytes{0x02, 0, 0, 0, 0}));
 }
 
 TEST_CASE("lpclink2: 04 runs then the 82 of the same epoch: every byte once") {
-  lpclink2::PollTracker tracker;
+  tp::swo::lpclink2::PollTracker tracker;
   SourceCounters counters;
   Bytes out;
   CHECK(tracker.on_reply(incremental(1, 0, 0, 0), out, counters) == 0);  // packed 0: nothing yet
@@ -83,7 +86,7 @@ TEST_CASE("lpclink2: 04 runs then the 82 of the same epoch: every byte once") {
 }
 
 TEST_CASE("lpclink2: an 82 with no 04 before it is taken whole; the first reply whole") {
-  lpclink2::PollTracker tracker;
+  tp::swo::lpclink2::PollTracker tracker;
   SourceCounters counters;
   Bytes out;
   CHECK(tracker.on_reply(incremental(7, 500, 600, 0), out, counters) == 100);  // joins mid-epoch
@@ -94,7 +97,7 @@ TEST_CASE("lpclink2: an 82 with no 04 before it is taken whole; the first reply 
 }
 
 TEST_CASE("lpclink2: epoch wrap-around is not lost sync") {
-  lpclink2::PollTracker tracker;
+  tp::swo::lpclink2::PollTracker tracker;
   SourceCounters counters;
   Bytes out;
   tracker.on_reply(flush(254, 0), out, counters);
@@ -103,14 +106,14 @@ TEST_CASE("lpclink2: epoch wrap-around is not lost sync") {
   tracker.on_reply(flush(1, 0), out, counters);
   CHECK(counters.lost_sync == 0);
   CHECK(out.size() == 4 * 1022);
-  lpclink2::PollTracker skips_zero;
+  tp::swo::lpclink2::PollTracker skips_zero;
   skips_zero.on_reply(flush(255, 0), out, counters);
   skips_zero.on_reply(flush(1, 0), out, counters);  // epochs start at 1: a wrap may skip 0
   CHECK(counters.lost_sync == 0);
 }
 
 TEST_CASE("lpclink2: a missed flush is counted as lost bytes, exactly") {
-  lpclink2::PollTracker tracker;
+  tp::swo::lpclink2::PollTracker tracker;
   SourceCounters counters;
   Bytes out;
   tracker.on_reply(incremental(3, 0, 400, 0), out, counters);
@@ -122,7 +125,7 @@ TEST_CASE("lpclink2: a missed flush is counted as lost bytes, exactly") {
 }
 
 TEST_CASE("lpclink2: an 82 after lost sync: counted, data taken whole") {
-  lpclink2::PollTracker tracker;
+  tp::swo::lpclink2::PollTracker tracker;
   SourceCounters counters;
   Bytes out;
   tracker.on_reply(flush(3, 0), out, counters);
@@ -132,7 +135,7 @@ TEST_CASE("lpclink2: an 82 after lost sync: counted, data taken whole") {
 }
 
 TEST_CASE("lpclink2: repeated and overlapping replies are dropped and counted") {
-  lpclink2::PollTracker tracker;
+  tp::swo::lpclink2::PollTracker tracker;
   SourceCounters counters;
   Bytes out;
   tracker.on_reply(incremental(1, 0, 200, 0), out, counters);
@@ -148,7 +151,7 @@ TEST_CASE("lpclink2: repeated and overlapping replies are dropped and counted") 
 }
 
 TEST_CASE("lpclink2: a gap inside an epoch is counted") {
-  lpclink2::PollTracker tracker;
+  tp::swo::lpclink2::PollTracker tracker;
   SourceCounters counters;
   Bytes out;
   tracker.on_reply(incremental(1, 0, 100, 0), out, counters);
@@ -158,7 +161,7 @@ TEST_CASE("lpclink2: a gap inside an epoch is counted") {
 }
 
 TEST_CASE("lpclink2: malformed replies are counted and change nothing") {
-  lpclink2::PollTracker tracker;
+  tp::swo::lpclink2::PollTracker tracker;
   SourceCounters counters;
   Bytes out;
   CHECK(tracker.on_reply(Bytes{}, out, counters) == 0);
@@ -178,7 +181,7 @@ TEST_CASE("lpclink2: malformed replies are counted and change nothing") {
 TEST_CASE("lpclink2: random split of a stream into replies reproduces it") {
   std::mt19937 rng(5);
   for (int round = 0; round < 50; ++round) {
-    lpclink2::PollTracker tracker;
+    tp::swo::lpclink2::PollTracker tracker;
     SourceCounters counters;
     Bytes out;
     Bytes want;
@@ -275,7 +278,7 @@ TEST_CASE("rate negotiation") {
     FAIL("expected BAUD_RATE_ERROR");
   } catch (const tp::Error& e) {
     CHECK(e.code() == tp::ExitCode::unsupported);
-    CHECK(e.protocol_code() == "BAUD_RATE_ERROR");
+    CHECK(e.error_code() == tp::ErrorCode::baud_rate_error);
   }
   asked.clear();
   const auto approx = negotiate_rate({11'000'000, 0.02, true}, 12'000'000, "probe", probe);

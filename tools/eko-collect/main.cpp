@@ -2,46 +2,16 @@
 // CMSIS-DAP probe, and write them as CSV (ekotrace's columns) or NDJSON records.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <optional>
 
-#include "core/cli.hpp"
-#include "core/quantity.hpp"
-#include "core/signals.hpp"
-#include "core/text_file.hpp"
+#include "cli/cli.hpp"
 #include "dap/dap_memory.hpp"
-#include "ekotrace/collect_loop.hpp"
-#include "ekotrace/target_setup.hpp"
+#include "ekotrace/collect_command.hpp"
 #include "gdb/rsp_client.hpp"
 
 namespace {
 
-using namespace tp::ekotrace;
-
-struct Options {
-  std::vector<std::string> tracers;
-  std::uint64_t session_id = 0;
-  std::optional<unsigned> word_size;
-  bool little_endian = false;
-  bool big_endian = false;
-  std::string elf;
-  std::string attach;
-  std::string gdb_server;
-  std::string interval = "500";
-  std::string output = "-";
-  std::string format = "csv";
-  std::string layout_file;
-  bool print_layout = false;
-  bool no_clear = false;
-  std::uint64_t polls = 0;
-  std::string duration;
-  double timeout_s = 2;
-  std::string probe = "cmsis-dap";
-  std::string serial_number;
-  std::uint32_t swd_hz = 4'000'000;
-  bool stats = false;
-  bool list_chips = false;
-};
+using tp::ekotrace::CollectOptions;
 
 // The seed spells the endianness flags -le and -be; CLI11 takes one-letter short options only.
 std::vector<std::string> seed_spellings(int argc, char** argv) {
@@ -53,60 +23,24 @@ std::vector<std::string> seed_spellings(int argc, char** argv) {
   return args;
 }
 
-std::chrono::milliseconds parse_interval(const std::string& text) {
-  const bool digits =
-      !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-  return tp::parse_duration(digits ? text + "ms" : text);  // bare numbers are milliseconds, as in the seed
-}
-
-std::unique_ptr<tp::target::TargetMemory> open_target(const Options& o, std::optional<tp::usb::Context>& usb) {
+std::unique_ptr<tp::target::TargetMemory> open_target(const CollectOptions& o, std::optional<tp::usb::Context>& usb) {
   const int timeout_ms = static_cast<int>(o.timeout_s * 1000);
   if (!o.gdb_server.empty()) {
     return tp::gdb::RspClient::connect(tp::net::parse_tcp_endpoint(o.gdb_server, "--gdb-server"), timeout_ms);
   }
   usb.emplace();
   return tp::dap::attach_cmsis_dap(
-      *usb, {o.attach, tp::swo::parse_probe_selector(o.probe, o.serial_number), o.swd_hz, timeout_ms});
+      *usb, {o.attach, tp::probes::parse_probe_selector(o.probe, o.serial_number), o.swd_hz, timeout_ms});
 }
 
-tp::ExitCode run(const Options& o, const tp::Logger& log) {
+tp::ExitCode run(const CollectOptions& o, const tp::Logger& log) {
   if (o.list_chips) {
     fmt::print("{}", tp::dap::known_chips());
     return tp::ExitCode::ok;
   }
-  std::optional<tp::elf::ElfFile> elf;
-  if (!o.elf.empty()) elf = tp::elf::ElfFile::load(o.elf);
-  const std::optional<tp::elf::Endian> endian = o.big_endian      ? std::optional(tp::elf::Endian::big)
-                                                : o.little_endian ? std::optional(tp::elf::Endian::little)
-                                                                  : std::nullopt;
-  const TargetShape shape = resolve_shape(elf ? &*elf : nullptr, o.word_size, endian);
-  Layout layout = Layout::standard(shape.word_size);
-  if (!o.layout_file.empty()) layout = apply_layout_file(layout, tp::read_text_file(o.layout_file), o.layout_file);
-  if (o.print_layout) {
-    fmt::print("{}\n", layout.to_json());
-    return tp::ExitCode::ok;
-  }
-  if (o.tracers.empty()) throw tp::Error(tp::ExitCode::usage, "name at least one tracer (a symbol or 0x... address)");
-  if (o.gdb_server.empty() == o.attach.empty()) {
-    throw tp::Error(tp::ExitCode::usage, "give exactly one of --gdb-server HOST:PORT and --attach CHIP");
-  }
-  const LoopSettings loop{parse_interval(o.interval), o.polls,
-                          o.duration.empty() ? std::chrono::milliseconds(0) : tp::parse_duration(o.duration), o.stats};
-  for (const auto& warning : shape.warnings) log.warn(warning);
-  auto tracers = resolve_tracers(o.tracers, elf ? &*elf : nullptr);
-  std::vector<std::string> labels;
-  labels.reserve(tracers.size());
-  for (const auto& t : tracers) labels.push_back(t.label);
-
-  RowWriter writer(o.output, o.format == "ndjson" ? OutputFormat::ndjson : OutputFormat::csv, o.session_id, labels);
   std::optional<tp::usb::Context> usb;
-  const auto memory = open_target(o, usb);
-  log.verbose(fmt::format("{}; target {}-bit {} ({})", memory->description(), shape.word_size * 8,
-                          shape.endian == tp::elf::Endian::little ? "little endian" : "big endian", shape.origin));
-  const std::size_t max_read = 16384;
-  Collector collector(*memory, std::move(tracers), {layout, shape.endian, !o.no_clear, 512}, max_read);
-  run_collect_loop(collector, *memory, writer, loop, log);
-  return tp::ExitCode::ok;
+  return tp::ekotrace::collect(
+      o, [&] { return open_target(o, usb); }, log);
 }
 
 int run_main(int argc, char** argv) {
@@ -123,7 +57,7 @@ int run_main(int argc, char** argv) {
       "  eko-collect -s 7 -w 32 -le --attach stm32f4 -o out.csv 0x20001000\n"
       "  eko-collect -e fw.elf -g :3333 --format ndjson TRACER_1 | trace-serve",
       "eko-collect"};
-  Options o;
+  CollectOptions o;
   tp::CommonOptions common;
   app.add_option("tracers", o.tracers, "Tracer references: symbols (with --elf) or 0x addresses")->type_name("TRACER");
   app.add_option("-s,--session-id", o.session_id, "Session id written in every row")->default_val(0);

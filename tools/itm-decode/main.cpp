@@ -3,8 +3,9 @@
 
 #include <charconv>
 
-#include "core/cli.hpp"
+#include "cli/cli.hpp"
 #include "core/clock.hpp"
+#include "core/number.hpp"
 #include "core/text_file.hpp"
 #include "decode/decode_loop.hpp"
 
@@ -31,15 +32,9 @@ struct Options {
 };
 
 std::uint32_t parse_mask(const std::string& text) {
-  std::uint64_t value = 0;
-  const bool hex = text.starts_with("0x") || text.starts_with("0X");
-  const char* begin = text.data() + (hex ? 2 : 0);
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(begin, end, value, hex ? 16 : 10);
-  if (ec != std::errc{} || ptr != end || begin == end || value > 0xFFFFFFFFULL) {
-    throw tp::Error(tp::ExitCode::usage, fmt::format("--ports: '{}' is not a 32-bit mask (e.g. 0x0F)", text));
-  }
-  return static_cast<std::uint32_t>(value);
+  const auto value = tp::parse_c_number<std::uint32_t>(text);
+  if (!value) throw tp::Error(tp::ExitCode::usage, fmt::format("--ports: '{}' is not a 32-bit mask (e.g. 0x0F)", text));
+  return *value;
 }
 
 tp::SessionOptions session_options(const Options& o) {

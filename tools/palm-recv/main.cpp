@@ -1,7 +1,7 @@
 // palm-recv: receive Palm OS Emulator traces (Palm Reporter protocol over TCP) as records.
 #include <fmt/format.h>
 
-#include "core/cli.hpp"
+#include "cli/cli.hpp"
 #include "core/listen_address.hpp"
 #include "core/quantity.hpp"
 #include "palm/server.hpp"

@@ -1,12 +1,9 @@
 // trace-csv: flatten tracepipe NDJSON records into CSV for spreadsheets and cron logs.
-#include <fmt/format.h>
-#include <sys/stat.h>
+#include <optional>
 
-#include <deque>
-
-#include "core/cli.hpp"
-#include "records/csv_table.hpp"
-#include "records/field_path.hpp"
+#include "cli/cli.hpp"
+#include "core/progress.hpp"
+#include "records/csv_sink.hpp"
 #include "records/line_stream.hpp"
 
 namespace {
@@ -24,95 +21,22 @@ struct Options {
   bool strict = false;
 };
 
-// An empty (or new) output file gets a header; an appended non-empty one does not.
-bool output_is_empty(const tp::CommonOptions& common) {
-  if (common.output.empty() || common.output == "-" || !common.append) return true;
-  struct stat st {};
-  return ::stat(common.output.c_str(), &st) != 0 || st.st_size == 0;
-}
-
-tp::TimeFormat time_format(const std::string& name) {
-  return name == "seconds"   ? tp::TimeFormat::seconds
-         : name == "rfc3339" ? tp::TimeFormat::rfc3339
-                             : tp::TimeFormat::raw;
-}
-
-// Writes rows; until the columns are known (inferred from the first lines), lines wait.
-class CsvSink {
- public:
-  CsvSink(const Options& o, bool write_header, tp::BatchedWriter& writer)
-      : options_(o), write_header_(write_header), writer_(writer) {
-    if (!o.preset.empty()) start(tp::preset_columns(o.preset));
-    if (!o.columns.empty()) start(tp::parse_columns(o.columns));
-  }
-
-  simdjson::error_code on_line(tp::NdjsonLine& line) {
-    if (rows_) return write(line.document);
-    if (auto error = inference_.add(line.document); error != simdjson::SUCCESS) return error;
-    waiting_.emplace_back(line.text);
-    if (waiting_.size() >= options_.infer_lines) finish_inference();
-    return simdjson::SUCCESS;
-  }
-
-  void finish(const tp::Logger& log) {
-    if (!rows_) finish_inference();
-    if (rows_->unconverted_times() != 0) {
-      log.warn(
-          fmt::format("{} timestamps were left unconverted (--time {} needs --cpu-hz for cycles; rfc3339 "
-                      "works for host time only)",
-                      rows_->unconverted_times(), options_.time));
-    }
-  }
-
- private:
-  void start(std::vector<tp::CsvColumn> columns) {
-    rows_.emplace(std::move(columns), options_.delimiter[0], time_format(options_.time), options_.cpu_hz,
-                  options_.crlf);
-    if (write_header_) {
-      rows_->header(writer_.buffer());
-      writer_.commit();
-    }
-  }
-
-  void finish_inference() {
-    start(inference_.columns());
-    simdjson::ondemand::parser parser;
-    for (const std::string& text : waiting_) {
-      const simdjson::padded_string padded(text);
-      simdjson::ondemand::document document;
-      if (parser.iterate(padded).get(document) == simdjson::SUCCESS) (void)write(document);
-    }
-    waiting_.clear();
-  }
-
-  simdjson::error_code write(simdjson::ondemand::document& document) {
-    const simdjson::error_code error = rows_->row(document, writer_.buffer());
-    writer_.commit();
-    return error;
-  }
-
-  const Options& options_;
-  bool write_header_;
-  tp::BatchedWriter& writer_;
-  std::optional<tp::CsvRowWriter> rows_;
-  tp::ColumnInference inference_;
-  std::deque<std::string> waiting_;
-};
-
 tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Logger& log) {
-  if (!o.columns.empty() && !o.preset.empty())
-    throw tp::Error(tp::ExitCode::usage, "--columns and --preset exclude each other");
   if (o.delimiter.size() != 1) throw tp::Error(tp::ExitCode::usage, "--delimiter must be one character");
-  const bool write_header = o.header && output_is_empty(common);
+  const tp::CsvOptions csv{o.columns,      o.preset, o.header,     tp::parse_time_format(o.time), o.time, o.cpu_hz,
+                           o.delimiter[0], o.crlf,   o.infer_lines};
+  tp::check_csv_options(csv);
   tp::ByteSource source = tp::ByteSource::open(o.input);
   tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append);
-  CsvSink sink(o, write_header, writer);
-  tp::LineStream stream([&](tp::NdjsonLine& line) { return sink.on_line(line); }, log, o.strict);
+  std::optional<tp::LineStream> stream;
+  tp::CsvSink sink(csv, writer,
+                   [&](std::uint64_t number, std::string_view message) { stream->report_bad_line(number, message); });
+  stream.emplace([&](tp::NdjsonLine& line) { return sink.on_line(line); }, log, o.strict);
   tp::Progress progress(source.size(), log.verbosity() != tp::Verbosity::quiet);
-  tp::run_stream_loop(source, stream, writer, progress);
+  tp::run_stream_loop(source, *stream, writer, progress);
   sink.finish(log);
   writer.flush();
-  stream.report_summary(source.name());
+  stream->report_summary(source.name());
   return tp::ExitCode::ok;
 }
 
@@ -134,7 +58,7 @@ int run_main(int argc, char** argv) {
   app.add_option("--preset", o.preset, "Named columns: basic, counters, exceptions, ekotrace")
       ->check(CLI::IsMember({"basic", "counters", "exceptions", "ekotrace"}));
   app.add_flag("--header,!--no-header", o.header,
-               "Write a header row (default; with --append only into an empty file)");
+               "Write a header row (default; only into an empty output: --append or >> add rows only)");
   app.add_option("--time", o.time, "Timestamp column as raw, seconds (by the record's clock) or rfc3339 (host time)")
       ->check(CLI::IsMember({"raw", "seconds", "rfc3339"}))
       ->default_val("raw");

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "core/cli.hpp"
+#include "cli/cli.hpp"
 #include "records/line_stream.hpp"
 #include "records/record_filter.hpp"
 #include "records/record_kinds.hpp"

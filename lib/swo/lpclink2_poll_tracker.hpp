@@ -1,9 +1,8 @@
-// The LPC-Link2's proprietary SWO port (seed spec "LPC-Link2 SWO Protocol"; notes/probes.md):
-// command encoders, reply parsers and the epoch bookkeeping of poll replies, independent of
-// USB so they can be tested and fuzzed on their own.
+// The epoch bookkeeping of the LPC-Link2's poll replies (seed spec "LPC-Link2 SWO Protocol";
+// notes/probes.md), independent of USB so it can be tested and fuzzed on its own. The
+// commands and the other replies are probes/lpclink2_protocol.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -12,25 +11,6 @@
 #include "swo/swo_source.hpp"
 
 namespace tp::swo::lpclink2 {
-
-inline constexpr std::uint16_t vendor_id = 0x1fc9;
-inline constexpr std::uint16_t product_id = 0x0090;
-inline constexpr std::string_view interface_name = "LPC-LINK2 DATA PORT";
-inline constexpr std::size_t packet_size = 1024;
-inline constexpr std::size_t buffer_size = 1022;  // the capture buffer an 0x82 flush delivers
-
-enum class Command : std::uint8_t { set_rate = 0x01, poll = 0x02, init_uart = 0x03, ohai = 0x1f };
-enum class ReplyKind : std::uint8_t { incremental = 0x04, flush = 0x82 };
-
-std::vector<std::uint8_t> ohai_command();                      // 1f ff: UART-encoded SWO
-std::vector<std::uint8_t> init_uart_command();                 // 03
-std::vector<std::uint8_t> set_rate_command(std::uint32_t hz);  // 01 u32
-std::vector<std::uint8_t> poll_command();                      // 02
-
-// Each returns nothing when the reply is not the answer to that command.
-bool is_ohai_reply(std::span<const std::uint8_t> reply);
-std::optional<std::uint32_t> parse_init_uart_reply(std::span<const std::uint8_t> reply);  // max rate
-std::optional<std::uint32_t> parse_set_rate_reply(std::span<const std::uint8_t> reply);   // achieved
 
 // Turns poll replies into the stream of captured bytes, each exactly once.
 //

@@ -10,7 +10,7 @@
 
 #include "usb/usb_device.hpp"
 
-namespace tp::swo {
+namespace tp::probes {
 
 enum class ProbeKind { lpclink2, cmsis_dap, stlink };
 
@@ -46,4 +46,4 @@ ProbeInfo select_probe(const std::vector<ProbeInfo>& probes, const ProbeSelector
 std::string probe_text_line(const ProbeInfo& probe);
 std::string probe_json_line(const ProbeInfo& probe);
 
-}  // namespace tp::swo
+}  // namespace tp::probes

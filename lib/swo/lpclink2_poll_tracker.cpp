@@ -1,51 +1,20 @@
-#include "swo/lpclink2_protocol.hpp"
+#include "swo/lpclink2_poll_tracker.hpp"
 
 #include <algorithm>
+
+#include "core/byte_order.hpp"
+#include "probes/lpclink2_protocol.hpp"
 
 namespace tp::swo::lpclink2 {
 namespace {
 
+using probes::lpclink2::buffer_size;
+using probes::lpclink2::ReplyKind;
+
 constexpr std::size_t incremental_header = 5;  // 04 epoch p0 p1 p2
 constexpr std::size_t flush_header = 2;        // 82 epoch
 
-std::uint32_t load_u32(std::span<const std::uint8_t> bytes, std::size_t at) {
-  return static_cast<std::uint32_t>(bytes[at]) | static_cast<std::uint32_t>(bytes[at + 1]) << 8U |
-         static_cast<std::uint32_t>(bytes[at + 2]) << 16U | static_cast<std::uint32_t>(bytes[at + 3]) << 24U;
-}
-
-std::vector<std::uint8_t> with_u32(Command command, std::uint32_t value) {
-  return {static_cast<std::uint8_t>(command), static_cast<std::uint8_t>(value), static_cast<std::uint8_t>(value >> 8U),
-          static_cast<std::uint8_t>(value >> 16U), static_cast<std::uint8_t>(value >> 24U)};
-}
-
 }  // namespace
-
-std::vector<std::uint8_t> ohai_command() {
-  return {static_cast<std::uint8_t>(Command::ohai), 0xff};
-}
-std::vector<std::uint8_t> init_uart_command() {
-  return {static_cast<std::uint8_t>(Command::init_uart)};
-}
-std::vector<std::uint8_t> set_rate_command(std::uint32_t hz) {
-  return with_u32(Command::set_rate, hz);
-}
-std::vector<std::uint8_t> poll_command() {
-  return {static_cast<std::uint8_t>(Command::poll)};
-}
-
-bool is_ohai_reply(std::span<const std::uint8_t> reply) {
-  return reply.size() >= 2 && reply[0] == static_cast<std::uint8_t>(Command::ohai);
-}
-
-std::optional<std::uint32_t> parse_init_uart_reply(std::span<const std::uint8_t> reply) {
-  if (reply.size() < 9 || reply[0] != static_cast<std::uint8_t>(Command::init_uart)) return std::nullopt;
-  return load_u32(reply, 5);
-}
-
-std::optional<std::uint32_t> parse_set_rate_reply(std::span<const std::uint8_t> reply) {
-  if (reply.size() < 5 || reply[0] != static_cast<std::uint8_t>(Command::set_rate)) return std::nullopt;
-  return load_u32(reply, 1);
-}
 
 std::size_t PollTracker::on_reply(std::span<const std::uint8_t> reply, std::vector<std::uint8_t>& out,
                                   SourceCounters& counters) {
@@ -78,8 +47,7 @@ bool PollTracker::enter_epoch(std::uint8_t epoch, SourceCounters& counters) {
 std::size_t PollTracker::on_incremental(std::span<const std::uint8_t> reply, std::vector<std::uint8_t>& out,
                                         SourceCounters& counters) {
   const std::uint8_t epoch = reply[1];
-  const std::uint32_t packed = static_cast<std::uint32_t>(reply[2]) | static_cast<std::uint32_t>(reply[3]) << 8U |
-                               static_cast<std::uint32_t>(reply[4]) << 16U;
+  const auto packed = load_little_endian<std::uint32_t, 3>(reply.data() + 2);
   const std::size_t before = packed & 0xfffU;
   const std::size_t after = packed >> 12U;
   if (packed != 0 && (after < before || after > buffer_size || reply.size() < incremental_header + after - before)) {

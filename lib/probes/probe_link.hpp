@@ -11,7 +11,7 @@
 
 #include "usb/usb_device.hpp"
 
-namespace tp::swo {
+namespace tp::probes {
 
 class CommandLink {
  public:
@@ -56,4 +56,4 @@ class AdaptiveInterval {
 const usb::EndpointInfo* find_endpoint(const usb::InterfaceInfo& interface, bool in, usb::TransferType type,
                                        int skip = 0);
 
-}  // namespace tp::swo
+}  // namespace tp::probes

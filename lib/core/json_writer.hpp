@@ -17,6 +17,9 @@ void append_json_string(OutBuffer& out, std::string_view text);
 void append_uint(OutBuffer& out, std::uint64_t value);
 // Appends [b0,b1,...] as a JSON array of integers.
 void append_byte_array(OutBuffer& out, std::span<const std::uint8_t> bytes);
+// The shortest text that reads back as `value`; null when it is not finite (JSON has no
+// NaN or infinity).
+void append_double(OutBuffer& out, double value);
 
 // The same for std::string (diagnostics and other cold paths).
 void append_json_string(std::string& out, std::string_view text);

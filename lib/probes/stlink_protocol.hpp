@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace tp::swo::stlink {
+namespace tp::probes::stlink {
 
 inline constexpr std::uint16_t vendor_id = 0x0483;
 inline constexpr std::size_t command_size = 16;
@@ -49,4 +49,4 @@ bool firmware_has_trace(Generation generation, const Version& version);
 bool parse_ok_reply(std::span<const std::uint8_t> reply);
 std::optional<std::uint16_t> parse_trace_count_reply(std::span<const std::uint8_t> reply);
 
-}  // namespace tp::swo::stlink
+}  // namespace tp::probes::stlink

@@ -1,6 +1,6 @@
-#include "swo/cmsis_dap_protocol.hpp"
+#include "probes/cmsis_dap_protocol.hpp"
 
-namespace tp::swo::cmsis_dap {
+namespace tp::probes::cmsis_dap {
 namespace {
 
 std::uint8_t byte_of(Command command) {
@@ -74,4 +74,4 @@ std::optional<SwoData> parse_swo_data_reply(std::span<const std::uint8_t> reply)
   return SwoData{reply[1], reply.subspan(4, count)};
 }
 
-}  // namespace tp::swo::cmsis_dap
+}  // namespace tp::probes::cmsis_dap

@@ -1,4 +1,4 @@
-#include "json/json_writer.hpp"
+#include "core/json_writer.hpp"
 
 #include <fmt/format.h>
 
@@ -191,6 +191,14 @@ void append_int(std::string& out, std::int64_t value) {
   } else {
     append_uint(out, static_cast<std::uint64_t>(value));
   }
+}
+
+void append_double(OutBuffer& out, double value) {
+  if (!std::isfinite(value)) {
+    out += std::string_view("null");
+    return;
+  }
+  fmt::format_to(std::back_inserter(out), "{}", value);
 }
 
 void append_double(std::string& out, double value) {

@@ -1,4 +1,4 @@
-#include "core/cli.hpp"
+#include "cli/cli.hpp"
 
 #include <fmt/format.h>
 
@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <new>
 
+#include "cli/version.hpp"
 #include "core/number.hpp"
 #include "core/signals.hpp"
 
@@ -25,7 +26,7 @@ void add_common_options(CLI::App& app, CommonOptions& options, CommonFlags flags
       ->envname("TRACEPIPE_LOG_FORMAT")
       ->check(CLI::IsMember({"text", "json"}))
       ->default_val("text");
-  app.set_version_flag("--version", std::string(app.get_name()) + " (tracepipe) " TRACEPIPE_VERSION);
+  app.set_version_flag("--version", fmt::format("{} (tracepipe) {}", app.get_name(), tracepipe_version()));
   app.footer(exit_code_help());
 }
 
@@ -116,7 +117,7 @@ int run_tool(CLI::App& app, CommonOptions& options, int argc, char** argv,
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     const Logger logger = make_logger(app, options);
-    logger.error("INVALID_PARAMETERS", fmt::format("{} (see --help)", e.what()));
+    logger.error(ErrorCode::invalid_parameters, fmt::format("{} (see --help)", e.what()));
     return static_cast<int>(ExitCode::usage);
   }
   const Logger logger = make_logger(app, options);
@@ -130,13 +131,13 @@ int run_tool(CLI::App& app, CommonOptions& options, int argc, char** argv,
   } catch (const Error& e) {
     // Stopped by SIGINT/SIGTERM: what failed then (an interrupted wait) is the stop itself.
     if (const int signo = stop_requested(); signo != 0) return 128 + signo;
-    logger.error(e.protocol_code(), e.what());
+    logger.error(e.error_code(), e.what());
     return static_cast<int>(e.code());
   } catch (const std::bad_alloc&) {
-    logger.error("INTERNAL_ERROR", "out of memory");
+    logger.error(ErrorCode::internal_error, "out of memory");
     return static_cast<int>(ExitCode::internal);
   } catch (const std::exception& e) {
-    logger.error("INTERNAL_ERROR", fmt::format("internal error: {} (please report this)", e.what()));
+    logger.error(ErrorCode::internal_error, fmt::format("internal error: {} (please report this)", e.what()));
     return static_cast<int>(ExitCode::internal);
   }
 }

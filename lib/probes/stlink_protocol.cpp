@@ -1,8 +1,10 @@
-#include "swo/stlink_protocol.hpp"
+#include "probes/stlink_protocol.hpp"
+
+#include "core/byte_order.hpp"
 
 #include <array>
 
-namespace tp::swo::stlink {
+namespace tp::probes::stlink {
 namespace {
 
 constexpr std::uint8_t get_version = 0xf1;
@@ -65,7 +67,7 @@ std::vector<std::uint8_t> trace_count_command() {
 std::optional<Version> parse_version_reply(std::span<const std::uint8_t> reply) {
   if (reply.size() < 6) return std::nullopt;
   // Big-endian u16: stlink version in bits 15..12, JTAG version in bits 11..6.
-  const auto word = static_cast<std::uint16_t>(reply[0] << 8U | reply[1]);
+  const std::uint16_t word = load_be16(reply.data());
   return Version{static_cast<std::uint8_t>(word >> 12U), static_cast<std::uint8_t>((word >> 6U) & 0x3fU)};
 }
 
@@ -79,7 +81,7 @@ bool parse_ok_reply(std::span<const std::uint8_t> reply) {
 
 std::optional<std::uint16_t> parse_trace_count_reply(std::span<const std::uint8_t> reply) {
   if (reply.size() < 2) return std::nullopt;
-  return static_cast<std::uint16_t>(reply[0] | reply[1] << 8U);
+  return load_le16(reply.data());
 }
 
-}  // namespace tp::swo::stlink
+}  // namespace tp::probes::stlink

@@ -1,15 +1,15 @@
-#include "swo/probe_catalog.hpp"
+#include "probes/probe_catalog.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
+#include "core/json_writer.hpp"
 #include "core/number.hpp"
-#include "json/json_writer.hpp"
-#include "swo/lpclink2_protocol.hpp"
-#include "swo/stlink_protocol.hpp"
+#include "probes/lpclink2_protocol.hpp"
+#include "probes/stlink_protocol.hpp"
 
-namespace tp::swo {
+namespace tp::probes {
 namespace {
 
 constexpr std::uint8_t vendor_specific_class = 0xff;
@@ -121,7 +121,7 @@ ProbeInfo select_probe(const std::vector<ProbeInfo>& probes, const ProbeSelector
     throw Error(
         ExitCode::not_found,
         fmt::format("no {} probe found ({} probe(s) attached; `swo-capture --list` shows them)", what, probes.size()),
-        "PROBE_NOT_FOUND");
+        ErrorCode::probe_not_found);
   }
   if (found.size() > 1) {
     std::string serials;
@@ -130,7 +130,7 @@ ProbeInfo select_probe(const std::vector<ProbeInfo>& probes, const ProbeSelector
                                              found.size(), serials));
   }
   if (found.front()->device.open_error) {
-    throw Error(ExitCode::permission_denied, *found.front()->device.open_error, "PERMISSION_DENIED");
+    throw Error(ExitCode::permission_denied, *found.front()->device.open_error, ErrorCode::permission_denied);
   }
   return *found.front();
 }
@@ -162,4 +162,4 @@ std::string probe_json_line(const ProbeInfo& probe) {
   return line;
 }
 
-}  // namespace tp::swo
+}  // namespace tp::probes

@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-namespace tp::swo::cmsis_dap {
+namespace tp::probes::cmsis_dap {
 
 // Every command tracepipe sends: the general and transfer ones (SWD memory access,
 // lib/dap) and the SWO ones.
@@ -74,4 +74,4 @@ struct SwoData {
 // DAP_SWO_Data: `1C status u16 count data[count]`; nothing when count overruns the reply.
 std::optional<SwoData> parse_swo_data_reply(std::span<const std::uint8_t> reply);
 
-}  // namespace tp::swo::cmsis_dap
+}  // namespace tp::probes::cmsis_dap

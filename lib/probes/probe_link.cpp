@@ -1,4 +1,4 @@
-#include "swo/probe_link.hpp"
+#include "probes/probe_link.hpp"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 
 #include "core/clock.hpp"
 
-namespace tp::swo {
+namespace tp::probes {
 
 CommandLink::CommandLink(usb::DeviceHandle handle, usb::EndpointInfo out, usb::EndpointInfo in, int reply_timeout_ms,
                          std::size_t pad_to)
@@ -30,7 +30,7 @@ std::span<const std::uint8_t> CommandLink::exchange(std::span<const std::uint8_t
     throw Error(ExitCode::timeout,
                 fmt::format("{} did not answer {} within {} ms (unplug and replug the probe)", handle_.name(), what,
                             reply_timeout_ms_),
-                "TARGET_NOT_RESPONDING");
+                ErrorCode::target_not_responding);
   }
   return std::span<const std::uint8_t>(reply_).first(*got);
 }
@@ -49,4 +49,4 @@ const usb::EndpointInfo* find_endpoint(const usb::InterfaceInfo& interface, bool
   return nullptr;
 }
 
-}  // namespace tp::swo
+}  // namespace tp::probes

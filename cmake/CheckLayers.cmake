@@ -1,0 +1,52 @@
+# Checks every `#include "folder/..."` under lib/ against the layers declared in
+# lib/CMakeLists.txt (TABLE: the layers bottom-up, each with its PUBLIC and PRIVATE
+# folders): a header may include its own folder and its PUBLIC ones, a source also its
+# PRIVATE ones. CLI11 is for lib/cli only. Every folder of lib/ must be a declared layer.
+# Writes STAMP when all is well; fails (and so stops the build) with every violation.
+#   cmake -DLIB_DIR=<lib> -DTABLE=<layers.cmake> -DSTAMP=<file> -P CheckLayers.cmake
+cmake_minimum_required(VERSION 3.25)
+include(${TABLE})
+
+set(violations "")
+file(GLOB folders LIST_DIRECTORIES true RELATIVE ${LIB_DIR} ${LIB_DIR}/*)
+foreach(folder IN LISTS folders)
+  if(IS_DIRECTORY ${LIB_DIR}/${folder} AND NOT folder IN_LIST layers)
+    string(APPEND violations "  lib/${folder}/ is not a declared layer (tracepipe_layer in lib/CMakeLists.txt)\n")
+  endif()
+endforeach()
+
+foreach(layer IN LISTS layers)
+  file(GLOB files RELATIVE ${LIB_DIR} ${LIB_DIR}/${layer}/*.hpp ${LIB_DIR}/${layer}/*.cpp)
+  foreach(file IN LISTS files)
+    set(allowed ${layer} ${public_${layer}})
+    if(file MATCHES "\\.cpp$")
+      list(APPEND allowed ${private_${layer}})
+    endif()
+    file(STRINGS ${LIB_DIR}/${file} includes REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"]")
+    foreach(line IN LISTS includes)
+      if(line MATCHES "#[ \t]*include[ \t]*\"([A-Za-z0-9_]+)/")
+        set(used ${CMAKE_MATCH_1})
+        if(NOT used IN_LIST allowed)
+          if(used IN_LIST layers AND file MATCHES "\\.hpp$" AND used IN_LIST private_${layer})
+            set(why "a header may include only PUBLIC layers")
+          elseif(used IN_LIST layers)
+            set(why "lib/${layer} does not declare lib/${used}")
+          else()
+            set(why "lib/${used} is not a layer")
+          endif()
+          string(STRIP "${line}" line)
+          string(APPEND violations "  lib/${file}: ${line} (${why})\n")
+        endif()
+      elseif(line MATCHES "<CLI/" AND NOT layer STREQUAL "cli")
+        string(STRIP "${line}" line)
+        string(APPEND violations "  lib/${file}: ${line} (CLI11 is for lib/cli and tools/ only)\n")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+
+if(violations)
+  file(REMOVE ${STAMP})
+  message(FATAL_ERROR "Includes that break the layering of lib/:\n${violations}")
+endif()
+file(TOUCH ${STAMP})

@@ -1,0 +1,40 @@
+// `chibi-pull watch` pulls the whole switch log (a ring buffer) again and again; the
+// stitcher turns those pulls into one timeline: it finds where each pull's new records
+// start (after the records the previous pull ended with) and places each pull's tick 0 on
+// one absolute tick axis, so the records it emits neither repeat nor jump back in time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "chibios/shell_output.hpp"
+#include "chibios/timeline.hpp"
+
+namespace tp::chibios {
+
+// Where the new records of `now` start: after the last records of `previous` (up to eight,
+// matched as a sequence); 0 when `previous` is empty, nothing when they are not found (the
+// log was cleared, or it overflowed so that none of them is left).
+std::optional<std::size_t> resume_point(const std::vector<SwitchRecord>& previous,
+                                        const std::vector<SwitchRecord>& now);
+
+class WatchStitcher {
+ public:
+  struct Step {
+    std::size_t first = 0;   // the first new switch of this pull's timeline
+    double tick_offset = 0;  // absolute tick of this pull's tick 0
+    bool gap = false;        // the records the previous pull ended with are gone: some were lost
+  };
+  // `records` is this pull's log and `timeline` what reconstruct() made of it (one switch
+  // per record, in the same order).
+  Step next(const std::vector<SwitchRecord>& records, const Timeline& timeline);
+
+ private:
+  std::vector<SwitchRecord> previous_;
+  double offset_ = 0;          // absolute tick of the current pull's tick 0
+  double last_absolute_ = -1;  // absolute tick of the last switch emitted
+};
+
+}  // namespace tp::chibios

@@ -1,0 +1,69 @@
+// trace-csv's sink: record lines in (checked by the record's one validator), CSV rows out. Until the columns are known
+// (given, a preset, or inferred from the first lines), lines wait; a waiting line whose row cannot be written is
+// reported as a bad line like any other, never dropped silently.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "core/batched_writer.hpp"
+#include "core/log.hpp"
+#include "json/ndjson_reader.hpp"
+#include "records/csv_table.hpp"
+
+namespace tp {
+
+struct CsvOptions {
+  std::string columns;  // --columns: aliases or header=dotted.path
+  std::string preset;   // --preset
+  bool header = true;
+  TimeFormat time = TimeFormat::raw;
+  std::string time_name = "raw";  // as the user wrote it, for messages
+  std::uint64_t cpu_hz = 0;
+  char delimiter = ',';
+  bool crlf = false;
+  std::size_t infer_lines = 1000;
+};
+
+// Throws Error(usage) for a name that is not raw, seconds or rfc3339.
+TimeFormat parse_time_format(std::string_view name);
+// Throws Error(usage) for options that contradict each other; the sink checks too, but a
+// tool calls this before it opens (and truncates) its output.
+void check_csv_options(const CsvOptions& options);
+
+class CsvSink {
+ public:
+  // A bad line found after its turn (a row of a line that waited for the columns): its
+  // line number and why.
+  using BadLine = std::function<void(std::uint64_t, std::string_view)>;
+
+  // The header is written only when `writer` starts empty (a new file, or not a file).
+  CsvSink(const CsvOptions& options, BatchedWriter& writer, BadLine on_bad_line);
+
+  simdjson::error_code on_line(NdjsonLine& line);
+  // End of input: the lines still waiting are written; what could not be converted is
+  // reported.
+  void finish(const Logger& log);
+
+ private:
+  struct Waiting {
+    std::uint64_t number;
+    std::string text;
+  };
+  void start(std::vector<CsvColumn> columns);
+  void finish_inference();
+  simdjson::error_code write(simdjson::ondemand::document& document);
+
+  CsvOptions options_;
+  bool write_header_;
+  BatchedWriter& writer_;
+  BadLine on_bad_line_;
+  std::optional<CsvRowWriter> rows_;
+  ColumnInference inference_;
+  std::deque<Waiting> waiting_;
+};
+
+}  // namespace tp

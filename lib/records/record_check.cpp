@@ -1,0 +1,444 @@
+#include "records/record_check.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+namespace tp {
+namespace {
+
+using simdjson::ondemand::json_type;
+
+constexpr std::uint64_t no_max = ~std::uint64_t{0};
+constexpr std::uint64_t u32_max = 0xFFFFFFFFU;
+
+// The data rules of every kind of record.schema.json (Callisto's core kinds first, in its
+// order); tests/unit keeps them equal to the schema.
+constexpr std::array<std::string_view, 4> exception_action_values = {"enter", "exit", "resume", "reserved"};
+constexpr std::array<std::string_view, 4> data_trace_type_values = {"pc", "address", "read", "write"};
+constexpr std::array<std::uint64_t, 3> data_trace_size_values = {1, 2, 4};
+constexpr std::array<std::uint64_t, 3> hardware_size_values = {1, 2, 4};
+constexpr std::array<std::uint64_t, 2> extension_sh_values = {0, 1};
+
+constexpr std::array<FieldRule, 1> text_fields = {{
+    {"message", FieldType::string, true, false},
+}};
+constexpr std::array<FieldRule, 2> marker_fields = {{
+    {"id", FieldType::u64, true, false, u32_max},
+    {"name", FieldType::string, false, true},
+}};
+constexpr std::array<FieldRule, 4> task_switch_fields = {{
+    {"from_task", FieldType::u64, true, false, u32_max},
+    {"to_task", FieldType::u64, true, false, u32_max},
+    {"from_name", FieldType::string, false, false},
+    {"to_name", FieldType::string, false, false},
+}};
+constexpr std::array<FieldRule, 2> isr_enter_fields = {{
+    {"isr_id", FieldType::u64, true, false, u32_max},
+    {"name", FieldType::string, false, true},
+}};
+constexpr std::array<FieldRule, 1> isr_exit_fields = {{
+    {"isr_id", FieldType::u64, true, false, u32_max},
+}};
+constexpr std::array<FieldRule, 2> counter_fields = {{
+    {"counter_id", FieldType::u64, true, false, u32_max},
+    {"value", FieldType::u64, true, false, no_max},
+}};
+constexpr std::array<FieldRule, 1> raw_fields = {{
+    {"data", FieldType::bytes, true, false},
+}};
+constexpr std::array<FieldRule, 3> exception_fields = {{
+    {"number", FieldType::u64, true, false, 511},
+    {"name", FieldType::string, true, false},
+    {"action", FieldType::string_enum, true, false, no_max, exception_action_values},
+}};
+constexpr std::array<FieldRule, 2> pc_sample_fields = {{
+    {"pc", FieldType::u64, true, false, u32_max},
+    {"sleep", FieldType::boolean, true, false},
+}};
+constexpr std::array<FieldRule, 4> data_trace_fields = {{
+    {"comparator", FieldType::u64, true, false, 3},
+    {"type", FieldType::string_enum, true, false, no_max, data_trace_type_values},
+    {"value", FieldType::u64, true, false, u32_max},
+    {"size", FieldType::integer_enum, true, false, no_max, {}, data_trace_size_values},
+}};
+constexpr std::array<FieldRule, 6> event_counter_fields = {{
+    {"cpi", FieldType::boolean, true, false},
+    {"exc", FieldType::boolean, true, false},
+    {"sleep", FieldType::boolean, true, false},
+    {"lsu", FieldType::boolean, true, false},
+    {"fold", FieldType::boolean, true, false},
+    {"cyc", FieldType::boolean, true, false},
+}};
+constexpr std::array<FieldRule, 3> hardware_fields = {{
+    {"discriminator", FieldType::u64, true, false, 31},
+    {"value", FieldType::u64, true, false, u32_max},
+    {"size", FieldType::integer_enum, true, false, no_max, {}, hardware_size_values},
+}};
+constexpr std::array<FieldRule, 2> extension_fields = {{
+    {"sh", FieldType::integer_enum, true, false, no_max, {}, extension_sh_values},
+    {"value", FieldType::u64, true, false, no_max},
+}};
+constexpr std::array<FieldRule, 3> malformed_fields = {{
+    {"reason", FieldType::string, true, false},
+    {"bytes", FieldType::u64, true, false, no_max},
+    {"data", FieldType::bytes, false, false},
+}};
+constexpr std::array<FieldRule, 2> thread_exit_fields = {{
+    {"thread", FieldType::u64, true, false, u32_max},
+    {"name", FieldType::string, false, false},
+}};
+constexpr std::array<FieldRule, 8> thread_stat_fields = {{
+    {"name", FieldType::string, true, false},
+    {"prio", FieldType::u64, true, false, u32_max},
+    {"state", FieldType::string, true, false},
+    {"stack_begin", FieldType::u64, true, false, u32_max},
+    {"stack_end", FieldType::u64, true, false, u32_max},
+    {"stack_size", FieldType::u64, true, true, no_max},
+    {"stack_used", FieldType::u64, true, true, no_max},
+    {"stack_percent", FieldType::u64, true, true, no_max},
+}};
+constexpr std::array<FieldRule, 2> thread_usage_fields = {{
+    {"name", FieldType::string, true, false},
+    {"percent", FieldType::number, true, false},
+}};
+constexpr std::array<FieldRule, 2> critical_usage_fields = {{
+    {"thread_percent", FieldType::number, true, false},
+    {"isr_percent", FieldType::number, true, false},
+}};
+constexpr std::array<FieldRule, 5> thread_info_fields = {{
+    {"number", FieldType::u64, true, false, u32_max},
+    {"name", FieldType::string, true, false},
+    {"prio", FieldType::u64, true, false, u32_max},
+    {"logged", FieldType::boolean, true, false},
+    {"deleted", FieldType::boolean, true, false},
+}};
+constexpr std::array<FieldRule, 3> switch_record_fields = {{
+    {"out", FieldType::u64, true, false, u32_max},
+    {"in", FieldType::u64, true, false, u32_max},
+    {"tick", FieldType::u64, true, false, u32_max},
+}};
+constexpr std::array<FieldRule, 2> trigger_fields = {{
+    {"name", FieldType::string, true, false},
+    {"tick", FieldType::u64, true, false, u32_max},
+}};
+constexpr std::array<FieldRule, 9> eko_event_fields = {{
+    {"session_id", FieldType::u64, true, false, no_max},
+    {"segment_id", FieldType::u64, true, false, no_max},
+    {"segment_index", FieldType::u64, true, false, u32_max},
+    {"receive_time", FieldType::string, true, false},
+    {"tracer_id", FieldType::u64, true, false, u32_max},
+    {"tracer", FieldType::string, false, false},
+    {"event_id", FieldType::u64, true, false, u32_max},
+    {"event_payload", FieldType::u64, false, false, u32_max},
+    {"reserved", FieldType::string, false, false},
+}};
+constexpr std::array<FieldRule, 8> eko_clock_fields = {{
+    {"session_id", FieldType::u64, true, false, no_max},
+    {"segment_id", FieldType::u64, true, false, no_max},
+    {"segment_index", FieldType::u64, true, false, u32_max},
+    {"receive_time", FieldType::string, true, false},
+    {"tracer_id", FieldType::u64, true, false, u32_max},
+    {"tracer", FieldType::string, false, false},
+    {"lc_tracer_id", FieldType::u64, true, false, u32_max},
+    {"lc_clock", FieldType::u64, true, false, u32_max},
+}};
+
+constexpr std::array<KindRule, 26> kind_rules = {{
+    {"Text", true, text_fields},
+    {"Marker", true, marker_fields},
+    {"TaskSwitch", true, task_switch_fields},
+    {"IsrEnter", true, isr_enter_fields},
+    {"IsrExit", true, isr_exit_fields},
+    {"IdleEnter", false, {}},
+    {"IdleExit", false, {}},
+    {"Counter", true, counter_fields},
+    {"Raw", true, raw_fields},
+    {"Exception", true, exception_fields},
+    {"PcSample", true, pc_sample_fields},
+    {"DataTrace", true, data_trace_fields},
+    {"EventCounter", true, event_counter_fields},
+    {"Overflow", true, {}},
+    {"Hardware", true, hardware_fields},
+    {"Extension", true, extension_fields},
+    {"Malformed", true, malformed_fields},
+    {"ThreadExit", true, thread_exit_fields},
+    {"ThreadStat", true, thread_stat_fields},
+    {"ThreadUsage", true, thread_usage_fields},
+    {"CriticalUsage", true, critical_usage_fields},
+    {"ThreadInfo", true, thread_info_fields},
+    {"SwitchRecord", true, switch_record_fields},
+    {"Trigger", true, trigger_fields},
+    {"EkoEvent", true, eko_event_fields},
+    {"EkoClock", true, eko_clock_fields},
+}};
+
+const KindRule* rule_for(std::string_view kind) noexcept {
+  for (const KindRule& rule : kind_rules) {
+    if (rule.kind == kind) return &rule;
+  }
+  return nullptr;
+}
+
+bool is_byte_array(simdjson::ondemand::value value, std::size_t min_items = 0,
+                   std::size_t max_items = ~std::size_t{0}) {
+  simdjson::ondemand::array array;
+  if (value.get_array().get(array) != simdjson::SUCCESS) return false;
+  std::size_t items = 0;
+  for (auto item : array) {
+    std::uint64_t byte = 0;
+    if (item.get_uint64().get(byte) != simdjson::SUCCESS || byte > 255) return false;
+    ++items;
+  }
+  return items >= min_items && items <= max_items;
+}
+
+// Whether `value` is what `rule` allows.
+bool field_valid(const FieldRule& rule, simdjson::ondemand::value value) {
+  json_type type{};
+  if (value.type().get(type) != simdjson::SUCCESS) return false;
+  if (type == json_type::null) return rule.nullable;
+  switch (rule.type) {
+    case FieldType::u64: {
+      std::uint64_t number = 0;
+      return value.get_uint64().get(number) == simdjson::SUCCESS && number <= rule.max;
+    }
+    case FieldType::string: {
+      std::string_view text;
+      return value.get_string().get(text) == simdjson::SUCCESS;
+    }
+    case FieldType::boolean: {
+      bool flag = false;
+      return value.get_bool().get(flag) == simdjson::SUCCESS;
+    }
+    case FieldType::number: {
+      double number = 0;
+      return value.get_double().get(number) == simdjson::SUCCESS && number >= 0;
+    }
+    case FieldType::bytes:
+      return is_byte_array(value);
+    case FieldType::string_enum: {
+      std::string_view text;
+      return value.get_string().get(text) == simdjson::SUCCESS &&
+             std::find(rule.strings.begin(), rule.strings.end(), text) != rule.strings.end();
+    }
+    case FieldType::integer_enum: {
+      std::uint64_t number = 0;
+      return value.get_uint64().get(number) == simdjson::SUCCESS &&
+             std::find(rule.integers.begin(), rule.integers.end(), number) != rule.integers.end();
+    }
+  }
+  return false;
+}
+
+// event.data checked against the kind's rule, in one pass over its members.
+bool check_data(const KindRule& rule, simdjson::ondemand::object fields, std::string_view kind, std::string& problem) {
+  std::uint64_t seen = 0;  // bit i: the rule's field i was present
+  for (auto field : fields) {
+    std::string_view name;
+    if (field.unescaped_key().get(name) != simdjson::SUCCESS) {
+      problem = "malformed \"event\".\"data\"";
+      return false;
+    }
+    for (std::size_t i = 0; i < rule.fields.size(); ++i) {
+      if (rule.fields[i].name != name) continue;
+      if (!field_valid(rule.fields[i], field.value())) {
+        problem = fmt::format("a {} event whose \"{}\" is not what the record schema says", kind, name);
+        return false;
+      }
+      seen |= std::uint64_t{1} << i;
+    }
+  }
+  for (std::size_t i = 0; i < rule.fields.size(); ++i) {
+    if (rule.fields[i].required && (seen & (std::uint64_t{1} << i)) == 0) {
+      problem = fmt::format("a {} event without \"{}\" (record schema)", kind, rule.fields[i].name);
+      return false;
+    }
+  }
+  return true;
+}
+
+// event: {"kind":K, "data":{...}}, the data as the kind's rule says.
+bool check_event(simdjson::ondemand::value event, CheckedLine& line, std::string& problem) {
+  simdjson::ondemand::object object;
+  if (event.get_object().get(object) != simdjson::SUCCESS) {
+    problem = "\"event\" is not an object";
+    return false;
+  }
+  std::string_view kind;
+  if (object.find_field_unordered("kind").get_string().get(kind) != simdjson::SUCCESS) {
+    problem = "\"event\" has no \"kind\" string";
+    return false;
+  }
+  line.kind.assign(kind);
+  if (line.kind == "Itm") {
+    problem = "kind \"Itm\" is reserved for frames lines";
+    return false;
+  }
+  const KindRule* rule = rule_for(line.kind);
+  auto data = object.find_field_unordered("data");
+  if (data.error() == simdjson::NO_SUCH_FIELD) {
+    if (rule == nullptr || !rule->has_data) return true;
+    problem = fmt::format("a {} event without \"data\" (record schema)", line.kind);
+    return false;
+  }
+  simdjson::ondemand::object fields;
+  if (data.get_object().get(fields) != simdjson::SUCCESS) {
+    problem = "\"event\".\"data\" is not an object";
+    return false;
+  }
+  // A kind the schema does not know (another producer's): its data is its own.
+  return rule == nullptr || check_data(*rule, fields, line.kind, problem);
+}
+
+constexpr std::array<std::string_view, 5> clocks = {"cycles", "ns", "us", "ticks", "none"};
+
+// frames: [{"port":0-255,"data":[1-4 bytes],"timestamp":T}, ...]
+bool check_frames(simdjson::ondemand::value value, CheckedLine& line, std::string& problem) {
+  simdjson::ondemand::array frames;
+  if (value.get_array().get(frames) != simdjson::SUCCESS) {
+    problem = "\"frames\" is not an array";
+    return false;
+  }
+  for (auto item : frames) {
+    simdjson::ondemand::object frame;
+    std::uint64_t port = 0;
+    if (item.get_object().get(frame) != simdjson::SUCCESS ||
+        frame.find_field_unordered("port").get_uint64().get(port) != simdjson::SUCCESS || port > 255) {
+      problem = "a frame without a port 0-255";
+      return false;
+    }
+    simdjson::ondemand::value bytes;
+    if (frame.find_field_unordered("data").get(bytes) != simdjson::SUCCESS || !is_byte_array(bytes, 1, 4)) {
+      problem = "a frame without 1 to 4 data bytes";
+      return false;
+    }
+    std::uint64_t timestamp = 0;
+    if (frame.find_field_unordered("timestamp").get_uint64().get(timestamp) != simdjson::SUCCESS) {
+      problem = "a frame without a timestamp";
+      return false;
+    }
+    if (port < 32) {
+      line.frame_port_bits |= 1U << port;
+    } else {
+      line.frame_high_port = true;
+    }
+  }
+  return true;
+}
+
+// One member of the top level; false (with the problem) when it breaks a rule.
+bool check_member(std::string_view key, simdjson::ondemand::value value, CheckedLine& line, bool& has_timestamp,
+                  bool& has_port, bool& has_event, std::string& problem) {
+  if (key == "timestamp") {
+    has_timestamp = value.get_uint64().get(line.timestamp) == simdjson::SUCCESS;
+    if (!has_timestamp) problem = "\"timestamp\" is not an unsigned integer";
+    return has_timestamp;
+  }
+  if (key == "port") {
+    std::uint64_t port = 0;
+    has_port = value.get_uint64().get(port) == simdjson::SUCCESS && port <= 255;
+    if (!has_port) problem = "\"port\" is not a port number 0-255";
+    line.port = static_cast<std::uint32_t>(port);
+    return has_port;
+  }
+  if (key == "event") {
+    has_event = true;
+    return check_event(value, line, problem);
+  }
+  if (key == "frames") {
+    line.frames = true;
+    return check_frames(value, line, problem);
+  }
+  if (key == "source") {
+    std::string_view source;
+    if (value.get_string().get(source) == simdjson::SUCCESS) {
+      line.source.emplace(source);
+      return true;
+    }
+    problem = "\"source\" is not a string";
+    return false;
+  }
+  if (key == "clock") {
+    std::string_view clock;
+    if (value.get_string().get(clock) == simdjson::SUCCESS &&
+        std::find(clocks.begin(), clocks.end(), clock) != clocks.end()) {
+      line.clock.assign(clock);
+      return true;
+    }
+    problem = "\"clock\" is not one of cycles, ns, us, ticks, none";
+    return false;
+  }
+  return true;  // a field this validator does not know: ignored
+}
+
+constexpr std::array<std::string_view, 6> known_fields = {"timestamp", "port", "event", "frames", "source", "clock"};
+
+std::optional<CheckedLine> check_object(simdjson::ondemand::document& document, std::string& problem) {
+  simdjson::ondemand::object object;
+  if (const auto error = document.get_object().get(object); error != simdjson::SUCCESS) {
+    problem = error == simdjson::INCORRECT_TYPE ? "not a JSON object" : simdjson::error_message(error);
+    return std::nullopt;
+  }
+  CheckedLine line;
+  bool has_timestamp = false;
+  bool has_port = false;
+  bool has_event = false;
+  std::uint8_t seen = 0;  // the fields below, each at most once
+  for (auto member : object) {
+    std::string_view key;
+    if (const auto error = member.unescaped_key().get(key); error != simdjson::SUCCESS) {
+      problem = simdjson::error_message(error);
+      return std::nullopt;
+    }
+    // A field given twice means two things: consumers (jq, simdjson, a browser) take one or
+    // the other, so the line could be judged as one record and read as another.
+    const auto* known = std::find(known_fields.begin(), known_fields.end(), key);
+    if (known != known_fields.end()) {
+      const auto bit = static_cast<std::uint8_t>(1U << static_cast<unsigned>(known - known_fields.begin()));
+      if ((seen & bit) != 0) {
+        problem = fmt::format("\"{}\" appears twice", key);
+        return std::nullopt;
+      }
+      seen |= bit;
+    }
+    if (!check_member(key, member.value(), line, has_timestamp, has_port, has_event, problem)) return std::nullopt;
+  }
+  if (!has_timestamp) {
+    problem = "no \"timestamp\"";
+    return std::nullopt;
+  }
+  if (has_event && line.frames) {
+    problem = "both \"event\" and \"frames\": neither a record nor a frames line";
+    return std::nullopt;
+  }
+  if (!has_event && !line.frames) {
+    problem = "neither a record (\"event\") nor a frames line (\"frames\")";
+    return std::nullopt;
+  }
+  if (has_event && !has_port) {
+    problem = "a record without \"port\"";
+    return std::nullopt;
+  }
+  return line;
+}
+
+}  // namespace
+
+std::optional<CheckedLine> check_record_line(simdjson::ondemand::document& document, std::string& problem) {
+  std::optional<CheckedLine> line = check_object(document, problem);
+  // After some errors simdjson abandons the document; rewinding it then is not allowed.
+  if (!document.is_alive()) {
+    if (line) problem = "malformed JSON";
+    return std::nullopt;
+  }
+  document.rewind();
+  return line;
+}
+
+std::span<const KindRule> record_kind_rules() noexcept {
+  return kind_rules;
+}
+
+}  // namespace tp

@@ -1,0 +1,63 @@
+// The one validator of the record stream (DESIGN.md "The record"), applied by every tool
+// that reads records (trace-filter, trace-csv, trace-serve), so a line is good or bad the
+// same way everywhere:
+//   - timestamp: an unsigned 64-bit integer;
+//   - a record: port 0-255, event.kind a string, and for every kind of record.schema.json
+//     (Callisto's core kinds with its TraceEvent fields, the project's own kinds) the data
+//     fields and types the schema requires. A kind the schema does not know passes with
+//     its data unchecked (records from other producers); "Itm" is reserved for frames lines;
+//   - a frames line (itm-decode --frames, frames.schema.json): frames of port 0-255, 1-4 data
+//     bytes and a timestamp;
+//   - source, when present, a string; clock, when present, one of the schema's units.
+// Fields a consumer does not know are ignored.
+#pragma once
+
+#include <simdjson.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace tp {
+
+// What a good line is, for the consumers' routing.
+struct CheckedLine {
+  bool frames = false;  // a frames line (no port or event)
+  std::uint64_t timestamp = 0;
+  std::uint32_t port = 0;  // a record's port
+  std::string kind;        // a record's event.kind
+  std::string clock;       // empty when absent
+  std::optional<std::string> source;
+  // A frames line's ports: bits for 0-31, and whether one is above 31.
+  std::uint32_t frame_port_bits = 0;
+  bool frame_high_port = false;
+};
+
+// Checks one parsed line. Returns what it is, or nothing with the reason in `problem`. The
+// document is rewound afterwards, so the caller may read it again.
+std::optional<CheckedLine> check_record_line(simdjson::ondemand::document& document, std::string& problem);
+
+// The rules, for the test that keeps them equal to record.schema.json.
+enum class FieldType : std::uint8_t { u64, string, boolean, number, bytes, string_enum, integer_enum };
+
+struct FieldRule {
+  std::string_view name;
+  FieldType type = FieldType::u64;
+  bool required = false;
+  bool nullable = false;
+  std::uint64_t max = ~std::uint64_t{0};        // u64: the largest value allowed
+  std::span<const std::string_view> strings{};  // string_enum: the values allowed
+  std::span<const std::uint64_t> integers{};    // integer_enum: the values allowed
+};
+
+struct KindRule {
+  std::string_view kind;
+  bool has_data = true;  // "data" is required (every kind but IdleEnter and IdleExit)
+  std::span<const FieldRule> fields;
+};
+
+std::span<const KindRule> record_kind_rules() noexcept;
+
+}  // namespace tp

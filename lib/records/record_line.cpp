@@ -1,0 +1,132 @@
+#include "records/record_line.hpp"
+
+#include <cstring>
+
+#include "core/json_writer.hpp"
+
+namespace tp {
+
+using namespace std::string_view_literals;
+
+RecordData& RecordData::boolean(std::string_view name, bool value) {
+  key(name);
+  *out_ += value ? "true"sv : "false"sv;
+  return *this;
+}
+
+RecordData& RecordData::number(std::string_view name, double value) {
+  key(name);
+  append_double(*out_, value);
+  return *this;
+}
+
+RecordData& RecordData::null(std::string_view name) {
+  key(name);
+  *out_ += "null"sv;
+  return *this;
+}
+
+RecordData& RecordData::bytes(std::string_view name, std::span<const std::uint8_t> value) {
+  key(name);
+  append_byte_array(*out_, value);
+  return *this;
+}
+
+RecordData& RecordData::empty() {
+  if (!open_) *out_ += ",\"data\":{"sv;
+  open_ = true;
+  return *this;
+}
+
+RecordBody::RecordBody(OutBuffer& out, std::uint32_t port, std::string_view kind) : out_(out), data_(out) {
+  out_ += "\"port\":"sv;
+  append_uint(out_, port);
+  out_ += ",\"event\":{\"kind\":\""sv;
+  out_ += kind;  // a kind is a name of the schema: nothing to escape
+  out_ += '"';
+}
+
+void RecordBody::end(std::string_view source) {
+  data_.close();
+  out_ += ",\"source\":\""sv;
+  out_ += source;
+  out_ += '"';
+}
+
+void RecordStamp::set(std::uint64_t timestamp, std::string_view clock) {
+  prefix.clear();
+  prefix += "{\"timestamp\":"sv;
+  append_uint(prefix, timestamp);
+  prefix += ',';
+  suffix.clear();
+  if (!clock.empty()) {
+    suffix += ",\"clock\":\""sv;
+    suffix += clock;
+    suffix += '"';
+  }
+  suffix += "}\n"sv;
+}
+
+void RecordStamp::line(OutBuffer& out, std::string_view body) const {
+  char* p = out.ensure(prefix.size() + body.size() + suffix.size());
+  std::memcpy(p, prefix.data(), prefix.size());
+  p += prefix.size();
+  std::memcpy(p, body.data(), body.size());
+  p += body.size();
+  std::memcpy(p, suffix.data(), suffix.size());
+  out.commit_to(p + suffix.size());
+}
+
+namespace {
+
+OutBuffer& start_line(OutBuffer& out, std::uint64_t timestamp) {
+  out += "{\"timestamp\":"sv;
+  append_uint(out, timestamp);
+  out += ',';
+  return out;
+}
+
+}  // namespace
+
+RecordLine::RecordLine(OutBuffer& out, const RecordHead& head)
+    : out_(out),
+      body_(start_line(out, head.timestamp), head.port, head.kind),
+      source_(head.source),
+      clock_(head.clock) {}
+
+void RecordLine::close_head() {
+  if (head_closed_) return;
+  head_closed_ = true;
+  body_.end(source_);
+  if (!clock_.empty()) {
+    out_ += ",\"clock\":\""sv;
+    out_ += clock_;
+    out_ += '"';
+  }
+}
+
+void RecordLine::meta_key(std::string_view key) {
+  close_head();
+  out_ += ",\""sv;
+  out_ += key;
+  out_ += "\":"sv;
+}
+
+RecordLine& RecordLine::meta(std::string_view key, std::uint64_t value) {
+  meta_key(key);
+  append_uint(out_, value);
+  return *this;
+}
+
+RecordLine& RecordLine::meta(std::string_view key, std::string_view value) {
+  meta_key(key);
+  append_json_string(out_, value);
+  return *this;
+}
+
+void RecordLine::end() {
+  close_head();
+  out_ += "}\n"sv;
+}
+
+}  // namespace tp

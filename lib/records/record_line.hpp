@@ -1,0 +1,113 @@
+// The one writer of the record, the contract between the tools (DESIGN.md "The record").
+// A producer names the head (timestamp and its clock, port, kind, source) and writes only
+// the members of event.data and, for some sources, metadata members after the head; the
+// order and shape of everything else are fixed here:
+//
+//   {"timestamp":T,"port":P,"event":{"kind":"K"[,"data":{...}]},"source":"S"[,"clock":"C"][,meta]}
+//
+// RecordLine writes a whole line. itm-decode writes the bodies of records before it knows
+// their timestamp (it comes with a later packet): RecordBody writes the middle part and
+// RecordStamp what goes around the bodies of one timestamp.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "core/json_writer.hpp"
+#include "core/out_buffer.hpp"
+
+namespace tp {
+
+// event.data's members, in the order they are added. The object opens with the first
+// member (or empty(), for a kind whose data has no members: Overflow's {}); a kind without
+// data (IdleEnter) adds none.
+class RecordData {
+ public:
+  explicit RecordData(OutBuffer& out) noexcept : out_(&out) {}
+
+  // uint and string are inline: itm-decode writes millions of them a second.
+  RecordData& uint(std::string_view name, std::uint64_t value) {
+    key(name);
+    append_uint(*out_, value);
+    return *this;
+  }
+  RecordData& string(std::string_view name, std::string_view value) {
+    key(name);
+    append_json_string(*out_, value);
+    return *this;
+  }
+  RecordData& boolean(std::string_view name, bool value);
+  RecordData& number(std::string_view name, double value);  // null when not finite
+  RecordData& null(std::string_view name);
+  RecordData& bytes(std::string_view name, std::span<const std::uint8_t> value);  // [b0,b1,...]
+  RecordData& empty();
+
+  // Closes the data (when it was opened) and the event.
+  void close() {
+    *out_ += open_ ? std::string_view("}}") : std::string_view("}");
+    open_ = false;
+  }
+
+ private:
+  void key(std::string_view name) {
+    *out_ += open_ ? std::string_view(",\"") : std::string_view(",\"data\":{\"");
+    open_ = true;
+    *out_ += name;
+    *out_ += std::string_view("\":");
+  }
+  OutBuffer* out_;
+  bool open_ = false;
+};
+
+// "port":P,"event":{"kind":"K"[,"data":{...}]},"source":"S"
+class RecordBody {
+ public:
+  RecordBody(OutBuffer& out, std::uint32_t port, std::string_view kind);
+  [[nodiscard]] RecordData& data() noexcept { return data_; }
+  void end(std::string_view source);
+
+ private:
+  OutBuffer& out_;
+  RecordData data_;
+};
+
+// {"timestamp":T,   and   ,"clock":"C"}\n   around the bodies of records stamped T.
+struct RecordStamp {
+  OutBuffer prefix;
+  OutBuffer suffix;
+
+  void set(std::uint64_t timestamp, std::string_view clock);
+  // A whole line: the prefix, `body`, the suffix.
+  void line(OutBuffer& out, std::string_view body) const;
+};
+
+struct RecordHead {
+  std::uint64_t timestamp = 0;
+  std::string_view clock;  // the unit of timestamp: cycles, us, ticks; empty: none given
+  std::uint32_t port = 0;
+  std::string_view kind;    // one of record.schema.json's (records/record_kinds.hpp)
+  std::string_view source;  // itm, dwt, palm, chibios, ekotrace, sim
+};
+
+// One whole record line: the head, then data(), then meta() members, then end().
+class RecordLine {
+ public:
+  RecordLine(OutBuffer& out, const RecordHead& head);
+  [[nodiscard]] RecordData& data() noexcept { return body_.data(); }
+  // Source metadata after the head (palm-recv's connection and peer), in the order added.
+  RecordLine& meta(std::string_view key, std::uint64_t value);
+  RecordLine& meta(std::string_view key, std::string_view value);
+  void end();
+
+ private:
+  void close_head();
+  void meta_key(std::string_view key);
+  OutBuffer& out_;
+  RecordBody body_;
+  std::string_view source_;
+  std::string_view clock_;
+  bool head_closed_ = false;
+};
+
+}  // namespace tp

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The layering of lib/ (issue 16): the include graph derived from the sources has no cycle,
+# and the build's check (cmake/CheckLayers.cmake, run before anything is compiled) accepts
+# the real tree and refuses each kind of violation planted in a copy of it.
+# Usage: test_layering.sh SOURCE_DIR LAYER_TABLE (the build's lib/layers.cmake)
+set -u
+source "$(dirname "$0")/../support/checks.sh"
+src=$1
+table=$2
+graph=$src/tests/layering/include_graph.py
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+layer_check() {  # layer_check LIB_DIR: the build's check, its messages in $work/check.log
+  cmake -DLIB_DIR="$1" -DTABLE="$table" -DSTAMP="$work/stamp" -P "$src/cmake/CheckLayers.cmake" > "$work/check.log" 2>&1
+}
+refused() {  # refused LIB_DIR TEXT: the check fails and names TEXT
+  ! layer_check "$1" && grep -qF "$2" "$work/check.log"
+}
+plant() {  # plant NAME FILE LINE: a fresh copy of lib/ with LINE added at the top of FILE
+  rm -rf "${work:?}/$1"
+  cp -r "$src/lib" "$work/$1"
+  sed -i "1i $3" "$work/$1/$2"
+}
+
+python3 "$graph" "$src/lib" > "$work/layers.txt"
+graph_status=$?
+cat "$work/layers.txt"
+check "the include graph of lib/ has no cycle" test "$graph_status" -eq 0
+check "the graph puts core and itm at the bottom" grep -q "^layer 0: core (uses nothing), itm (uses nothing)$" "$work/layers.txt"
+check "the build's check accepts lib/" layer_check "$src/lib"
+
+plant cycle core/log.cpp '#include "serve/server.hpp"'
+python3 "$graph" "$work/cycle" > "$work/cycle.txt"
+check "a planted cycle is found" grep -q "^include cycle between folders: " "$work/cycle.txt"
+check "the cycle names the include that closes it" grep -qF "lib/core/log.cpp:1" "$work/cycle.txt"
+
+plant upward net/tcp_connect.cpp '#include "swo/rate.hpp"'
+check "an upward include fails the build's check" \
+  refused "$work/upward" 'lib/net/tcp_connect.cpp: #include "swo/rate.hpp" (lib/net does not declare lib/swo)'
+plant private serve/protocol.hpp '#include "json/ndjson_reader.hpp"'
+check "a header including a PRIVATE layer fails it" \
+  refused "$work/private" 'lib/serve/protocol.hpp: #include "json/ndjson_reader.hpp" (a header may include only PUBLIC layers)'
+plant cli core/log.hpp '#include <CLI/CLI.hpp>'
+check "CLI11 outside lib/cli fails it" refused "$work/cli" "lib/core/log.hpp: #include <CLI/CLI.hpp> (CLI11 is for lib/cli and tools/ only)"
+plant folder core/log.cpp '// an unchanged tree'
+mkdir "$work/folder/analysis"
+check "an undeclared folder fails it" refused "$work/folder" "lib/analysis/ is not a declared layer"
+summary
