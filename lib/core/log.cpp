@@ -38,7 +38,8 @@ Logger::Logger(std::string_view tool, Verbosity verbosity, LogFormat format)
       format_(format),
       colour_(format == LogFormat::text && ::isatty(STDERR_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr) {}
 
-void Logger::emit(std::string_view level, std::string_view code, std::string_view message) const {
+void Logger::emit(std::string_view level, std::string_view code, std::string_view message,
+                  std::string_view facts_json) const {
   std::string line;
   if (format_ == LogFormat::json) {
     JsonWriter json(line);
@@ -47,6 +48,7 @@ void Logger::emit(std::string_view level, std::string_view code, std::string_vie
     if (!code.empty()) json.key("code").string(code);
     json.key("tool").string(tool_);
     json.key("message").string(message);
+    if (!facts_json.empty()) json.key("facts").raw(facts_json);
     json.end_object();
     line += '\n';
   } else {
@@ -80,6 +82,13 @@ void Logger::info(std::string_view message) const {
 }
 void Logger::report(std::string_view message) const {
   emit("info", {}, message);
+}
+void Logger::facts(std::string_view message, std::string_view facts_json) const {
+  if (format_ == LogFormat::json) {
+    if (verbosity_ >= Verbosity::normal) emit("info", {}, message, facts_json);
+  } else if (verbosity_ >= Verbosity::verbose) {
+    emit("info", {}, fmt::format("{}: {}", message, facts_json));
+  }
 }
 void Logger::verbose(std::string_view message) const {
   if (verbosity_ >= Verbosity::verbose) emit("info", {}, message);

@@ -17,14 +17,17 @@ void BatchBuilder::add(std::string_view line, const RecordRoute& route, std::uin
   }
   Batch& batch = *batch_;
   const std::size_t offset = batch.bytes.size();
-  append_frame_header(batch.bytes, Opcode::text, (route.itm ? itm_prefix : event_prefix) + line.size() + 1);
+  const std::size_t prefix = route.itm ? itm_prefix : event_prefix;
+  append_frame_header(batch.bytes, Opcode::text, prefix + line.size() + 1);
+  const std::size_t line_offset = batch.bytes.size() + prefix;
   if (route.itm) {
     append_itm_message(batch.bytes, line);
   } else {
     append_event_message(batch.bytes, line);
   }
   batch.items.push_back(
-      BatchItem{static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(batch.bytes.size() - offset), route});
+      BatchItem{static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(batch.bytes.size() - offset),
+                static_cast<std::uint32_t>(line_offset), static_cast<std::uint32_t>(line.size()), route});
   batch.kinds |= 1ULL << route.kind;
   batch.port_bits |= route.port_bits;
   batch.high_port = batch.high_port || route.high_port;
@@ -37,6 +40,7 @@ std::shared_ptr<const Batch> BatchBuilder::take() {
 }
 
 Offered SendQueue::push(const std::shared_ptr<const Batch>& batch, const ClientFilter& filter) {
+  if (batched_) return push_batched(*batch, filter);
   if (filter.accepts_all(*batch) && (data_bytes_ + batch->bytes.size() <= data_limit_)) {
     chunks_.push_back(Chunk{batch, {}, batch->items.size(), true});
     data_bytes_ += batch->bytes.size();
@@ -65,6 +69,35 @@ Offered SendQueue::push_selected(const Batch& batch, const ClientFilter& filter)
     data_bytes_ += chunk.own.size();
     chunks_.push_back(std::move(chunk));
   }
+  return offered;
+}
+
+Offered SendQueue::push_batched(const Batch& batch, const ClientFilter& filter) {
+  constexpr std::string_view opening = R"({"type":"Events","data":[)";
+  constexpr std::string_view closing = "]}";
+  constexpr std::size_t largest_header = 10;  // RFC 6455 5.2: 64-bit payload length
+  std::string payload(opening);
+  Offered offered;
+  std::uint64_t events = 0;
+  for (const BatchItem& item : batch.items) {
+    if (!filter.accepts(item.route)) continue;
+    ++offered.accepted;
+    if (data_bytes_ + largest_header + payload.size() + item.line_size + 1 + closing.size() > data_limit_) {
+      ++offered.dropped;
+      continue;
+    }
+    if (events > 0) payload += ',';
+    payload.append(batch.bytes, item.line_offset, item.line_size);
+    ++events;
+  }
+  if (events == 0) return offered;
+  payload += closing;
+  Chunk chunk;
+  chunk.data = true;
+  chunk.events = events;
+  chunk.own = make_frame(Opcode::text, payload);
+  data_bytes_ += chunk.own.size();
+  chunks_.push_back(std::move(chunk));
   return offered;
 }
 

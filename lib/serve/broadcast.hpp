@@ -20,8 +20,15 @@ namespace tp::serve {
 struct BatchItem {
   std::uint32_t offset = 0;  // of the frame (header + message) in Batch::bytes
   std::uint32_t size = 0;
+  std::uint32_t line_offset = 0;  // of the record line itself, inside the frame
+  std::uint32_t line_size = 0;
   RecordRoute route;
 };
+
+// The subprotocol of the batched form, which trace-serve's own viewer asks for: records go
+// many to a message, {"type":"Events","data":[RECORD or FRAMES LINE, ...]}, one message per
+// batch a client takes from. A Callisto client never asks for it, so never sees it.
+inline constexpr std::string_view batch_subprotocol = "tracepipe.batch";
 
 struct Batch {
   std::string bytes;
@@ -74,6 +81,8 @@ class SendQueue {
  public:
   SendQueue(std::size_t data_limit, std::size_t control_limit)
       : data_limit_(data_limit), control_limit_(control_limit) {}
+  // From now on, records are queued in the batched form.
+  void use_batches() noexcept { batched_ = true; }
 
   // Queues what the filter accepts; says how many it accepted and how many of those did
   // not fit.
@@ -99,12 +108,14 @@ class SendQueue {
     [[nodiscard]] std::string_view view() const noexcept { return batch ? std::string_view(batch->bytes) : own; }
   };
   Offered push_selected(const Batch& batch, const ClientFilter& filter);
+  Offered push_batched(const Batch& batch, const ClientFilter& filter);
 
   std::deque<Chunk> chunks_;
   std::size_t data_limit_;
   std::size_t control_limit_;
   std::size_t data_bytes_ = 0;
   std::size_t control_bytes_ = 0;
+  bool batched_ = false;
 };
 
 }  // namespace tp::serve

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <simdjson.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -98,6 +99,39 @@ std::optional<ChildError> parse_child_error_line(std::string_view line) {
   if (object["message"].get(message) != simdjson::SUCCESS) return std::nullopt;
   if (object["code"].get(code) != simdjson::SUCCESS) code = {};
   return ChildError{std::string(code), std::string(message)};
+}
+
+std::optional<PipelineFacts> parse_child_facts_line(std::string_view line) {
+  if (line.find("\"facts\"") == std::string_view::npos) return std::nullopt;
+  simdjson::dom::parser parser;
+  simdjson::dom::object object;
+  simdjson::dom::object facts;
+  if (parser.parse(line.data(), line.size()).get_object().get(object) != simdjson::SUCCESS) return std::nullopt;
+  if (object["facts"].get_object().get(facts) != simdjson::SUCCESS) return std::nullopt;
+  PipelineFacts out;
+  const auto text = [&](const char* key, std::optional<std::string>& field) {
+    std::string_view value;
+    if (facts[key].get(value) == simdjson::SUCCESS && !value.empty()) field = std::string(value);
+  };
+  const auto number = [&](const char* key, std::optional<std::uint64_t>& field) {
+    std::uint64_t value = 0;
+    if (facts[key].get(value) == simdjson::SUCCESS) field = value;
+  };
+  text("probe", out.probe);
+  text("serial", out.serial);
+  text("target", out.target);
+  text("chip", out.chip);
+  number("baud", out.baud);
+  number("cpu_hz", out.cpu_hz);
+  return out;
+}
+
+std::string probe_description(const PipelineFacts& facts) {
+  std::vector<std::string> details;
+  if (facts.serial) details.push_back(fmt::format("serial {}", *facts.serial));
+  if (facts.baud) details.push_back(fmt::format("{} bit/s", *facts.baud));
+  const std::string probe = facts.probe.value_or("capture command");
+  return details.empty() ? probe : fmt::format("{} ({})", probe, fmt::join(details, ", "));
 }
 
 namespace {

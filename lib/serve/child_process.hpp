@@ -44,6 +44,21 @@ struct ChildError {
 };
 std::optional<ChildError> parse_child_error_line(std::string_view line);
 
+// What the command said of its source, in a JSON log line with "facts" (swo-capture states
+// {"probe","serial","baud","cpu_hz","target"} at start); nullopt for other lines. Fields
+// of the wrong type are left out.
+struct PipelineFacts {
+  std::optional<std::string> probe;
+  std::optional<std::string> serial;
+  std::optional<std::string> target;
+  std::optional<std::string> chip;
+  std::optional<std::uint64_t> baud;
+  std::optional<std::uint64_t> cpu_hz;
+};
+std::optional<PipelineFacts> parse_child_facts_line(std::string_view line);
+// "LPC-Link2 (serial ABC, 2000000 bit/s)": the probe as Status names it.
+std::string probe_description(const PipelineFacts& facts);
+
 class ChildProcess {
  public:
   // Starts argv[0] (searched in PATH) with stdout and stderr on pipes. Throws tp::Error

@@ -94,6 +94,19 @@ std::optional<std::string> query_parameter(std::string_view target, std::string_
   return std::nullopt;
 }
 
+bool offers_subprotocol(std::string_view header, std::string_view name) noexcept {
+  while (!header.empty()) {
+    const std::size_t comma = header.find(',');
+    std::string_view token = header.substr(0, comma);
+    while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
+    while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
+    if (token == name) return true;
+    if (comma == std::string_view::npos) break;
+    header.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
 std::optional<std::string_view> bearer_token(std::string_view authorization) noexcept {
   constexpr std::string_view scheme = "bearer ";
   if (authorization.size() < scheme.size()) return std::nullopt;
@@ -104,37 +117,6 @@ std::optional<std::string_view> bearer_token(std::string_view authorization) noe
   while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
   while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
   return token;
-}
-
-OriginPolicy::OriginPolicy(std::string_view listen_address, std::uint16_t port, std::vector<std::string> extra,
-                           const std::vector<std::string>& host_names) {
-  for (const std::string_view host : {"127.0.0.1", "localhost", "[::1]"}) {
-    allowed_.push_back(fmt::format("http://{}:{}", host, port));
-  }
-  for (const std::string& host : host_names) allowed_.push_back(fmt::format("http://{}:{}", host, port));
-  const bool wildcard_bind = listen_address == "0.0.0.0" || listen_address == "::";
-  if (!wildcard_bind && listen_address != "127.0.0.1" && listen_address != "::1") {
-    const bool v6 = listen_address.find(':') != std::string_view::npos;
-    allowed_.push_back(v6 ? fmt::format("http://[{}]:{}", listen_address, port)
-                          : fmt::format("http://{}:{}", listen_address, port));
-  }
-  for (std::string& origin : extra) {
-    if (origin == "*") any_ = true;
-    while (!origin.empty() && origin.back() == '/') origin.pop_back();
-    allowed_.push_back(std::move(origin));
-  }
-}
-
-bool OriginPolicy::allows(std::optional<std::string_view> origin) const {
-  if (!origin || any_) return true;
-  std::string lowered(*origin);
-  std::transform(lowered.begin(), lowered.end(), lowered.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return std::any_of(allowed_.begin(), allowed_.end(), [&](const std::string& allowed) {
-    return lowered.size() == allowed.size() &&
-           std::equal(allowed.begin(), allowed.end(), lowered.begin(),
-                      [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
-  });
 }
 
 }  // namespace tp::serve

@@ -1,12 +1,10 @@
 // The HTTP side of a WebSocket connection (RFC 6455 section 4): the accept key, and the
-// checks trace-serve makes before upgrading (token, Origin, Host).
+// checks trace-serve makes before upgrading (the token; Origin and Host: serve/origin_policy).
 #pragma once
 
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace tp::serve {
 
@@ -23,26 +21,9 @@ bool constant_time_equal(std::string_view a, std::string_view b) noexcept;
 std::optional<std::string> query_parameter(std::string_view target, std::string_view name);
 // The path of a request target, without its query.
 std::string_view target_path(std::string_view target) noexcept;
+// Whether a Sec-WebSocket-Protocol header ("a, b") offers `name` (RFC 6455 section 4.1).
+bool offers_subprotocol(std::string_view header, std::string_view name) noexcept;
 // "Bearer abc" -> "abc"; nullopt for other schemes.
 std::optional<std::string_view> bearer_token(std::string_view authorization) noexcept;
-
-// Which browser origins may open a WebSocket. A request without Origin comes from a
-// non-browser client and is allowed; a browser's Origin must be the server's own origin
-// (http://127.0.0.1:PORT, http://localhost:PORT, http://[::1]:PORT or the listen address),
-// http://HOST:PORT for each of `host_names` (the server passes this host's addresses and
-// name when it listens beyond loopback with a token), or listed with --allow-origin ("*"
-// allows any). Matching the Host header instead would let a DNS-rebinding page through,
-// so it is not used.
-class OriginPolicy {
- public:
-  OriginPolicy(std::string_view listen_address, std::uint16_t port, std::vector<std::string> extra,
-               const std::vector<std::string>& host_names = {});
-  [[nodiscard]] bool allows(std::optional<std::string_view> origin) const;
-  [[nodiscard]] const std::vector<std::string>& allowed() const noexcept { return allowed_; }
-
- private:
-  std::vector<std::string> allowed_;
-  bool any_ = false;
-};
 
 }  // namespace tp::serve

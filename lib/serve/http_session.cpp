@@ -6,7 +6,9 @@
 #include <chrono>
 
 #include "core/clock.hpp"
+#include "serve/broadcast.hpp"
 #include "serve/handshake.hpp"
+#include "serve/origin_policy.hpp"
 #include "serve/viewer_assets.hpp"
 #include "serve/ws_client.hpp"
 
@@ -59,6 +61,16 @@ void HttpSession::read_request() {
 
 void HttpSession::on_request(const Request& request) {
   if (server_.stopping()) return respond(http::status::service_unavailable, "text/plain", "shutting down\n", request);
+  if (const auto host = request.find(http::field::host);
+      host != request.end() && !server_.host_allowed(view(host->value()))) {
+    const std::string name = host_of_header(view(host->value()));
+    const std::string advice =
+        fmt::format("if this server is meant to be reached by that name, admit it with --allow-origin http://{}", name);
+    server_.client_refused();
+    server_.refused_browser(fmt::format("Host {} is not a name of this server (DNS rebinding?)", name), peer_, advice);
+    return respond(http::status::forbidden, "text/plain",
+                   fmt::format("Host {} is not a name of this server: {}\n", name, advice), request);
+  }
   const std::string_view path = target_path(view(request.target()));
   if (path == "/ws") {
     if (beast::websocket::is_upgrade(request)) return upgrade(request);
@@ -96,9 +108,12 @@ void HttpSession::upgrade(const Request& request) {
   }
   const auto key = header("Sec-WebSocket-Key");
   if (!key || key->size() != 24) return refuse(http::status::bad_request, "missing or malformed Sec-WebSocket-Key");
-  if (!server_.origin_allowed(header("Origin"))) {
-    return refuse(http::status::forbidden,
-                  fmt::format("origin {} is not allowed (see --allow-origin)", header("Origin").value_or("")));
+  if (const auto origin = header("Origin"); !server_.origin_allowed(origin)) {
+    const std::string what = fmt::format("origin {} is not allowed", *origin);
+    const std::string advice = fmt::format("admit it with --allow-origin '{}'", normalise_origin(*origin));
+    server_.client_refused();
+    server_.refused_browser(what, peer_, advice);
+    return respond(http::status::forbidden, "text/plain", fmt::format("{}: {}\n", what, advice), request);
   }
   bool authenticated = !server_.options().token.has_value();
   if (!authenticated) {
@@ -129,18 +144,20 @@ void HttpSession::upgrade(const Request& request) {
                                 : fmt::format("too many connections waiting to show the token (at most {})",
                                               max_unauthenticated_connections));
   }
+  const bool batched = offers_subprotocol(header("Sec-WebSocket-Protocol").value_or(""), batch_subprotocol);
   auto response = std::make_shared<std::string>(
       fmt::format("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                  "Sec-WebSocket-Accept: {}\r\nServer: trace-serve\r\n\r\n",
-                  websocket_accept_key(*key)));
+                  "Sec-WebSocket-Accept: {}\r\n{}Server: trace-serve\r\n\r\n",
+                  websocket_accept_key(*key),
+                  batched ? fmt::format("Sec-WebSocket-Protocol: {}\r\n", batch_subprotocol) : std::string()));
   stream_.expires_never();
   asio::async_write(stream_.socket(), asio::buffer(*response),
-                    [self = shared_from_this(), response, slot](beast::error_code ec, std::size_t) {
+                    [self = shared_from_this(), response, slot, batched](beast::error_code ec, std::size_t) {
                       if (ec || self->server_.stopping()) return self->server_.give_back_slot(slot);
                       const auto early = self->buffer_.data();
                       const std::string early_bytes(static_cast<const char*>(early.data()), early.size());
-                      auto client =
-                          std::make_shared<WsClient>(self->server_, self->stream_.release_socket(), self->peer_, slot);
+                      auto client = std::make_shared<WsClient>(self->server_, self->stream_.release_socket(),
+                                                               self->peer_, slot, batched);
                       self->server_.client_opened(client);
                       client->start(early_bytes);
                     });

@@ -6,7 +6,11 @@
 
 namespace tp::serve {
 
-KindTable::KindTable() : names_(builtin.begin(), builtin.end()) {}
+KindTable::KindTable() : names_(builtin.begin(), builtin.end()) {
+  for (const KindRule& rule : record_kind_rules()) {
+    if (std::find(names_.begin(), names_.end(), rule.kind) == names_.end()) names_.emplace_back(rule.kind);
+  }
+}
 
 std::uint8_t KindTable::intern(std::string_view name) {
   const std::scoped_lock lock(mutex_);
@@ -14,14 +18,22 @@ std::uint8_t KindTable::intern(std::string_view name) {
   if (found != names_.end()) return static_cast<std::uint8_t>(found - names_.begin());
   if (names_.size() >= other) return other;
   names_.emplace_back(name);
+  generation_.fetch_add(1, std::memory_order_release);
   return static_cast<std::uint8_t>(names_.size() - 1);
 }
 
-std::uint64_t KindTable::mask_for(const std::vector<std::string>& names) {
+std::uint64_t KindTable::mask_for(const std::vector<std::string>& names, std::vector<std::string>& unknown) const {
+  unknown.clear();
+  if (std::find(names.begin(), names.end(), "*") != names.end()) return ~0ULL;
+  const std::scoped_lock lock(mutex_);
   std::uint64_t mask = 0;
   for (const std::string& name : names) {
-    if (name == "*") return ~0ULL;
-    mask |= 1ULL << intern(name);
+    const auto found = std::find(names_.begin(), names_.end(), name);
+    if (found == names_.end()) {
+      unknown.push_back(name);
+    } else {
+      mask |= 1ULL << static_cast<unsigned>(found - names_.begin());
+    }
   }
   return mask;
 }

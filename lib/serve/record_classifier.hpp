@@ -7,6 +7,7 @@
 #include <simdjson.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -16,7 +17,10 @@
 
 namespace tp::serve {
 
-// Kind names -> bit numbers, shared by the input thread and the server thread.
+// Kind names -> bit numbers, shared by the input thread and the server thread. It starts
+// with every kind of record.schema.json; only the input adds to it (kinds of other
+// producers, as they arrive). Clients only look names up: a client must never change what
+// other clients' filters mean.
 class KindTable {
  public:
   static constexpr std::size_t capacity = 64;
@@ -25,18 +29,25 @@ class KindTable {
   // The Callisto TraceEvent kinds take bits 0-8, Itm bit 9.
   static constexpr std::array<std::string_view, 10> builtin = {
       "Text", "Marker", "TaskSwitch", "IsrEnter", "IsrExit", "IdleEnter", "IdleExit", "Counter", "Raw", "Itm"};
-  // What a client gets before it sends SetFilter.event_types: everything a strict Callisto
-  // client can validate.
-  static constexpr std::uint64_t callisto_kinds = (1ULL << builtin.size()) - 1;
+  // What a client gets before it sends SetFilter.event_types: the Callisto TraceEvent kinds.
+  // Itm messages go only to clients that ask for them ("Itm" or "*"): the Callisto client
+  // ignores them, and they would double its traffic.
+  static constexpr std::uint64_t callisto_kinds = (1ULL << itm) - 1;
 
   KindTable();
+  // The input's side: the bit of a kind, added when new (`other` once the table is full).
   std::uint8_t intern(std::string_view name);
-  // Bits for a SetFilter.event_types list; "*" means every kind.
-  std::uint64_t mask_for(const std::vector<std::string>& names);
+  // The clients' side: bits for a SetFilter.event_types list ("*" means every kind). Names
+  // not in the table are returned in `unknown`, and nothing is added.
+  std::uint64_t mask_for(const std::vector<std::string>& names, std::vector<std::string>& unknown) const;
+  // Grows by one each time the input adds a kind: a client holding unknown names looks
+  // them up again when it changes.
+  [[nodiscard]] std::uint64_t generation() const noexcept { return generation_.load(std::memory_order_acquire); }
 
  private:
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::vector<std::string> names_;
+  std::atomic<std::uint64_t> generation_{0};
 };
 
 struct RecordRoute {

@@ -57,30 +57,42 @@ Server::Impl::Impl(ServeOptions options, const Logger& logger)
            [this](tcp::socket socket) { accept(std::move(socket)); }),
       stats_timer_(tcp_.io()),
       server_id_(random_uuid()),
-      origins_(options_.address, options_.port, options_.allowed_origins),
+      origins_(OriginPolicyConfig{}),
       slots_(options_.max_clients, max_unauthenticated_connections) {
   // The real port is known only now (port 0); the browser's Origin will name it.
   options_.port = tcp_.port();
-  origins_ = OriginPolicy(options_.address, options_.port, options_.allowed_origins, origin_host_names());
+  origins_ = origin_policy();
 }
 
-// Beyond loopback with a token, a browser on another machine opens this host by one of its
-// addresses or its name: those origins are admitted (the token still guards every client).
-// Without a token only loopback origins are, so a page elsewhere cannot drive the server.
-std::vector<std::string> Server::Impl::origin_host_names() const {
+// Beyond loopback, clients on other machines open this host by one of its addresses or its
+// name: those names are admitted as Host. With a token, a browser there is admitted too (the
+// token still guards every client); without one only loopback origins are, so a page
+// elsewhere cannot drive the server.
+OriginPolicy Server::Impl::origin_policy() const {
+  OriginPolicyConfig config{options_.address, options_.port, options_.allowed_origins, {}, options_.token.has_value()};
   const std::string& address = options_.address;
-  if (address == "127.0.0.1" || address == "::1" || address == "localhost") return {};
+  if (address == "127.0.0.1" || address == "::1" || address == "localhost") return OriginPolicy(std::move(config));
+  config.host_names = net::host_names_for_origins();
   if (!options_.token) {
     log_.warn(
         fmt::format("listening on {} without --token: browsers on other hosts are refused (only loopback "
                     "origins are admitted); set --token, or name their origins with --allow-origin",
                     address));
-    return {};
+  } else {
+    log_.verbose(fmt::format("browsers may open this server as http://{{{}}}:{}/ (with the token)",
+                             fmt::join(config.host_names, ","), options_.port));
   }
-  std::vector<std::string> names = net::host_names_for_origins();
-  log_.verbose(fmt::format("browsers may open this server as http://{{{}}}:{}/ (with the token)", fmt::join(names, ","),
-                           options_.port));
-  return names;
+  return OriginPolicy(std::move(config));
+}
+
+void Server::Impl::refused_browser(std::string_view what, std::string_view peer, std::string_view advice) {
+  constexpr std::size_t remembered = 64;  // a page retrying in a loop does not flood stderr
+  const std::string message = fmt::format("refused a browser from {}: {}; {}", peer, what, advice);
+  if (refusals_logged_.size() < remembered && refusals_logged_.insert(std::string(what)).second) {
+    log_.warn(message);
+  } else {
+    log_.verbose(message);
+  }
 }
 
 void Server::Impl::accept(tcp::socket socket) {
@@ -120,19 +132,28 @@ void Server::Impl::wrong_token(const std::string& address, std::string_view wher
                                         where, block_us / 1'000'000));
 }
 
+// The flags first, then what the capture command said of its source (command mode), then
+// the client's own Connect.
 StatusInfo Server::Impl::status_for(const ConnectRequest& connect) const {
   StatusInfo status;
   status.connected = true;
-  status.target = options_.target;
-  status.chip = options_.chip ? options_.chip : connect.chip;
-  status.probe = options_.probe ? options_.probe : connect.probe_selector;
+  status.target = options_.target ? options_.target : pipeline_.target;
+  status.chip = options_.chip ? options_.chip : pipeline_.chip ? pipeline_.chip : connect.chip;
+  if (options_.probe) {
+    status.probe = options_.probe;
+  } else if (pipeline_.probe) {
+    status.probe = probe_description(pipeline_);
+  } else {
+    status.probe = connect.probe_selector;
+  }
   return status;
 }
 
 std::string Server::Impl::meta() const {
   // --dwt yes|no decides; else DWT is available once records carried cycle timestamps.
   const bool seen = seen_cycles_clock_ || (pump_ && pump_->saw_cycles_clock());
-  return meta_message(options_.ports_map_json, options_.cpu_hz, options_.dwt_available.value_or(seen));
+  const std::optional<std::uint64_t> cpu_hz = options_.cpu_hz ? options_.cpu_hz : pipeline_.cpu_hz;
+  return meta_message(options_.ports_map_json, cpu_hz, options_.dwt_available.value_or(seen));
 }
 
 std::size_t Server::Impl::tracing_clients() const {
@@ -215,7 +236,7 @@ void Server::Impl::pump_ended(const std::string& error) {
 
 void Server::Impl::client_started(WsClient& client, const StartRequest& request) {
   if (!command_mode()) return;
-  last_start_ = CommandStart{request, client.status()};
+  last_start_ = CommandStart{request, client.connect_request()};
   if (child_) {
     if (child_stopping_) restart_pending_ = true;
     return;
@@ -230,8 +251,8 @@ void Server::Impl::start_command() {
       {"baud_rate", std::to_string(baud)},
       {"allow_mask", std::to_string(start.request.allow_mask)},
       {"allow_mask_hex", fmt::format("0x{:08x}", start.request.allow_mask)},
-      {"probe_selector", start.status.probe.value_or("")},
-      {"chip", start.status.chip.value_or("")},
+      {"probe_selector", options_.probe.value_or(start.connect.probe_selector.value_or(""))},
+      {"chip", options_.chip.value_or(start.connect.chip.value_or(""))},
   };
   const std::vector<std::string> argv = substitute_placeholders(options_.command, values);
   try {
@@ -245,6 +266,7 @@ void Server::Impl::start_command() {
     return;
   }
   ++stats_.commands_started;
+  pipeline_ = PipelineFacts{};  // this run states its own
   log_.info(fmt::format("started the capture command (pid {}): {}", child_->pid(), fmt::join(argv, " ")));
   child_reported_error_ = false;
   child_stopping_ = false;
@@ -286,6 +308,7 @@ void Server::Impl::read_child_stderr() {
 
 void Server::Impl::child_line(std::string_view line) {
   if (line.empty()) return;
+  if (auto facts = parse_child_facts_line(line)) return pipeline_facts(std::move(*facts));
   const auto error = parse_child_error_line(line);
   if (!error) {
     log_.info(fmt::format("command: {}", line));
@@ -297,6 +320,16 @@ void Server::Impl::child_line(std::string_view line) {
   for_tracing([&](WsClient& client) {
     client.send_error(callisto_code_for_child(error->code), "capture command: " + error->message);
   });
+}
+
+// The command has said what it captures from: Status and Meta.cpu_hz take it in, and the
+// tracing clients get both again (Callisto ignores a second Meta; Status updates its view).
+void Server::Impl::pipeline_facts(PipelineFacts facts) {
+  pipeline_ = std::move(facts);
+  log_.verbose(fmt::format("the capture command reads from {}{}", probe_description(pipeline_),
+                           pipeline_.cpu_hz ? fmt::format(", target clock {} Hz", *pipeline_.cpu_hz) : ""));
+  if (child_stopping_) return;
+  for_tracing([&](WsClient& client) { client.restate(); });
 }
 
 void Server::Impl::check_child() {

@@ -20,6 +20,7 @@
 #include "serve/child_process.hpp"
 #include "serve/handshake.hpp"
 #include "serve/input_pump.hpp"
+#include "serve/origin_policy.hpp"
 #include "serve/protocol.hpp"
 #include "serve/server.hpp"
 #include "serve/session_host.hpp"
@@ -61,12 +62,18 @@ class Server::Impl final : public SessionHost {
   [[nodiscard]] std::variant<ClientMessage, ProtocolError> parse_client_message(std::string_view text) override {
     return parser_.parse(text);
   }
-  [[nodiscard]] std::uint64_t kind_mask(const std::vector<std::string>& names) override {
-    return kinds_.mask_for(names);
+  [[nodiscard]] std::uint64_t kind_mask(const std::vector<std::string>& names,
+                                        std::vector<std::string>& unknown) const override {
+    return kinds_.mask_for(names, unknown);
   }
+  [[nodiscard]] std::uint64_t kinds_generation() const noexcept override { return kinds_.generation(); }
   [[nodiscard]] bool origin_allowed(std::optional<std::string_view> origin) const override {
     return origins_.allows(origin);
   }
+  [[nodiscard]] bool host_allowed(std::optional<std::string_view> host) const override {
+    return origins_.allows_host(host);
+  }
+  void refused_browser(std::string_view what, std::string_view peer, std::string_view advice) override;
   [[nodiscard]] std::uint64_t token_blocked_for_us(const std::string& address) const override;
   void token_accepted(const std::string& address) override { failed_tokens_.succeeded(address); }
   void wrong_token(const std::string& address, std::string_view where) override;
@@ -97,7 +104,8 @@ class Server::Impl final : public SessionHost {
   CpuMeter cpu_;
 
   void accept(tcp::socket socket);
-  [[nodiscard]] std::vector<std::string> origin_host_names() const;
+  [[nodiscard]] OriginPolicy origin_policy() const;
+  std::unordered_set<std::string> refusals_logged_;
   void tick();
   void schedule_stats();
   void stop();
@@ -110,6 +118,7 @@ class Server::Impl final : public SessionHost {
   void start_command();
   void read_child_stderr();
   void child_line(std::string_view line);
+  void pipeline_facts(PipelineFacts facts);
   void check_child();
   void finish_command();
   [[nodiscard]] std::size_t tracing_clients() const;
@@ -118,7 +127,7 @@ class Server::Impl final : public SessionHost {
 
   struct CommandStart {
     StartRequest request;
-    StatusInfo status;
+    ConnectRequest connect;  // the client's own values: {chip} and {probe_selector}
   };
 
   std::unique_ptr<InputPump> pump_;
@@ -131,6 +140,7 @@ class Server::Impl final : public SessionHost {
   std::array<char, 4096> stderr_buffer_{};
   std::string stderr_line_;
   std::optional<CommandStart> last_start_;
+  PipelineFacts pipeline_;  // what the running (or last) capture command said of its source
   std::uint64_t child_kill_at_us_ = 0;
   std::uint64_t child_exit_seen_us_ = 0;
   std::uint64_t input_ended_at_us_ = 0;

@@ -50,11 +50,18 @@ class SessionHost {
   [[nodiscard]] virtual std::string meta() const = 0;
   [[nodiscard]] virtual StatusInfo status_for(const ConnectRequest& connect) const = 0;
   [[nodiscard]] virtual std::variant<ClientMessage, ProtocolError> parse_client_message(std::string_view text) = 0;
-  // The kind bits of SetFilter.event_types.
-  [[nodiscard]] virtual std::uint64_t kind_mask(const std::vector<std::string>& names) = 0;
+  // The kind bits of SetFilter.event_types; names the server does not know yet go to
+  // `unknown` (nothing is added). kinds_generation() changes when the input adds a kind.
+  [[nodiscard]] virtual std::uint64_t kind_mask(const std::vector<std::string>& names,
+                                                std::vector<std::string>& unknown) const = 0;
+  [[nodiscard]] virtual std::uint64_t kinds_generation() const noexcept = 0;
 
   // Admission: origins, the token's per-address back-off, the connection pools.
   [[nodiscard]] virtual bool origin_allowed(std::optional<std::string_view> origin) const = 0;
+  [[nodiscard]] virtual bool host_allowed(std::optional<std::string_view> host) const = 0;
+  // A browser's request refused for its Origin or Host: logged once per value without -v
+  // (what was refused and the flag that admits it), then only with -v.
+  virtual void refused_browser(std::string_view what, std::string_view peer, std::string_view advice) = 0;
   [[nodiscard]] virtual std::uint64_t token_blocked_for_us(const std::string& address) const = 0;
   virtual void token_accepted(const std::string& address) = 0;
   // A wrong token from that address: counted for its back-off, and logged.

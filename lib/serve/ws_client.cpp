@@ -1,6 +1,7 @@
 #include "serve/ws_client.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -15,9 +16,10 @@ constexpr std::uint64_t one_second_us = 1'000'000;
 constexpr std::size_t control_budget = 256U << 10U;
 constexpr std::size_t max_gather_chunks = 64;
 constexpr std::size_t max_gather_bytes = 1U << 20U;
+constexpr std::size_t max_waiting_kinds = 64;
 }  // namespace
 
-WsClient::WsClient(SessionHost& server, tcp::socket socket, std::string peer, Slot slot)
+WsClient::WsClient(SessionHost& server, tcp::socket socket, std::string peer, Slot slot, bool batched)
     : server_(server),
       socket_(std::move(socket)),
       close_timer_(socket_.get_executor()),
@@ -34,6 +36,7 @@ WsClient::WsClient(SessionHost& server, tcp::socket socket, std::string peer, Sl
   socket_.set_option(tcp::no_delay(true), ec);
   const auto endpoint = socket_.remote_endpoint(ec);
   peer_address_ = ec ? "?" : endpoint.address().to_string();
+  if (batched) queue_.use_batches();
 }
 
 void WsClient::start(std::string_view early_bytes) {
@@ -145,6 +148,7 @@ void WsClient::handle(const ConnectRequest& request) {
     }
   }
   connected_ = true;
+  connect_ = request;
   status_ = server_.status_for(request);
   send(status_message(status_));
 }
@@ -187,17 +191,50 @@ void WsClient::handle(const StartRequest& request) {
   server_.client_started(*this, request);
 }
 
+// As the reference Callisto server: Stop ends the session and answers Status connected:false
+// with no target, chip or probe; Start needs a Connect again.
 void WsClient::handle(const StopRequest& /*request*/) {
   const bool was_tracing = tracing_;
   tracing_ = false;
-  send(status_message(status_));
+  connected_ = false;
+  send(status_message(StatusInfo{}));
   if (was_tracing) server_.client_stopped();
 }
 
 void WsClient::handle(const SetFilterRequest& request) {
   port_mask_ = request.port_mask.value_or(0xFFFFFFFFU);
   filter_.port_mask = allow_mask_ & port_mask_;
-  filter_.kinds = request.event_types ? server_.kind_mask(*request.event_types) : KindTable::callisto_kinds;
+  waiting_kinds_.clear();
+  if (!request.event_types) {
+    filter_.kinds = KindTable::callisto_kinds;
+    return;
+  }
+  kinds_generation_ = server_.kinds_generation();  // before the look-up: a kind added meanwhile is seen next time
+  filter_.kinds = server_.kind_mask(*request.event_types, waiting_kinds_);
+  if (waiting_kinds_.size() > max_waiting_kinds) {
+    send_error(ErrorCode::invalid_parameters,
+               fmt::format("SetFilter.event_types: {} names are neither kinds of the record schema nor seen in the "
+                           "stream (first: \"{}\"); only the first {} are kept, waiting for such records",
+                           waiting_kinds_.size(), waiting_kinds_.front(), max_waiting_kinds));
+    waiting_kinds_.resize(max_waiting_kinds);
+  }
+  if (!waiting_kinds_.empty()) {
+    server_.log().verbose(fmt::format("client {} ({}): filter waits for kinds not seen yet: {}", id_, peer_,
+                                      fmt::join(waiting_kinds_, ", ")));
+  }
+}
+
+void WsClient::resolve_waiting_kinds() {
+  kinds_generation_ = server_.kinds_generation();
+  std::vector<std::string> still_unknown;
+  filter_.kinds |= server_.kind_mask(waiting_kinds_, still_unknown);
+  waiting_kinds_ = std::move(still_unknown);
+}
+
+void WsClient::restate() {
+  status_ = server_.status_for(connect_);
+  send(status_message(status_));
+  send(server_.meta());
 }
 
 void WsClient::end_tracing(bool still_connected) {
@@ -210,6 +247,7 @@ void WsClient::end_tracing(bool still_connected) {
 
 void WsClient::deliver(const std::shared_ptr<const Batch>& batch) {
   if (!tracing_ || closing_) return;
+  if (!waiting_kinds_.empty() && server_.kinds_generation() != kinds_generation_) resolve_waiting_kinds();
   const Offered offered = queue_.push(batch, filter_);
   offered_ += offered.accepted;
   if (offered.dropped > 0) note_drops(offered.dropped);
@@ -238,8 +276,9 @@ void WsClient::send_error(std::optional<ErrorCode> code, std::string_view messag
   send(error_message(rfc3339_now(), message, code), advisory);
 }
 
+// Only to connected clients: the reference server sends no Stats before Connect.
 void WsClient::send_stats(double cpu_load, double interval_s, bool final) {
-  if (!authenticated_ || closing_) return;
+  if (!connected_ || closing_) return;
   StatsInfo stats;
   const std::uint64_t sent = events_sent_ - last_events_;
   const std::uint64_t dropped = dropped_ - last_dropped_;

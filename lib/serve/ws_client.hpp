@@ -20,7 +20,8 @@ namespace tp::serve {
 class WsClient : public std::enable_shared_from_this<WsClient> {
  public:
   // slot: the pool the connection holds (Slot::unauthenticated until it shows the token).
-  WsClient(SessionHost& server, tcp::socket socket, std::string peer, Slot slot);
+  // batched: the client asked for the batched form (batch_subprotocol).
+  WsClient(SessionHost& server, tcp::socket socket, std::string peer, Slot slot, bool batched = false);
 
   // Sends Hello, handles bytes the client sent along with its upgrade request, reads on.
   void start(std::string_view early_bytes);
@@ -37,6 +38,9 @@ class WsClient : public std::enable_shared_from_this<WsClient> {
 
   [[nodiscard]] bool tracing() const noexcept { return tracing_; }
   [[nodiscard]] const StatusInfo& status() const noexcept { return status_; }
+  [[nodiscard]] const ConnectRequest& connect_request() const noexcept { return connect_; }
+  // Status and Meta again, after the server learnt more of the pipeline.
+  void restate();
   [[nodiscard]] std::uint64_t dropped() const noexcept { return dropped_; }
   [[nodiscard]] std::uint64_t offered() const noexcept { return offered_; }
   [[nodiscard]] std::uint64_t sent() const noexcept { return events_sent_; }
@@ -56,6 +60,8 @@ class WsClient : public std::enable_shared_from_this<WsClient> {
   void handle(const StartRequest& request);
   void handle(const StopRequest& request);
   void handle(const SetFilterRequest& request);
+  // Looks the names a filter is waiting for up again once the input has added kinds.
+  void resolve_waiting_kinds();
   void write_more();
   void note_drops(std::uint64_t events);
   void closed();
@@ -82,9 +88,14 @@ class WsClient : public std::enable_shared_from_this<WsClient> {
   bool connected_ = false;
   bool tracing_ = false;
   StatusInfo status_;
+  ConnectRequest connect_;
   std::uint32_t allow_mask_ = 0xFFFFFFFFU;
   std::uint32_t port_mask_ = 0xFFFFFFFFU;
   ClientFilter filter_;
+  // event_types names not known yet (a producer's own kinds that have not arrived): they
+  // select records once the input brings such a kind.
+  std::vector<std::string> waiting_kinds_;
+  std::uint64_t kinds_generation_ = 0;
 
   // Rate limit on client messages: a token bucket.
   double tokens_;

@@ -94,6 +94,7 @@ ExitCode capture(const CaptureOptions& o, BatchedWriter& out, const Logger& log)
     source = factory();
   }
   log.verbose(fmt::format("capturing from {}", source->description()));
+  log.facts("source facts", facts_json(source->facts()));
   const CaptureResult result =
       run_capture(*source, out, limits, [&log](const CaptureProgress& p) { log.verbose(format_progress(p)); });
   log.verbose(fmt::format("{}: {}", source->description(), format_progress(result.progress)));

@@ -36,6 +36,7 @@ class CmsisDapSource final : public SwoSource {
     rate_ = negotiate_rate(settings.rate, 0, "the CMSIS-DAP probe", [this](std::uint32_t hz) {
       return parse_baudrate_reply(link_.exchange(baudrate_command(hz), "SWO_Baudrate")).value_or(0);
     });
+    facts_.baud = rate_.achieved;
     command(control_command(true), Command::swo_control, "SWO_Control(start)");
     running_ = true;
   }

@@ -32,6 +32,7 @@ class LpcLink2Source final : public SwoSource {
       const auto achieved = commands::parse_set_rate_reply(link_.exchange(commands::set_rate_command(hz), "set rate"));
       return achieved.value_or(0);
     });
+    facts_.baud = rate_.achieved;
   }
 
   PullResult pull(std::span<std::uint8_t> buffer, int timeout_ms) override {

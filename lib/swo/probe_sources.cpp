@@ -2,8 +2,10 @@
 
 namespace tp::swo {
 
-std::unique_ptr<SwoSource> open_probe_source(const usb::Context& context, const probes::ProbeInfo& probe,
-                                             const ProbeSettings& settings) {
+namespace {
+
+std::unique_ptr<SwoSource> open_by_kind(const usb::Context& context, const probes::ProbeInfo& probe,
+                                        const ProbeSettings& settings) {
   switch (probe.kind) {
     case probes::ProbeKind::lpclink2:
       return open_lpclink2(context, probe, settings);
@@ -13,6 +15,15 @@ std::unique_ptr<SwoSource> open_probe_source(const usb::Context& context, const 
       break;
   }
   return open_cmsis_dap(context, probe, settings);
+}
+
+}  // namespace
+
+std::unique_ptr<SwoSource> open_probe_source(const usb::Context& context, const probes::ProbeInfo& probe,
+                                             const ProbeSettings& settings) {
+  auto source = open_by_kind(context, probe, settings);
+  source->identify(probe.model, probe.device.serial_number);
+  return source;
 }
 
 }  // namespace tp::swo

@@ -12,6 +12,7 @@ namespace tp::swo {
 ReconnectingSource::ReconnectingSource(Factory factory, Notice notice, int retry_ms)
     : factory_(std::move(factory)), notice_(std::move(notice)), retry_ms_(retry_ms), source_(factory_()) {
   last_description_ = source_->description();
+  last_facts_ = source_->facts();
 }
 
 bool ReconnectingSource::recoverable(const std::exception& error) noexcept {
@@ -53,6 +54,7 @@ PullResult ReconnectingSource::pull(std::span<std::uint8_t> buffer, int timeout_
     }
     ++finished_.reconnects;
     last_description_ = source_->description();
+    last_facts_ = source_->facts();
     notice_(fmt::format("reconnected: {}", last_description_));
   }
   try {

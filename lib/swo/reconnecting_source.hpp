@@ -23,6 +23,7 @@ class ReconnectingSource final : public SwoSource {
   void close() noexcept override;
   [[nodiscard]] SourceCounters counters() const noexcept override;
   [[nodiscard]] std::string description() const override;
+  [[nodiscard]] SourceFacts facts() const override { return last_facts_; }
 
   // Whether an error is worth waiting out.
   static bool recoverable(const std::exception& error) noexcept;
@@ -35,6 +36,7 @@ class ReconnectingSource final : public SwoSource {
   int retry_ms_;
   std::unique_ptr<SwoSource> source_;
   std::string last_description_;
+  SourceFacts last_facts_;
   std::uint64_t next_try_us_ = 0;
   SourceCounters finished_;  // of the sources already closed
 };

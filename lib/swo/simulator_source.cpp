@@ -14,7 +14,11 @@ constexpr std::size_t refill_bytes = std::size_t{64} * 1024;
 }  // namespace
 
 SimulatorSource::SimulatorSource(SimulatorSourceOptions options, std::unique_ptr<BatchedWriter> events)
-    : options_(options), target_(options.target), pacer_(options.bytes_per_second), events_out_(std::move(events)) {}
+    : options_(options), target_(options.target), pacer_(options.bytes_per_second), events_out_(std::move(events)) {
+  facts_.probe = "simulator";
+  facts_.target = "simulated Cortex-M target";
+  facts_.cpu_hz = options_.target.cpu_hz;
+}
 
 // Generates whole events until about refill_bytes are waiting. Returns false once the
 // byte limit is reached and nothing is left.

@@ -34,6 +34,7 @@ class StLinkSource final : public SwoSource {
     rate_ = negotiate_rate(settings.rate, max_trace_hz(model_.generation), model_.name, [this](std::uint32_t hz) {
       return parse_ok_reply(link_.exchange(start_trace_command(hz), "START_TRACE_RX")) ? hz : 0U;
     });
+    facts_.baud = rate_.achieved;
     running_ = true;
   }
 

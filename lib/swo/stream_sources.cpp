@@ -13,7 +13,10 @@
 namespace tp::swo {
 
 FileSource::FileSource(const std::string& path, std::uint64_t bytes_per_second)
-    : file_(ByteSource::open(path)), pacer_(bytes_per_second), bytes_per_second_(bytes_per_second) {}
+    : file_(ByteSource::open(path)), pacer_(bytes_per_second), bytes_per_second_(bytes_per_second) {
+  facts_.probe = "file";
+  facts_.serial = file_.name();
+}
 
 PullResult FileSource::pull(std::span<std::uint8_t> buffer, int timeout_ms) {
   const std::uint64_t allowed = pacer_.await(buffer.size(), 1, timeout_ms);
@@ -36,7 +39,11 @@ std::string FileSource::description() const {
 }
 
 SerialSource::SerialSource(const std::string& path, std::uint32_t baud)
-    : port_(SerialPort::open(path, baud)), baud_(baud) {}
+    : port_(SerialPort::open(path, baud)), baud_(baud) {
+  facts_.probe = "serial port";
+  facts_.serial = port_.path();
+  facts_.baud = baud;
+}
 
 PullResult SerialSource::pull(std::span<std::uint8_t> buffer, int timeout_ms) {
   const std::size_t n = port_.read(std::span<char>(reinterpret_cast<char*>(buffer.data()), buffer.size()),
@@ -51,7 +58,10 @@ std::string SerialSource::description() const {
 TcpSource::TcpSource(const net::TcpEndpoint& endpoint, int connect_timeout_ms)
     : socket_(net::connect_tcp(endpoint, connect_timeout_ms,
                                " (is the SWO server running? OpenOCD needs `swo create ... -output :PORT`)")),
-      name_(fmt::format("{}:{}", endpoint.host, endpoint.port)) {}
+      name_(fmt::format("{}:{}", endpoint.host, endpoint.port)) {
+  facts_.probe = "TCP stream";
+  facts_.serial = name_;
+}
 
 PullResult TcpSource::pull(std::span<std::uint8_t> buffer, int timeout_ms) {
   pollfd p{socket_.get(), POLLIN, 0};

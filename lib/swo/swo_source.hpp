@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -33,6 +34,19 @@ struct SourceCounters {
   }
 };
 
+// What a source knows of the far end, stated once at start (swo-capture's "facts" log
+// line, which trace-serve reads in command mode for Status and Meta.cpu_hz).
+struct SourceFacts {
+  std::string probe;                    // what delivers the bytes: "LPC-Link2", "serial port", "simulator", ...
+  std::optional<std::string> serial;    // the probe's USB serial number, the device path, the address
+  std::optional<std::uint32_t> baud;    // the SWO rate in use, bit/s
+  std::optional<std::uint64_t> cpu_hz;  // the target's clock, when the source knows it
+  std::optional<std::string> target;    // what the target is, when the source knows it
+};
+
+// {"probe":...,"serial":...,"baud":...,"cpu_hz":...,"target":...}: the fields known.
+std::string facts_json(const SourceFacts& facts);
+
 enum class Pull { data, timeout, end };
 
 struct PullResult {
@@ -58,9 +72,16 @@ class SwoSource {
   [[nodiscard]] virtual SourceCounters counters() const noexcept { return counters_; }
   // One line for -v: the rate negotiated, the transport in use.
   [[nodiscard]] virtual std::string description() const = 0;
+  [[nodiscard]] virtual SourceFacts facts() const { return facts_; }
+  // The probe a source was opened on (its model and USB serial number).
+  void identify(std::string probe, std::string serial) {
+    facts_.probe = std::move(probe);
+    if (!serial.empty()) facts_.serial = std::move(serial);
+  }
 
  protected:
   SourceCounters counters_;
+  SourceFacts facts_;
 };
 
 }  // namespace tp::swo

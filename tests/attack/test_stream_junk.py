@@ -176,16 +176,30 @@ def signals_mid_stream():
                 except (BrokenPipeError, ValueError):
                     pass
 
-            out = []
+            chunks = []
+            started = threading.Event()
+
+            def read():
+                while chunk := proc.stdout.read1(65536):
+                    chunks.append(chunk)
+                    started.set()
+
             threading.Thread(target=feed, daemon=True).start()
-            reader = threading.Thread(target=lambda: out.append(proc.stdout.read()), daemon=True)
+            reader = threading.Thread(target=read, daemon=True)
             reader.start()
-            time.sleep(0.5)
+            # Mid-stream means once it writes (its handlers are in place by then): a slow
+            # machine or a sanitizer only makes that later. The deadline fails loudly.
+            if not started.wait(60):
+                check(False, f"{name}: no output within 60 s, no signal sent")
+                proc.kill()
+                proc.wait()
+                stop.set()
+                continue
             proc.send_signal(signo)
             rc = proc.wait(30)
             stop.set()
             reader.join(30)
-            data = out[0] if out else b""
+            data = b"".join(chunks)
             last = data.split(b"\n")[-4:-1]
             if name == "trace-csv":  # every row of the same record is the same row
                 whole = data.endswith(b"\n") and len(set(last)) == 1

@@ -72,7 +72,8 @@ await step('the original client flow', async () => {
   check(c.counts.Hello === 1 && c.counts.Status >= 1 && c.counts.Meta === 1 && c.counts.Stats >= 1, 'Hello, Status, Meta, Events and Stats received');
   c.send({ type: 'Stop' });
   const stopped = await c.type('Status');
-  check(stopped.data.connected === true, 'Stop -> Status');
+  check(stopped.data.connected === false && stopped.data.chip === null && stopped.data.probe === null,
+        'Stop -> Status connected:false, as the reference server');
   const before = c.events;
   await feed(server.child.stdin, records.slice(3000, 3500), 20000);
   await sleep(300);
@@ -111,6 +112,10 @@ await step('protocol errors', async () => {
   await fresh.type('Hello');
   fresh.send({ type: 'Start', data: { allow_mask: 1, baud_rate: null } });
   check(!!(await fresh.error('NOT_CONNECTED')), 'Start before Connect -> NOT_CONNECTED');
+  // Stats go out every second to connected clients only (the reference server sends none before Connect).
+  await c.next((m) => m.type === 'Stats', undefined, 'Stats to the connected client');
+  await c.next((m) => m.type === 'Stats', undefined, 'another Stats to the connected client');
+  check(!fresh.counts.Stats, `no Stats before Connect (${fresh.counts.Stats ?? 0}) while the connected client got two`);
   const pong = new Promise((resolve) => fresh.ws.once('pong', (data) => resolve(String(data))));
   fresh.ws.ping('hi');
   check((await pong) === 'hi', 'ping -> pong');
@@ -148,27 +153,67 @@ await step('filters and extended kinds', async () => {
   await allowed.connectAndStart({ allow_mask: 0b1010, baud_rate: null });
   const exceptions = client(server.url, { strict: false });
   await exceptions.connectAndStart({ allow_mask: 0xFFFFFFFF, baud_rate: null }, { port_mask: null, event_types: ['Exception', 'PcSample'] });
-  const everything = client(server.url, { strict: false });
+  const everything = client(server.url, { strict: false, foreignKinds: ['LaterKind'] });
   await everything.connectAndStart({ allow_mask: 0xFFFFFFFF, baud_rate: null }, { port_mask: null, event_types: ['*'] });
-  const slice = records.slice(4000, 8000);
+  // One client names 1000 kinds nobody produces: the server's kind table must not change
+  // for it (it used to fill up, and every other client's filter then chose wrong kinds).
+  const inventor = client(server.url);
+  const invented = Array.from({ length: 1000 }, (_, i) => `Invented${i}`);
+  await inventor.connectAndStart({ allow_mask: 0xFFFFFFFF, baud_rate: null }, { port_mask: null, event_types: invented });
+  check((await inventor.error('INVALID_PARAMETERS')).data.message.includes('1000 names'),
+        'SetFilter with 1000 unknown kinds -> INVALID_PARAMETERS naming how many');
+  // A producer's own kind asked for before it has arrived selects it once it does.
+  const later = client(server.url, { strict: false, foreignKinds: ['LaterKind'] });
+  await later.connectAndStart({ allow_mask: 0xFFFFFFFF, baud_rate: null }, { port_mask: null, event_types: ['LaterKind', 'Itm'] });
+  const extra = ['{"timestamp":7,"frames":[{"port":0,"data":[65],"timestamp":7}]}',
+                 '{"timestamp":8,"port":2,"event":{"kind":"LaterKind","data":{"n":1}}}'];
+  const slice = [...records.slice(4000, 6000), ...extra, ...records.slice(6000, 8000)];
   await feed(server.child.stdin, slice, 20000);
   const parsed = slice.map((l) => JSON.parse(l));
+  const kindOf = (r) => (r.frames ? 'Itm' : r.event.kind);
   const want = {
-    port0: parsed.filter((r) => r.port === 0 && coreKinds.has(r.event.kind)).length,
-    allowed: parsed.filter((r) => (r.port === 1 || r.port === 3) && coreKinds.has(r.event.kind)).length,
-    exceptions: parsed.filter((r) => ['Exception', 'PcSample'].includes(r.event.kind)).length,
+    port0: parsed.filter((r) => r.port === 0 && coreKinds.has(kindOf(r))).length,
+    allowed: parsed.filter((r) => (r.port === 1 || r.port === 3) && coreKinds.has(kindOf(r))).length,
+    exceptions: parsed.filter((r) => ['Exception', 'PcSample'].includes(kindOf(r))).length,
     everything: parsed.length,
+    inventor: parsed.filter((r) => invented.includes(kindOf(r))).length,
   };
   await everything.until(() => everything.events >= want.everything, 'all records');
-  await waitUntil(() => port0.events >= want.port0 && allowed.events >= want.allowed && exceptions.events >= want.exceptions,
-                  'every filtered client has its records', () => [port0.events, allowed.events, exceptions.events].join(','));
+  await waitUntil(() => port0.events >= want.port0 && allowed.events >= want.allowed && exceptions.events >= want.exceptions &&
+                  later.events >= 2, 'every filtered client has its records',
+                  () => [port0.events, allowed.events, exceptions.events, later.events].join(','));
   await sleep(300);  // anything more that arrived would be a filter letting too much through
   const events = (c) => c.messages.filter((m) => m.type === 'Event');
   check(port0.events === want.port0 && events(port0).every((m) => m.data.port === 0), `SetFilter.port_mask: ${port0.events} == ${want.port0}`);
   check(allowed.events === want.allowed && events(allowed).every((m) => [1, 3].includes(m.data.port)), `Start.allow_mask: ${allowed.events} == ${want.allowed}`);
   check(want.exceptions > 0 && exceptions.events === want.exceptions, `SetFilter.event_types [Exception, PcSample]: ${exceptions.events} == ${want.exceptions}`);
-  check(everything.events === want.everything, `event_types ["*"]: every record (${everything.events} == ${want.everything})`);
-  for (const c of [port0, allowed, exceptions, everything]) c.close();
+  check(everything.events === want.everything && everything.counts.Itm === 1,
+        `event_types ["*"]: every record, and the frames line as Itm (${everything.events} == ${want.everything})`);
+  check([port0, allowed, exceptions, inventor].every((c) => !c.counts.Itm), 'Itm only to clients that ask for it');
+  check(inventor.events === want.inventor, `the inventor gets nothing (${inventor.events})`);
+  check(later.events === 2 && later.counts.Itm === 1 && events(later)[0]?.data.event.kind === 'LaterKind',
+        `event_types [LaterKind, Itm]: the kind that arrived later, and Itm (${later.events})`);
+  for (const c of [port0, allowed, exceptions, everything, inventor, later]) c.close();
+});
+
+await step('the batched form: only on request, exact and in order', async () => {
+  const batched = client(server.url, { protocols: ['tracepipe.batch'], strict: false });
+  const batchedTo = (c) => c.ws.protocol;
+  const plain = client(server.url);
+  await batched.connectAndStart({ allow_mask: 0xFFFFFFFF, baud_rate: null }, { port_mask: null, event_types: ['*'] });
+  await plain.connectAndStart();
+  check(batchedTo(batched) === 'tracepipe.batch' && batchedTo(plain) === '', 'the subprotocol is granted only to the client that asks');
+  const slice = records.slice(8000, 11000);
+  await feed(server.child.stdin, slice, 20000);
+  const corePart = slice.filter((l) => coreKinds.has(recordKind(l)));
+  await waitUntil(() => batched.events >= slice.length && plain.events >= corePart.length, 'both clients have the stream',
+                  () => `${batched.events}, ${plain.events}`);
+  const lines = batched.messages.filter((m) => m.type === 'Events').flatMap((m) => m.data.map((r) => JSON.stringify(r)));
+  check(lines.length === slice.length && lines.every((l, i) => l === JSON.stringify(JSON.parse(slice[i]))),
+        `the batched client gets every record in order (${lines.length} of ${slice.length}) in ${batched.counts.Events} messages`);
+  check(!batched.counts.Event && !plain.counts.Events && plain.events === corePart.length,
+        'Events never reach a client that did not ask; Event never reaches one that did');
+  for (const c of [batched, plain]) c.close();
 });
 
 // The closing Stats a client gets when the input ends: final offered and dropped totals.
@@ -182,7 +227,9 @@ const finalStats = (c) => c.next((m) => m.type === 'Stats' && m.data.final === t
 
 await step('a stalled client among 10 that keep up', async () => {
   // Its own server: the input ends after the slice, so every client's counters become final.
-  const own = await startServer(serve, []);
+  // 4 MiB queues: about 2 s of this stream, slack for a Node reader on a busy machine (a
+  // sanitized server, other work); the stalled client still overflows (15 MB go through).
+  const own = await startServer(serve, ['--queue-size', String(4 << 20)]);
   const keepers = [];
   for (let i = 0; i < 10; i++) {
     const c = client(own.url, { keep: false });
@@ -193,8 +240,8 @@ await step('a stalled client among 10 that keep up', async () => {
   await stalled.connectAndStart();
   stalled.ws._socket.pause();  // stops reading: the kernel buffers fill, then its queue
   const rssBefore = rssKb(own.child.pid, 'VmRSS');
-  // 15 MB at 15k records/s: far more than a stalled client's socket buffers and 1 MiB queue
-  // hold, while the others have 400 ms of slack in theirs.
+  // 15 MB at 15k records/s: far more than a stalled client's socket buffers and 4 MiB queue
+  // hold, while the others have about 2 s of slack in theirs.
   const slice = records.slice(8000, 108000);
   const expected = slice.filter((l) => coreKinds.has(recordKind(l))).length;
   await feed(own.child.stdin, slice, 15000);
@@ -279,12 +326,31 @@ await step('HTTP', async () => {
   check((await httpGet(`${server.http}/ws`)).status === 426, 'GET /ws without upgrade -> 426');
   const origin = client(server.url, { ws: { origin: 'http://evil.example' } });
   check(await origin.opened.then(() => false, (e) => e.message === 'HTTP 403'), 'a foreign Origin is refused (403)');
-  const own = client(server.url, { ws: { origin: `http://127.0.0.1:${server.port}` } });
-  const ownHello = await own.type('Hello');
-  check(ownHello.data.server_id.length === 36, 'the server\'s own Origin is accepted (Hello)');
-  own.close();
+  const refusal = await new Promise((resolve, reject) => {
+    http.get(`${server.http}/ws`, { headers: { Origin: 'http://evil.example', Upgrade: 'websocket', Connection: 'Upgrade',
+      'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==' } }, (response) => {
+      let body = '';
+      response.on('data', (chunk) => { body += chunk; });
+      response.on('end', () => resolve(body));
+    }).on('error', reject);
+  });
+  check(refusal.includes('http://evil.example') && refusal.includes('--allow-origin'), `the 403 names the origin and the flag: ${refusal.trim()}`);
+  await waitUntil(() => server.log().includes("origin http://evil.example is not allowed; admit it with --allow-origin 'http://evil.example'"),
+                  'the refusal on stderr', () => server.log().slice(-400));
+  // What the real Callisto client sends: its development page, and file:// when packaged.
+  for (const origin of [`http://127.0.0.1:${server.port}`, 'http://localhost:5173', 'file://']) {
+    const own = client(server.url, { ws: { origin } });
+    const ownHello = await own.type('Hello');
+    check(ownHello.data.server_id.length === 36, `the Origin ${origin} is admitted by default (Hello)`);
+    own.close();
+  }
+  // DNS rebinding: a page whose name now resolves to 127.0.0.1 still names its own host.
+  const rebound = await httpGet(`${server.http}/`, { Host: `evil.example:${server.port}` });
+  check(rebound.status === 403 && rebound.body.includes('evil.example'), `a foreign Host is refused (${rebound.status})`);
+  const tunnel = await httpGet(`${server.http}/`, { Host: 'localhost:8000' });
+  check(tunnel.status === 200, 'a loopback Host on another port (an SSH tunnel) is served');
   const raw = net.connect(server.port, '127.0.0.1');
-  raw.write('GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n' +
+  raw.write(`GET /ws HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n` +
             'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n');
   const handshake = await new Promise((resolve) => raw.once('data', (d) => resolve(String(d))));
   check(handshake.includes('101') && handshake.includes('s3pPLMBiTxaQ9kYGzzhZRbK+xOo='), 'RFC 6455 accept key');
@@ -328,6 +394,10 @@ await step('token auth', async () => {
   check((await wrongConnect.closed).code === 1008, '... and the connection is closed');
   const good = client(`${secured.url}?token=s3cret`, { ws: { origin: 'http://good.example' } });
   check((await good.type('Hello')).type === 'Hello', '--allow-origin admits that origin');
+  const foreign = client(`${secured.url}?token=s3cret`, { ws: { origin: 'http://other.example' } });
+  check(await foreign.opened.then(() => false, (e) => e.message === 'HTTP 403'), 'an origin not listed is refused');
+  await waitUntil(() => secured.log().includes("origin http://other.example is not allowed; admit it with --allow-origin 'http://other.example'"),
+                  'the refusal on stderr without -v', () => secured.log().slice(-400));
   for (const c of [header, query, viaConnect, good]) c.close();
   secured.child.kill('SIGINT');
   check((await secured.exited).code === 130, 'SIGINT -> exit 130');
@@ -422,7 +492,14 @@ await step('command mode with the real tools', async () => {
     .filter((l) => l && coreKinds.has(recordKind(l))).length;
   const cmd = await startServer(serve, ['-v', '--', 'sh', '-c', pipeline]);
   const c = client(cmd.url, { keep: false });
-  await c.connectAndStart();
+  const meta = await c.connectAndStart();
+  check(meta.data.cpu_hz === null, 'Meta at Start: the target clock is not known yet');
+  // swo-capture states its source on stderr; the server passes it on (no flag given).
+  const stated = await c.next((m) => m.type === 'Status', undefined, 'Status from the pipeline');
+  check(stated.data.connected && stated.data.probe === 'simulator' && stated.data.target === 'simulated Cortex-M target',
+        `Status from the pipeline names the simulator (${JSON.stringify(stated.data)})`);
+  const restated = await c.type('Meta');
+  check(restated.data.cpu_hz === 64000000, `Meta.cpu_hz from the pipeline: the simulator's 64 MHz (${restated.data.cpu_hz})`);
   const status = await c.next((m) => m.type === 'Status', undefined, 'Status at the end of the command');
   check(status.data.connected === true, 'a command that ends well -> Status connected');
   check(c.events === expected, `the command's records reach the client (${c.events} == ${expected})`);
@@ -463,6 +540,10 @@ await step('command mode: placeholders, stop when the last client leaves, restar
                   'Stop by the last client stops the command', () => cmd.log().slice(-300));
   check(cmd.log().includes('no client is tracing: stopping the capture command'), 'Stop by the last client stops the command');
   c.messages.length = 0;
+  c.send({ type: 'Start', data: { allow_mask: 0xF, baud_rate: null } });
+  await c.error('NOT_CONNECTED');
+  c.send({ type: 'Connect', data: { probe_selector: null, chip: null, token: null } });
+  check((await c.type('Status')).data.connected, 'Connect again after Stop');
   c.send({ type: 'Start', data: { allow_mask: 0xF, baud_rate: null } });
   const again = await c.next((m) => m.type === 'Event', undefined, 'first event again');
   check(again.data.event.data.message.startsWith('baud=2000000 '), 'Start again restarts it (null baud -> --baud default)');

@@ -17,6 +17,7 @@
 #include "serve/broadcast.hpp"
 #include "serve/child_process.hpp"
 #include "serve/handshake.hpp"
+#include "serve/origin_policy.hpp"
 #include "serve/protocol.hpp"
 #include "serve/sha1.hpp"
 #include "serve/websocket_frame.hpp"
@@ -139,21 +140,66 @@ TEST_CASE("tokens, queries and bearer headers") {
   CHECK_FALSE(bearer_token("Bear").has_value());
 }
 
-TEST_CASE("origin policy: own origins, the allowlist, no DNS rebinding by Host") {
-  const OriginPolicy local("127.0.0.1", 9229, {});
-  CHECK(local.allows(std::nullopt));
+TEST_CASE("origin policy: loopback pages on any port and file:// by default, nothing else") {
+  const OriginPolicy local(OriginPolicyConfig{"127.0.0.1", 9229, {}, {}, false});
+  CHECK(local.allows(std::nullopt));  // not a browser
   CHECK(local.allows("http://127.0.0.1:9229"));
   CHECK(local.allows("http://localhost:9229"));
   CHECK(local.allows("HTTP://LOCALHOST:9229"));
   CHECK(local.allows("http://[::1]:9229"));
-  CHECK_FALSE(local.allows("http://localhost:9230"));
-  CHECK_FALSE(local.allows("http://evil.example:9229"));  // a rebinding page: Host would match its Origin
-  CHECK_FALSE(local.allows("null"));
-  const OriginPolicy listed("10.0.0.5", 80, {"https://dash.example/"});
+  CHECK(local.allows("http://localhost:5173"));  // the Callisto client's development page
+  CHECK(local.allows("http://localhost"));
+  CHECK(local.allows("https://127.0.0.2:8443"));
+  CHECK(local.allows("file://"));  // the packaged Callisto app
+  CHECK_FALSE(local.allows("http://evil.example:9229"));
+  CHECK_FALSE(local.allows("http://localhost.evil.example"));
+  CHECK_FALSE(local.allows("http://127.0.0.1.evil.example"));
+  CHECK_FALSE(local.allows("http://localhost@evil.example"));
+  CHECK_FALSE(local.allows("http://localhost:9229/x"));
+  CHECK_FALSE(local.allows("http://localhost:92a9"));
+  CHECK_FALSE(local.allows("ftp://localhost"));
+  CHECK_FALSE(local.allows("null"));  // sandboxed frames anywhere send it
+  CHECK_FALSE(local.allows("file://evil.example"));
+}
+
+TEST_CASE("origin policy: the allowlist, written as users write it") {
+  const OriginPolicy listed(OriginPolicyConfig{"10.0.0.5", 80, {"https://dash.example/", "FILE://"}, {}, false});
   CHECK(listed.allows("http://10.0.0.5:80"));
   CHECK(listed.allows("https://dash.example"));
+  CHECK(listed.allows("file://"));
   CHECK_FALSE(listed.allows("https://dash.example.evil"));
-  CHECK(OriginPolicy("::1", 1, {"*"}).allows("http://anything"));
+  CHECK(OriginPolicy(OriginPolicyConfig{"::1", 1, {"*"}, {}, false}).allows("http://anything"));
+  CHECK(normalise_origin("file://") == "file://");
+  CHECK(normalise_origin("file:///") == "file://");
+  CHECK(normalise_origin("HTTPS://Dash.Example//") == "https://dash.example");
+}
+
+TEST_CASE("origin policy: this host's names are origins only with a token") {
+  const OriginPolicyConfig open{"0.0.0.0", 9229, {}, {"10.0.0.5", "bench"}, false};
+  CHECK_FALSE(OriginPolicy(open).allows("http://10.0.0.5:9229"));
+  CHECK(OriginPolicy(open).allows_host("10.0.0.5:9229"));  // a non-browser client from elsewhere
+  OriginPolicyConfig with_token = open;
+  with_token.host_names_are_origins = true;
+  CHECK(OriginPolicy(with_token).allows("http://10.0.0.5:9229"));
+  CHECK(OriginPolicy(with_token).allows("http://bench:9229"));
+  CHECK_FALSE(OriginPolicy(with_token).allows("http://bench:9230"));
+}
+
+TEST_CASE("host check: loopback names, the listen address, allowed origins' hosts; no DNS rebinding") {
+  const OriginPolicy local(OriginPolicyConfig{"127.0.0.1", 9229, {"https://dash.example"}, {}, false});
+  CHECK(local.allows_host(std::nullopt));
+  CHECK(local.allows_host("127.0.0.1:9229"));
+  CHECK(local.allows_host("LOCALHOST:8000"));  // an SSH tunnel's local end
+  CHECK(local.allows_host("[::1]:9229"));
+  CHECK(local.allows_host("dash.example"));
+  CHECK_FALSE(local.allows_host("evil.example:9229"));  // a rebinding page names its own host
+  CHECK_FALSE(local.allows_host("127.0.0.1.evil.example"));
+  CHECK(OriginPolicy(OriginPolicyConfig{"192.168.1.9", 9229, {}, {}, false}).allows_host("192.168.1.9:9229"));
+  CHECK(OriginPolicy(OriginPolicyConfig{"127.0.0.1", 1, {"*"}, {}, false}).allows_host("anything"));
+  CHECK(host_of_header(" [::1]:80 ") == "[::1]");
+  CHECK(host_of_header("Name") == "name");
+  CHECK(host_of_origin("http://a.example:81") == "a.example");
+  CHECK(host_of_origin("file://").empty());
 }
 
 TEST_CASE("server frames: minimal length encodings") {
@@ -356,17 +402,80 @@ TEST_CASE("record routes: kinds, ports, Callisto's required fields") {
   CHECK_THROWS(classify(R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{}}})", &problem));
 }
 
-TEST_CASE("kind table: interning, '*', and the overflow bucket") {
+TEST_CASE("kind table: the schema's kinds from the start, clients only look up, the overflow bucket") {
   KindTable kinds;
   CHECK(kinds.intern("Text") == 0);
   CHECK(kinds.intern("Itm") == KindTable::itm);
-  const auto thread_exit = kinds.intern("ThreadExit");
-  CHECK(thread_exit == KindTable::builtin.size());
-  CHECK(kinds.intern("ThreadExit") == thread_exit);
-  CHECK(kinds.mask_for({"Text", "ThreadExit"}) == ((1ULL << 0U) | (1ULL << thread_exit)));
-  CHECK(kinds.mask_for({"Text", "*"}) == ~0ULL);
+  CHECK(KindTable::callisto_kinds == 0x1FFU);  // the nine TraceEvent kinds; Itm only on request
+  const std::uint64_t generation = kinds.generation();
+  const auto thread_exit = kinds.intern("ThreadExit");  // a schema kind: there already
+  CHECK(thread_exit > KindTable::itm);
+  CHECK(kinds.generation() == generation);
+  std::vector<std::string> unknown;
+  CHECK(kinds.mask_for({"Text", "ThreadExit"}, unknown) == ((1ULL << 0U) | (1ULL << thread_exit)));
+  CHECK(unknown.empty());
+  CHECK(kinds.mask_for({"Text", "*"}, unknown) == ~0ULL);
+  // A client's invented names are reported back and never enter the table.
+  std::vector<std::string> invented;
+  for (int i = 0; i < 1000; ++i) invented.push_back(fmt::format("Invented{}", i));
+  invented.emplace_back("Marker");
+  CHECK(kinds.mask_for(invented, unknown) == (1ULL << 1U));
+  CHECK(unknown.size() == 1000);
+  CHECK(kinds.generation() == generation);
+  const auto producer_kind = kinds.intern("ProducerKind");  // the input brings a new kind
+  CHECK(producer_kind != KindTable::other);
+  CHECK(kinds.generation() == generation + 1);
+  CHECK(kinds.mask_for({"ProducerKind"}, unknown) == (1ULL << producer_kind));
   for (int i = 0; i < 100; ++i) kinds.intern(fmt::format("Kind{}", i));
   CHECK(kinds.intern("OneTooMany") == KindTable::other);
+}
+
+TEST_CASE("send queues: the batched form, one message per batch, exact accounting") {
+  BatchBuilder builder;
+  const std::string text = R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"a \"quoted\" ]}"}}})";
+  const std::string counter =
+      R"({"timestamp":2,"port":3,"event":{"kind":"Counter","data":{"counter_id":1,"value":2}}})";
+  const std::string frames = R"({"timestamp":3,"frames":[{"port":0,"data":[65],"timestamp":3}]})";
+  builder.add(text, classify(text), 0);
+  builder.add(counter, classify(counter), 0);
+  builder.add(frames, classify(frames), 0);
+  const auto batch = builder.take();
+  CHECK(batch->bytes.substr(batch->items[1].line_offset, batch->items[1].line_size) == counter);
+  CHECK(batch->bytes.substr(batch->items[2].line_offset, batch->items[2].line_size) == frames);
+
+  SendQueue queue(1 << 20, 4096);
+  queue.use_batches();
+  const Offered offered = queue.push(batch, ClientFilter{});  // Callisto kinds: not the frames line
+  CHECK(offered.accepted == 2);
+  CHECK(offered.dropped == 0);
+  std::vector<std::string_view> gathered;
+  queue.gather(gathered, 64, 1 << 20);
+  REQUIRE(gathered.size() == 1);
+  const std::string expected = R"({"type":"Events","data":[)" + text + "," + counter + "]}";
+  CHECK(gathered[0] == make_frame(Opcode::text, expected));
+  const Delivered delivered = queue.pop(1);
+  CHECK(delivered.events == 2);
+
+  ClientFilter everything;
+  everything.kinds = ~0ULL;
+  SendQueue all(1 << 20, 4096);
+  all.use_batches();
+  CHECK(all.push(batch, everything).accepted == 3);
+  all.gather(gathered, 64, 1 << 20);
+  CHECK(gathered[0].find(frames) != std::string_view::npos);
+
+  // A queue with room for one record: the other is dropped and counted.
+  SendQueue tight(12 + 26 + text.size() + 3, 4096);
+  tight.use_batches();
+  const Offered squeezed = tight.push(batch, ClientFilter{});
+  CHECK(squeezed.accepted == 2);
+  CHECK(squeezed.dropped == 1);
+  CHECK(tight.data_bytes() <= 12 + 26 + text.size() + 3);
+
+  CHECK(offers_subprotocol("tracepipe.batch", batch_subprotocol));
+  CHECK(offers_subprotocol("chat, \ttracepipe.batch ,x", batch_subprotocol));
+  CHECK_FALSE(offers_subprotocol("tracepipe.batches", batch_subprotocol));
+  CHECK_FALSE(offers_subprotocol("", batch_subprotocol));
 }
 
 TEST_CASE("send queues: shared batches, filtered copies, bounded with exact drop counts") {
@@ -481,6 +590,24 @@ TEST_CASE("command placeholders, exit codes and error lines") {
   CHECK_FALSE(parse_child_error_line(R"({"level":"warn","message":"x"})"));
   CHECK_FALSE(parse_child_error_line("swo-capture: error: no probe"));
   CHECK_FALSE(parse_child_error_line(R"({"level":"error")"));
+}
+
+TEST_CASE("capture command facts: what swo-capture says of its source") {
+  const auto facts = parse_child_facts_line(
+      R"({"level":"info","tool":"swo-capture","message":"source facts","facts":{"probe":"LPC-Link2","serial":"ABC",)"
+      R"("baud":2000000,"cpu_hz":"wrong type"}})");
+  REQUIRE(facts);
+  CHECK(facts->probe == "LPC-Link2");
+  CHECK(facts->baud == 2000000U);
+  CHECK_FALSE(facts->cpu_hz);
+  CHECK(probe_description(*facts) == "LPC-Link2 (serial ABC, 2000000 bit/s)");
+  const auto simulator = parse_child_facts_line(R"({"level":"info","facts":{"probe":"simulator","cpu_hz":64000000}})");
+  REQUIRE(simulator);
+  CHECK(simulator->cpu_hz == 64000000U);
+  CHECK(probe_description(*simulator) == "simulator");
+  CHECK_FALSE(parse_child_facts_line(R"({"level":"info","message":"no facts"})"));
+  CHECK_FALSE(parse_child_facts_line(R"({"level":"info","facts":[1]})"));
+  CHECK_FALSE(parse_child_facts_line(R"(swo-capture: "facts")"));
 }
 
 namespace {

@@ -1,20 +1,63 @@
 // tracepipe web viewer: a Callisto protocol client with console, timeline, markers,
 // counters, exceptions and PC-sample views. No dependencies; served by trace-serve.
+//
+// Built to keep up with a live target: it asks trace-serve for the batched form (the
+// "tracepipe.batch" subprotocol: many records per message, an extension a Callisto client
+// never sees), holds a million records in a columnar ring, and keeps every view's
+// aggregates (timeline bars, exception counts, PC shares, counter series) up to date as
+// records arrive, so a redraw never rescans the buffer. Only a change of filters or search
+// rebuilds them, once.
 'use strict';
 
-const HISTORY = 200000;        // records kept for the views and for export
-const CONSOLE_LINES = 2000;    // lines rendered in the console
-const TABLE_ROWS = 500;        // rows rendered in tables
+const HISTORY = 1000000;         // records kept for export and for rebuilding the views
+const CONSOLE_LINES = 10000;     // lines kept for the console and the records view (drawn: those in view)
+const TABLE_ROWS = 500;          // rows rendered in tables
+const MAX_BARS_PER_LANE = 50000; // timeline bars kept per lane (oldest dropped first)
+const MAX_SERIES_POINTS = 4000;  // counter points kept per series (evenly thinned)
+const MAX_TICKS = 50000;         // marker and console ticks kept for the time axis
+const BATCH_PROTOCOL = 'tracepipe.batch';
 const $ = (id) => document.getElementById(id);
+
+// ---- the record ring (columnar: a million records in little memory) -------------------
+
+const CLOCKS = [null, 'cycles', 'ns', 'us', 'ticks', 'none'];
+const ring = {
+  time: new Float64Array(HISTORY),
+  port: new Uint16Array(HISTORY),
+  kind: new Uint8Array(HISTORY),
+  clock: new Uint8Array(HISTORY),
+  json: new Array(HISTORY),
+  head: 0,
+  count: 0,
+};
+const kindNames = [];
+const kindIndex = new Map();
+function kindId(name) {
+  let id = kindIndex.get(name);
+  if (id === undefined) {
+    id = kindNames.length;
+    kindNames.push(name);
+    kindIndex.set(name, id);
+  }
+  return id;
+}
+
+// Oldest first.
+function* ringRecords() {
+  const first = (ring.head - ring.count + HISTORY) % HISTORY;
+  for (let i = 0; i < ring.count; i++) {
+    const at = (first + i) % HISTORY;
+    yield { timestamp: ring.time[at], port: ring.port[at], kind: kindNames[ring.kind[at]], clock: CLOCKS[ring.clock[at]],
+            json: ring.json[at] };
+  }
+}
 
 // ---- state ---------------------------------------------------------------------------
 
 const state = {
-  records: new Array(HISTORY), // ring buffer of {timestamp, port, kind, data, clock, json}
-  head: 0,                     // index of the next write
-  count: 0,
-  total: 0,
+  total: 0,            // records received since the page opened
   portNames: {},
+  portIdNames: {},     // port -> {id: name} from the port map's "names" (TaskIsr ids, marker ids)
   cpuHz: null,
   paused: false,
   dirty: true,
@@ -26,42 +69,233 @@ const state = {
   stats: null,
   finalStats: null,
   started: false,
+  batched: false,      // the server speaks the batched form to this page
   view: { start: 0, end: 0, follow: true },
   drawn: { bars: 0, points: 0 },
   activeTab: 'console',
   clock: null,
+  newest: null,        // timestamp of the newest record
+  get count() { return ring.count; },
 };
 
-// Newest first, for views that show only the latest few.
-function* newestRecords() {
-  for (let i = 1; i <= state.count; i++) yield state.records[(state.head - i + HISTORY) % HISTORY];
+function visible(port, kind, json) {
+  if (state.hiddenPorts.has(port) || state.hiddenKinds.has(kind)) return false;
+  return !state.search || json.toLowerCase().includes(state.search);
 }
 
-function* records() {
-  const first = (state.head - state.count + HISTORY) % HISTORY;
-  for (let i = 0; i < state.count; i++) yield state.records[(first + i) % HISTORY];
+// ---- aggregates, updated per record --------------------------------------------------
+
+let agg = null;
+
+function freshAggregates() {
+  return {
+    console: [],       // newest visible Text records (bounded)
+    all: [],           // newest visible records of any kind (bounded)
+    lanes: new Map(),  // timeline: key -> {key, label, kind, order, bars: [[start, end]], dropped}
+    running: null,
+    openIsr: new Map(),
+    idleSince: null,
+    first: null,
+    last: null,
+    markerTicks: [],
+    consoleTicks: [],
+    markers: [],
+    counters: new Map(),  // id -> {points: [[t, v]], stride, skip, last, min, max}
+    exceptions: new Map(),  // name -> {enter, exit, resume}
+    recentExceptions: [],
+    pc: new Map(),
+    pcTotal: 0,
+    pcSleeping: 0,
+  };
 }
 
-function addRecord(record) {
-  state.records[state.head] = record;
-  state.head = (state.head + 1) % HISTORY;
-  if (state.count < HISTORY) state.count++;
-  state.total++;
-  if (!state.seenPorts.has(record.port)) { state.seenPorts.add(record.port); rebuildPortFilters(); }
-  if (record.clock) state.clock = record.clock;
-  if (!state.seenKinds.has(record.kind)) { state.seenKinds.add(record.kind); rebuildKindFilters(); }
+function pushBounded(list, item, limit) {
+  list.push(item);
+  if (list.length > limit * 1.25) list.splice(0, list.length - limit);
+}
+
+function idName(port, id) {
+  const names = state.portIdNames[port];
+  return names ? names[id] : undefined;
+}
+
+// A lane by key; `named`: the label comes from the record itself (a name it carries), which
+// wins over the port map's and over "task N".
+function lane(key, label, kind, order, named = false) {
+  let entry = agg.lanes.get(key);
+  if (!entry) {
+    entry = { key, label, kind, order, named, bars: [] };
+    agg.lanes.set(key, entry);
+  } else if (named && !entry.named) {
+    entry.label = label;
+    entry.named = true;
+  }
+  return entry;
+}
+
+function addBar(entry, start, end) {
+  pushBounded(entry.bars, [start, end], MAX_BARS_PER_LANE);
+}
+
+function taskLabel(port, id, data) {
+  const carried = data.to_name || data.to_thread;
+  return { label: carried || idName(port, id) || `task ${id}`, named: Boolean(carried) };
+}
+
+// Lanes from TaskSwitch (a task runs until the next switch), IsrEnter/IsrExit and
+// IdleEnter/IdleExit; ChibiOS thread switches from chibi-pull carry names.
+function timelineRecord(t, port, kind, data) {
+  if (kind === 'TaskSwitch') {
+    const to = data.to_task;
+    const running = agg.running;
+    if (running) addBar(agg.lanes.get(`task:${running.id}`), running.since, t);
+    const { label, named } = taskLabel(port, to, data);
+    lane(`task:${to}`, label, 'task', 1, named);
+    agg.running = { id: to, since: t };
+  } else if (kind === 'IsrEnter') {
+    agg.openIsr.set(data.isr_id, t);
+    lane(`isr:${data.isr_id}`, data.name || idName(port, data.isr_id) || `ISR ${data.isr_id}`, 'ISR', 0, Boolean(data.name));
+  } else if (kind === 'IsrExit') {
+    const since = agg.openIsr.get(data.isr_id);
+    if (since === undefined) return;
+    addBar(lane(`isr:${data.isr_id}`, idName(port, data.isr_id) || `ISR ${data.isr_id}`, 'ISR', 0), since, t);
+    agg.openIsr.delete(data.isr_id);
+  } else if (kind === 'IdleEnter') {
+    agg.idleSince = t;
+  } else if (kind === 'IdleExit') {
+    if (agg.idleSince !== null) addBar(lane('idle', 'idle', 'idle', 2), agg.idleSince, t);
+    agg.idleSince = null;
+  } else {
+    return;
+  }
+  if (agg.first === null) agg.first = t;
+  agg.last = t;
+}
+
+function counterRecord(t, data) {
+  let series = agg.counters.get(data.counter_id);
+  if (!series) {
+    series = { points: [], stride: 1, skip: 0, last: data.value, min: data.value, max: data.value };
+    agg.counters.set(data.counter_id, series);
+  }
+  series.last = data.value;
+  series.min = Math.min(series.min, data.value);
+  series.max = Math.max(series.max, data.value);
+  if (series.skip > 0) { series.skip--; return; }
+  series.points.push([t, data.value]);
+  series.skip = series.stride - 1;
+  if (series.points.length >= MAX_SERIES_POINTS) {
+    // Evenly thinned: every other point goes, and from now on one in twice as many is kept.
+    series.points = series.points.filter((_, i) => i % 2 === 0);
+    series.stride *= 2;
+    series.skip = series.stride - 1;
+  }
+}
+
+function aggregate(t, port, kind, clock, json, data) {
+  const record = { timestamp: t, port, kind, clock, json, data };
+  pushBounded(agg.all, record, CONSOLE_LINES);
+  switch (kind) {
+    case 'Text':
+      pushBounded(agg.console, record, CONSOLE_LINES);
+      pushBounded(agg.consoleTicks, t, MAX_TICKS);
+      break;
+    case 'Marker':
+      pushBounded(agg.markers, record, TABLE_ROWS);
+      pushBounded(agg.markerTicks, t, MAX_TICKS);
+      break;
+    case 'Counter':
+      counterRecord(t, data);
+      break;
+    case 'Exception': {
+      const key = data.name || `#${data.number}`;
+      let entry = agg.exceptions.get(key);
+      if (!entry) { entry = { enter: 0, exit: 0, resume: 0 }; agg.exceptions.set(key, entry); }
+      if (data.action in entry) entry[data.action]++;
+      pushBounded(agg.recentExceptions, record, TABLE_ROWS);
+      break;
+    }
+    case 'PcSample':
+      agg.pcTotal++;
+      if (data.sleep) agg.pcSleeping++;
+      else agg.pc.set(data.pc, (agg.pc.get(data.pc) || 0) + 1);
+      break;
+    default:
+      timelineRecord(t, port, kind, data);
+  }
+}
+
+// A filter, the search or Clear changed what counts: the aggregates are rebuilt once from
+// the ring (parsing each record again).
+function rebuildAggregates() {
+  agg = freshAggregates();
+  for (const r of ringRecords()) {
+    if (!visible(r.port, r.kind, r.json)) continue;
+    const parsed = JSON.parse(r.json);
+    const data = parsed.event ? (parsed.event.data || {}) : { data: parsed.data };  // an Itm frame otherwise
+    aggregate(r.timestamp, r.port, r.kind, r.clock, r.json, data);
+  }
   state.dirty = true;
 }
 
-function visible(record) {
-  if (state.hiddenPorts.has(record.port) || state.hiddenKinds.has(record.kind)) return false;
-  return !state.search || record.json.toLowerCase().includes(state.search);
+// ---- ingest --------------------------------------------------------------------------
+
+function addRecord(t, port, kind, clock, json, data) {
+  const at = ring.head;
+  ring.time[at] = t;
+  ring.port[at] = port;
+  ring.kind[at] = kindId(kind);
+  ring.clock[at] = Math.max(0, CLOCKS.indexOf(clock));
+  ring.json[at] = json;
+  ring.head = (at + 1) % HISTORY;
+  if (ring.count < HISTORY) ring.count++;
+  state.total++;
+  if (state.newest === null || t > state.newest) state.newest = t;
+  if (clock) state.clock = clock;
+  if (!state.seenPorts.has(port)) { state.seenPorts.add(port); rebuildPortFilters(); }
+  if (!state.seenKinds.has(kind)) { state.seenKinds.add(kind); rebuildKindFilters(); }
+  if (visible(port, kind, json)) aggregate(t, port, kind, clock, json, data);
+  state.dirty = true;
+}
+
+// A record (an Event's data) with its text exactly as the server sent it.
+function addEventRecord(record, json) {
+  addRecord(record.timestamp, record.port, record.event.kind, record.clock || null, json, record.event.data || {});
+}
+
+function addFramesLine(line) {
+  for (const frame of line.frames) {
+    addRecord(frame.timestamp ?? line.timestamp, frame.port, 'Itm', null, JSON.stringify(frame), { data: frame.data });
+  }
 }
 
 // The record exactly as the server sent it: the message is {"type":"Event","data":RECORD}.
 function recordText(message) {
   const prefix = '{"type":"Event","data":';
   return message.startsWith(prefix) ? message.slice(prefix.length, -1) : JSON.stringify(JSON.parse(message).data);
+}
+
+// The batched form: {"type":"Events","data":[RECORD or FRAMES LINE, ...]}. The records'
+// texts are cut from the message (JSON.stringify would reorder nothing but would lose the
+// exact bytes the export promises).
+function recordTexts(message) {
+  const texts = [];
+  const prefix = '{"type":"Events","data":[';
+  let depth = 0;
+  let start = -1;
+  let inString = false;
+  for (let i = prefix.length; i < message.length - 2; i++) {
+    const c = message.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;               // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+      continue;
+    }
+    if (c === 34) { inString = true; continue; }
+    if (c === 123 || c === 91) { if (depth++ === 0) start = i; continue; }
+    if ((c === 125 || c === 93) && --depth === 0) texts.push(message.slice(start, i + 1));
+  }
+  return texts;
 }
 
 // ---- connection ----------------------------------------------------------------------
@@ -74,11 +308,14 @@ function connect() {
   const token = params.get('token');
   const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws` +
               (token ? `?token=${encodeURIComponent(token)}` : '');
-  socket = new WebSocket(url);
+  socket = new WebSocket(url, [BATCH_PROTOCOL]);
   setConnection('connecting…', '');
   state.started = false;
-  socket.onopen = () => { retryMs = 500; };
-  socket.onmessage = (event) => onMessage(JSON.parse(event.data), token, event.data);
+  socket.onopen = () => {
+    retryMs = 500;
+    state.batched = socket.protocol === BATCH_PROTOCOL;
+  };
+  socket.onmessage = (event) => onText(event.data, token);
   socket.onclose = () => {
     setConnection('disconnected: retrying', 'bad');
     setTimeout(connect, retryMs);
@@ -88,6 +325,16 @@ function connect() {
 
 function send(message) {
   if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
+}
+
+function onText(text, token) {
+  const message = JSON.parse(text);
+  if (message.type === 'Events') {
+    const texts = recordTexts(text);
+    message.data.forEach((line, i) => (line.frames ? addFramesLine(line) : addEventRecord(line, texts[i])));
+    return;
+  }
+  onMessage(message, token, text);
 }
 
 function onMessage(message, token, text) {
@@ -108,24 +355,21 @@ function onMessage(message, token, text) {
       break;
     case 'Meta':
       state.portNames = {};
-      for (const [port, config] of Object.entries(message.data.ports_map || {})) state.portNames[port] = config.name;
+      state.portIdNames = {};
+      for (const [port, config] of Object.entries(message.data.ports_map || {})) {
+        state.portNames[port] = config.name;
+        if (config.names) state.portIdNames[port] = config.names;
+      }
       state.cpuHz = message.data.cpu_hz || null;
       rebuildPortFilters();
+      state.dirty = true;
       break;
-    case 'Event': {
-      const d = message.data;
-      addRecord({ timestamp: d.timestamp, port: d.port, kind: d.event.kind, data: d.event.data || {},
-                  clock: d.clock || null, json: recordText(text) });
+    case 'Event':
+      addEventRecord(message.data, recordText(text));
       break;
-    }
-    case 'Itm': {
-      const d = message.data;
-      for (const frame of d.frames) {
-        addRecord({ timestamp: frame.timestamp ?? d.timestamp, port: frame.port, kind: 'Itm',
-                    data: { data: frame.data }, clock: null, json: JSON.stringify(frame) });
-      }
+    case 'Itm':
+      addFramesLine(message.data);
       break;
-    }
     case 'Stats':
       state.stats = message.data;
       // The closing Stats of a stream: its totals are final (what was offered, dropped).
@@ -163,7 +407,7 @@ function checkbox(label, checked, onChange, dataset) {
   input.type = 'checkbox';
   input.checked = checked;
   Object.assign(input.dataset, dataset);
-  input.addEventListener('change', () => { onChange(input.checked); state.dirty = true; });
+  input.addEventListener('change', () => { onChange(input.checked); rebuildAggregates(); });
   wrapper.append(input, ` ${label}`);
   return wrapper;
 }
@@ -198,12 +442,23 @@ function setupControls() {
     state.dirty = true;
   });
   $('clear').addEventListener('click', () => {
-    state.head = 0; state.count = 0; state.dirty = true;
+    ring.head = 0;
+    ring.count = 0;
+    state.newest = null;
     state.view = { start: 0, end: 0, follow: true };
+    rebuildAggregates();
   });
-  $('search').addEventListener('input', (e) => { state.search = e.target.value.toLowerCase(); state.dirty = true; });
+  let searchTimer = null;
+  $('search').addEventListener('input', (e) => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => { state.search = e.target.value.toLowerCase(); rebuildAggregates(); }, 150);
+  });
   $('export-ndjson').addEventListener('click', () => download('records.ndjson', exportNdjson(), 'application/x-ndjson'));
   $('export-csv').addEventListener('click', () => download('records.csv', exportCsv(), 'text/csv'));
+  for (const tab of ['console', 'records']) {
+    // The virtual lists draw the rows scrolled into view at once.
+    $(`tab-${tab}`).addEventListener('scroll', () => { if (state.activeTab === tab && !state.paused) RENDERERS[tab](); });
+  }
   setupTimelineInput();
 }
 
@@ -211,7 +466,7 @@ function setupControls() {
 
 function exportNdjson() {
   const lines = [];
-  for (const r of records()) if (visible(r)) lines.push(r.json);
+  for (const r of ringRecords()) if (visible(r.port, r.kind, r.json)) lines.push(r.json);
   return lines.length ? `${lines.join('\n')}\n` : '';
 }
 
@@ -222,14 +477,18 @@ function csvCell(value) {
 }
 
 function exportCsv() {
+  const chosen = [];
   const fields = new Set();
-  for (const r of records()) if (visible(r)) for (const key of Object.keys(r.data)) fields.add(key);
+  for (const r of ringRecords()) {
+    if (!visible(r.port, r.kind, r.json)) continue;
+    const parsed = JSON.parse(r.json);
+    const data = parsed.event ? (parsed.event.data || {}) : { data: parsed.data };
+    for (const key of Object.keys(data)) fields.add(key);
+    chosen.push([r, data]);
+  }
   const columns = [...fields];
   const rows = [['timestamp', 'port', 'kind', ...columns].join(',')];
-  for (const r of records()) {
-    if (!visible(r)) continue;
-    rows.push([r.timestamp, r.port, r.kind, ...columns.map((c) => r.data[c])].map(csvCell).join(','));
-  }
+  for (const [r, data] of chosen) rows.push([r.timestamp, r.port, r.kind, ...columns.map((c) => data[c])].map(csvCell).join(','));
   return `${rows.join('\n')}\n`;
 }
 
@@ -243,11 +502,44 @@ function download(name, text, type) {
 
 // ---- time ----------------------------------------------------------------------------
 
+// Seconds in the unit that keeps 3-4 significant digits readable.
+function formatSeconds(seconds, digits = 3) {
+  const magnitude = Math.abs(seconds);
+  if (magnitude >= 1 || magnitude === 0) return `${seconds.toFixed(digits)} s`;
+  if (magnitude >= 1e-3) return `${(seconds * 1e3).toFixed(digits)} ms`;
+  if (magnitude >= 1e-6) return `${(seconds * 1e6).toFixed(digits)} µs`;
+  return `${(seconds * 1e9).toFixed(digits)} ns`;
+}
+
+// A count with an SI prefix: 12.35 M.
+function formatCount(value) {
+  const magnitude = Math.abs(value);
+  if (magnitude >= 1e9) return `${(value / 1e9).toFixed(3)} G`;
+  if (magnitude >= 1e6) return `${(value / 1e6).toFixed(3)} M`;
+  if (magnitude >= 1e4) return `${(value / 1e3).toFixed(2)} k`;
+  return String(Math.round(value));
+}
+
+// Seconds when the clock allows it (cycles with a known CPU clock, us, ns); else whole
+// ticks or cycles.
+function toSeconds(t, clock) {
+  if (clock === 'cycles' && state.cpuHz) return t / state.cpuHz;
+  if (clock === 'us') return t / 1e6;
+  if (clock === 'ns') return t / 1e9;
+  return null;
+}
+
 function formatTime(t, clock) {
-  if (clock === 'cycles' && state.cpuHz) return `${(t / state.cpuHz).toFixed(6)} s`;
-  if (clock === 'us') return `${(t / 1e6).toFixed(6)} s`;
-  if (clock === 'ns') return `${(t / 1e9).toFixed(6)} s`;
-  return String(t);
+  const seconds = toSeconds(t, clock);
+  if (seconds !== null) return `${seconds.toFixed(6)} s`;
+  return String(Math.round(t));
+}
+
+// An axis or a duration: readable units, cycles named as such.
+function formatSpan(t, clock) {
+  const seconds = toSeconds(t, clock);
+  if (seconds !== null) return formatSeconds(seconds);
+  return `${formatCount(t)} ${clock === 'cycles' ? 'cycles' : clock === 'ticks' ? 'ticks' : ''}`.trim();
 }
 
 // ---- console and records -------------------------------------------------------------
@@ -266,80 +558,75 @@ function highlight(element, text) {
   element.append(text.slice(at));
 }
 
-function renderLog(box, select, lineText) {
-  const shown = [];
-  for (const r of newestRecords()) {
-    if (select(r) && visible(r)) shown.push(r);
-    if (shown.length === CONSOLE_LINES) break;
-  }
-  shown.reverse();
+// A virtual list: only the rows in view are in the document (a fixed row height), so a
+// redraw costs the same at any rate; at the bottom it follows the newest line.
+const ROW_HEIGHT = 18;
+
+function logLine(r, lineText) {
+  const line = document.createElement('div');
+  line.className = 'line';
+  line.dataset.port = String(r.port);
+  const time = document.createElement('span');
+  time.className = 'time';
+  time.textContent = formatTime(r.timestamp, r.clock);
+  const port = document.createElement('span');
+  port.className = 'port';
+  port.textContent = portLabel(r.port);
+  line.append(time, port);
+  highlight(line, lineText(r));
+  return line;
+}
+
+function renderLog(box, list, lineText) {
+  const scroller = box.parentElement;
+  const following = box.dataset.rows === undefined ||
+                    scroller.scrollTop + scroller.clientHeight >= Number(box.dataset.rows) * ROW_HEIGHT - ROW_HEIGHT;
+  box.style.height = `${list.length * ROW_HEIGHT}px`;
+  box.dataset.rows = String(list.length);
+  if (following) scroller.scrollTop = scroller.scrollHeight;
+  const first = Math.max(0, Math.floor(scroller.scrollTop / ROW_HEIGHT) - 2);
+  const last = Math.min(list.length, first + Math.ceil(scroller.clientHeight / ROW_HEIGHT) + 4);
   const fragment = document.createDocumentFragment();
-  for (const r of shown) {
-    const line = document.createElement('div');
-    line.className = 'line';
-    line.dataset.port = String(r.port);
-    const time = document.createElement('span');
-    time.className = 'time';
-    time.textContent = formatTime(r.timestamp, r.clock);
-    const port = document.createElement('span');
-    port.className = 'port';
-    port.textContent = portLabel(r.port);
-    line.append(time, port);
-    highlight(line, lineText(r));
+  for (let i = first; i < last; i++) {
+    const line = logLine(list[i], lineText);
+    line.style.top = `${i * ROW_HEIGHT}px`;
     fragment.append(line);
   }
-  const atBottom = box.parentElement.scrollTop + box.parentElement.clientHeight >= box.parentElement.scrollHeight - 30;
   box.replaceChildren(fragment);
-  if (atBottom) box.parentElement.scrollTop = box.parentElement.scrollHeight;
 }
 
 // ---- timeline ------------------------------------------------------------------------
 
-// Lanes from TaskSwitch (a task runs until the next switch), IsrEnter/IsrExit and
-// IdleEnter/IdleExit; ChibiOS thread switches from chibi-pull carry names.
-function buildTimeline() {
-  const lanes = new Map();  // key -> {label, order, bars: [[start, end]]}
-  const lane = (key, label, order) => {
-    if (!lanes.has(key)) lanes.set(key, { label: label || key, order, bars: [] });
-    return lanes.get(key);
-  };
-  let running = null;
-  const openIsr = new Map();
-  let idleSince = null;
-  let first = null;
-  let last = null;
-  for (const r of records()) {
-    if (!visible(r)) continue;
-    const t = r.timestamp;
-    if (r.kind === 'TaskSwitch') {
-      const to = r.data.to_task;
-      const toName = r.data.to_name || r.data.to_thread || `task ${to}`;
-      if (running) lane(`task:${running.id}`, running.name, 1).bars.push([running.since, t]);
-      running = { id: to, name: toName, since: t };
-      lane(`task:${to}`, toName, 1);
-    } else if (r.kind === 'IsrEnter') {
-      openIsr.set(r.data.isr_id, t);
-      lane(`isr:${r.data.isr_id}`, r.data.name || `ISR ${r.data.isr_id}`, 0);
-    } else if (r.kind === 'IsrExit') {
-      const since = openIsr.get(r.data.isr_id);
-      if (since !== undefined) {
-        lane(`isr:${r.data.isr_id}`, null, 0).bars.push([since, t]);
-        openIsr.delete(r.data.isr_id);
-      }
-    } else if (r.kind === 'IdleEnter') {
-      idleSince = t;
-    } else if (r.kind === 'IdleExit') {
-      if (idleSince !== null) lane('idle', 'idle', 2).bars.push([idleSince, t]);
-      idleSince = null;
-    } else {
-      continue;
-    }
-    if (first === null) first = t;
-    last = t;
+const COLOURS = ['#4aa3ff', '#7bd88f', '#ffb454', '#ff6b6b', '#c792ea', '#5ccfe6', '#ffd580', '#f29e74'];
+const LABEL_WIDTH = 150;
+const AXIS_HEIGHT = 34;
+let timelineLayout = null;  // what the last draw put where, for hover
+
+function sortedLanes() {
+  return [...agg.lanes.values()].sort((a, b) => a.order - b.order || a.label.localeCompare(b.label, undefined, { numeric: true }));
+}
+
+// The newest data the timeline knows of: the running task's bar ends there.
+function timelineEnd() {
+  if (agg.last === null) return null;
+  return Math.max(agg.last, state.newest ?? agg.last);
+}
+
+// The bars of a lane, with the running task's open bar, within [start, end].
+function* barsIn(entry, start, end) {
+  const bars = entry.bars;
+  let low = 0;
+  let high = bars.length;
+  while (low < high) {  // first bar that ends at or after start (bars are in time order)
+    const mid = (low + high) >> 1;
+    if (bars[mid][1] < start) low = mid + 1; else high = mid;
   }
-  if (running && last !== null) lane(`task:${running.id}`, running.name, 1).bars.push([running.since, last]);
-  const sorted = [...lanes.values()].sort((a, b) => a.order - b.order || a.label.localeCompare(b.label, undefined, { numeric: true }));
-  return { lanes: sorted, first, last };
+  for (let i = low; i < bars.length && bars[i][0] <= end; i++) yield bars[i];
+  const running = agg.running;
+  if (running && entry.key === `task:${running.id}`) {
+    const now = timelineEnd();
+    if (now !== null && running.since <= end && now >= start) yield [running.since, now];
+  }
 }
 
 function fitCanvas(canvas) {
@@ -352,65 +639,117 @@ function fitCanvas(canvas) {
   return { context, width: canvas.clientWidth, height: canvas.clientHeight };
 }
 
-const COLOURS = ['#4aa3ff', '#7bd88f', '#ffb454', '#ff6b6b', '#c792ea', '#5ccfe6', '#ffd580', '#f29e74'];
-
 function renderTimeline() {
   const canvas = $('timeline');
   const { context, width, height } = fitCanvas(canvas);
   context.clearRect(0, 0, width, height);
-  const { lanes, first, last } = buildTimeline();
   let bars = 0;
-  if (first === null) {
+  const end = timelineEnd();
+  if (end === null) {
     context.fillStyle = '#8a96a3';
+    context.font = '12px system-ui, sans-serif';
     context.fillText('No TaskSwitch, IsrEnter/IsrExit or Idle records yet.', 12, 20);
+    timelineLayout = null;
   } else {
+    const first = agg.first;
     const view = state.view;
     if (view.follow || view.end <= view.start) {
-      const span = view.end > view.start ? view.end - view.start : Math.max(1, last - first);
-      view.end = last;
-      view.start = Math.max(first, last - span);
-      if (view.start === view.end) view.start = view.end - 1;
+      const span = view.end > view.start ? view.end - view.start : Math.max(1, end - first);
+      view.end = end;
+      view.start = Math.max(first, end - span);
+      if (view.start >= view.end) view.start = view.end - 1;
     }
-    const labelWidth = 130;
-    const laneHeight = Math.max(12, Math.min(28, (height - 24) / Math.max(1, lanes.length)));
-    const scale = (width - labelWidth - 8) / (view.end - view.start);
+    const lanes = sortedLanes();
+    const plotWidth = width - LABEL_WIDTH - 8;
+    const plotHeight = height - AXIS_HEIGHT - 4;
+    const laneHeight = Math.max(10, Math.min(80, plotHeight / Math.max(1, lanes.length)));
+    const scale = plotWidth / (view.end - view.start);
     context.font = '12px system-ui, sans-serif';
     lanes.forEach((entry, index) => {
       const y = 4 + index * laneHeight;
+      context.fillStyle = index % 2 ? '#12161b' : '#0f1317';
+      context.fillRect(LABEL_WIDTH, y, plotWidth, laneHeight);
       context.fillStyle = '#d8dee6';
-      context.fillText(entry.label, 6, y + laneHeight * 0.7, labelWidth - 10);
+      context.fillText(entry.label, 6, y + laneHeight / 2 + 4, LABEL_WIDTH - 10);
       context.fillStyle = COLOURS[index % COLOURS.length];
-      for (const [start, end] of entry.bars) {
-        if (end < view.start || start > view.end) continue;
-        const x0 = labelWidth + Math.max(0, (start - view.start) * scale);
-        const x1 = labelWidth + Math.min(width - labelWidth, (end - view.start) * scale);
+      for (const [start, stop] of barsIn(entry, view.start, view.end)) {
+        const x0 = LABEL_WIDTH + Math.max(0, (start - view.start) * scale);
+        const x1 = LABEL_WIDTH + Math.min(plotWidth, (stop - view.start) * scale);
         context.fillRect(x0, y + 2, Math.max(1, x1 - x0), laneHeight - 4);
         bars++;
       }
     });
-    const clock = state.clock;
-    drawTimeAxis(context, labelWidth, width, height, view, clock);
-    $('timeline-range').textContent = `${formatTime(view.start, clock)} – ${formatTime(view.end, clock)}${view.follow ? ' (live)' : ''}`;
+    timelineLayout = { lanes, laneHeight, scale, view: { ...view }, plotWidth };
+    drawTimeAxis(context, width, height, view, state.clock);
+    $('timeline-range').textContent =
+      `${formatSpan(view.start, state.clock)} – ${formatSpan(view.end, state.clock)} (${formatSpan(view.end - view.start, state.clock)} shown)` +
+      (view.follow ? ' · live' : '');
   }
   state.drawn.bars = bars;
   canvas.dataset.bars = String(bars);
 }
 
-function drawTimeAxis(context, left, width, height, view, clock) {
-  const ticks = 8;
+function ticksIn(list, start, end) {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (list[mid] < start) low = mid + 1; else high = mid;
+  }
+  const out = [];
+  for (let i = low; i < list.length && list[i] <= end; i++) out.push(list[i]);
+  return out;
+}
+
+function drawTimeAxis(context, width, height, view, clock) {
+  const plotWidth = width - LABEL_WIDTH - 8;
+  const axisY = height - AXIS_HEIGHT;
+  const x = (t) => LABEL_WIDTH + ((t - view.start) / (view.end - view.start)) * plotWidth;
+  // Console (grey) and marker (amber) ticks just above the axis labels.
+  context.fillStyle = '#6b7785';
+  for (const t of ticksIn(agg.consoleTicks, view.start, view.end)) context.fillRect(x(t), axisY + 2, 1, 6);
+  context.fillStyle = '#ffb454';
+  for (const t of ticksIn(agg.markerTicks, view.start, view.end)) context.fillRect(x(t) - 1, axisY + 8, 2, 8);
+  const ticks = Math.max(2, Math.min(10, Math.floor(plotWidth / 120)));
   context.strokeStyle = '#2a313a';
   context.fillStyle = '#8a96a3';
   context.font = '11px system-ui, sans-serif';
   for (let i = 0; i <= ticks; i++) {
-    const x = left + ((width - left - 8) * i) / ticks;
-    context.beginPath();
-    context.moveTo(x, 0);
-    context.lineTo(x, height - 16);
-    context.stroke();
     const t = view.start + ((view.end - view.start) * i) / ticks;
-    const label = formatTime(Math.round(t), clock);
-    context.fillText(label, Math.min(x - 20, width - 90), height - 4);
+    const at = x(t);
+    context.beginPath();
+    context.moveTo(at, 0);
+    context.lineTo(at, axisY);
+    context.stroke();
+    const label = formatSpan(t, clock);
+    const textWidth = context.measureText(label).width;
+    context.fillText(label, Math.min(Math.max(LABEL_WIDTH, at - textWidth / 2), width - textWidth - 2), height - 4);
   }
+}
+
+// What is under the mouse: a bar (its lane's kind and name, start, duration).
+function timelineHover(event) {
+  const tip = $('timeline-tip');
+  const layout = timelineLayout;
+  const canvas = $('timeline');
+  const rect = canvas.getBoundingClientRect();
+  const px = event.clientX - rect.left;
+  const py = event.clientY - rect.top;
+  if (!layout || px < LABEL_WIDTH) { tip.hidden = true; return; }
+  const index = Math.floor((py - 4) / layout.laneHeight);
+  const entry = layout.lanes[index];
+  if (!entry) { tip.hidden = true; return; }
+  const t = layout.view.start + (px - LABEL_WIDTH) / layout.scale;
+  const slack = 3 / layout.scale;  // a bar narrower than a pixel is still found
+  let found = null;
+  for (const bar of barsIn(entry, t - slack, t + slack)) { found = bar; break; }
+  if (!found) { tip.hidden = true; return; }
+  const clock = state.clock;
+  tip.textContent = `${entry.kind}: ${entry.label}\nstart ${formatTime(found[0], clock)}\nduration ${formatSpan(found[1] - found[0], clock)}`;
+  tip.hidden = false;
+  const panel = tip.parentElement.getBoundingClientRect();  // the tip is placed in the tab
+  tip.style.left = `${Math.min(event.clientX - panel.left + 14, panel.width - 240)}px`;
+  tip.style.top = `${event.clientY - panel.top + 14}px`;
 }
 
 function setupTimelineInput() {
@@ -419,7 +758,7 @@ function setupTimelineInput() {
     event.preventDefault();
     const view = state.view;
     const rect = canvas.getBoundingClientRect();
-    const fraction = Math.min(1, Math.max(0, (event.clientX - rect.left - 130) / (rect.width - 138)));
+    const fraction = Math.min(1, Math.max(0, (event.clientX - rect.left - LABEL_WIDTH) / (rect.width - LABEL_WIDTH - 8)));
     const at = view.start + fraction * (view.end - view.start);
     const factor = event.deltaY > 0 ? 1.25 : 0.8;
     view.start = at - (at - view.start) * factor;
@@ -432,74 +771,95 @@ function setupTimelineInput() {
   window.addEventListener('mouseup', () => { drag = null; });
   window.addEventListener('mousemove', (event) => {
     if (!drag) return;
-    const perPixel = (drag.end - drag.start) / Math.max(1, canvas.clientWidth - 138);
+    const perPixel = (drag.end - drag.start) / Math.max(1, canvas.clientWidth - LABEL_WIDTH - 8);
     const shift = (drag.x - event.clientX) * perPixel;
     state.view.start = drag.start + shift;
     state.view.end = drag.end + shift;
     state.view.follow = false;
     state.dirty = true;
   });
+  canvas.addEventListener('mousemove', timelineHover);
+  canvas.addEventListener('mouseleave', () => { $('timeline-tip').hidden = true; });
   canvas.addEventListener('dblclick', () => {
     // Follow live, showing the latest twentieth of what is buffered.
-    const { first, last } = buildTimeline();
-    if (first !== null) state.view = { start: last - Math.max(1, (last - first) / 20), end: last, follow: true };
+    const end = timelineEnd();
+    if (end !== null) state.view = { start: end - Math.max(1, (end - agg.first) / 20), end, follow: true };
     state.dirty = true;
   });
   $('timeline-fit').addEventListener('click', () => {
-    const { first, last } = buildTimeline();
-    if (first !== null) state.view = { start: first, end: Math.max(last, first + 1), follow: false };
+    const end = timelineEnd();
+    if (end !== null) state.view = { start: agg.first, end: Math.max(end, agg.first + 1), follow: false };
     state.dirty = true;
   });
 }
 
-// ---- counters ------------------------------------------------------------------------
+// ---- counters: small multiples, each on its own scale --------------------------------
 
 function renderCounters() {
   const canvas = $('counters');
   const { context, width, height } = fitCanvas(canvas);
   context.clearRect(0, 0, width, height);
-  const series = new Map();
-  let tMin = Infinity; let tMax = -Infinity; let vMin = Infinity; let vMax = -Infinity;
-  for (const r of records()) {
-    if (r.kind !== 'Counter' || !visible(r)) continue;
-    const id = r.data.counter_id;
-    if (!series.has(id)) series.set(id, []);
-    series.get(id).push([r.timestamp, r.data.value]);
-    tMin = Math.min(tMin, r.timestamp); tMax = Math.max(tMax, r.timestamp);
-    vMin = Math.min(vMin, r.data.value); vMax = Math.max(vMax, r.data.value);
-  }
-  let points = 0;
   const legend = $('counter-legend');
   legend.replaceChildren();
-  if (series.size === 0) {
+  const series = [...agg.counters.entries()].sort((a, b) => a[0] - b[0]);
+  let points = 0;
+  if (series.length === 0) {
     context.fillStyle = '#8a96a3';
+    context.font = '12px system-ui, sans-serif';
     context.fillText('No Counter records yet.', 12, 20);
   } else {
-    const x = (t) => 50 + ((t - tMin) / Math.max(1, tMax - tMin)) * (width - 60);
-    const y = (v) => height - 20 - ((v - vMin) / Math.max(1, vMax - vMin)) * (height - 40);
-    context.fillStyle = '#8a96a3';
-    context.fillText(String(vMax), 4, 14);
-    context.fillText(String(vMin), 4, height - 20);
-    [...series.entries()].sort((a, b) => a[0] - b[0]).forEach(([id, values], index) => {
+    let tMin = Infinity;
+    let tMax = -Infinity;
+    for (const [, s] of series) {
+      if (s.points.length === 0) continue;
+      tMin = Math.min(tMin, s.points[0][0]);
+      tMax = Math.max(tMax, s.points[s.points.length - 1][0]);
+    }
+    const left = 90;
+    const panelHeight = (height - AXIS_HEIGHT) / series.length;
+    const x = (t) => left + ((t - tMin) / Math.max(1, tMax - tMin)) * (width - left - 10);
+    context.font = '11px system-ui, sans-serif';
+    series.forEach(([id, s], index) => {
       const colour = COLOURS[index % COLOURS.length];
+      const top = index * panelHeight;
+      const y = (v) => top + panelHeight - 8 - ((v - s.min) / Math.max(1e-12, s.max - s.min)) * (panelHeight - 20);
       const tag = document.createElement('span');
       tag.style.color = colour;
-      tag.textContent = `counter ${id}: ${values[values.length - 1][1]}`;
+      tag.textContent = `counter ${id}: ${s.last}`;
       legend.append(tag);
-      const step = Math.max(1, Math.floor(values.length / 4000));  // bounded drawing work
+      context.strokeStyle = '#2a313a';
+      context.beginPath();
+      context.moveTo(left, top + panelHeight);
+      context.lineTo(width - 10, top + panelHeight);
+      context.stroke();
+      context.fillStyle = colour;
+      context.fillText(`counter ${id}`, 4, top + 14);
+      context.fillStyle = '#8a96a3';
+      if (panelHeight >= 56) {
+        context.fillText(formatCount(s.max), 4, top + 28);
+        context.fillText(formatCount(s.min), 4, top + panelHeight - 8);
+      } else {  // a small panel: the range on one line
+        context.fillText(`${formatCount(s.min)}–${formatCount(s.max)}`, 4, top + Math.min(28, panelHeight - 4));
+      }
       context.strokeStyle = colour;
       context.fillStyle = colour;
       context.beginPath();
-      for (let i = 0; i < values.length; i += step) {
-        const [t, v] = values[i];
-        if (i === 0) context.moveTo(x(t), y(v)); else context.lineTo(x(t), y(v));
-      }
+      s.points.forEach(([t, v], i) => (i === 0 ? context.moveTo(x(t), y(v)) : context.lineTo(x(t), y(v))));
       context.stroke();
-      for (let i = 0; i < values.length; i += step) {
-        context.fillRect(x(values[i][0]) - 1.5, y(values[i][1]) - 1.5, 3, 3);
+      for (const [t, v] of s.points) {
+        context.fillRect(x(t) - 1.5, y(v) - 1.5, 3, 3);
         points++;
       }
     });
+    // The shared time axis.
+    context.fillStyle = '#8a96a3';
+    const ticks = Math.max(2, Math.min(8, Math.floor((width - left) / 140)));
+    for (let i = 0; i <= ticks; i++) {
+      const t = tMin + ((tMax - tMin) * i) / ticks;
+      const label = formatSpan(t, state.clock);
+      const textWidth = context.measureText(label).width;
+      context.fillText(label, Math.min(Math.max(left, x(t) - textWidth / 2), width - textWidth - 2), height - 8);
+    }
   }
   state.drawn.points = points;
   canvas.dataset.points = String(points);
@@ -518,49 +878,28 @@ function row(cells) {
 }
 
 function renderMarkers() {
-  const chosen = [];
-  for (const r of newestRecords()) {
-    if (r.kind === 'Marker' && visible(r)) chosen.push(r);
-    if (chosen.length === TABLE_ROWS) break;
-  }
+  const chosen = agg.markers.slice(-TABLE_ROWS).reverse();
   $('markers').tBodies[0].replaceChildren(...chosen.map((r) =>
-    row([formatTime(r.timestamp, r.clock), portLabel(r.port), r.data.id, r.data.name ?? ''])));
+    row([formatTime(r.timestamp, r.clock), portLabel(r.port), r.data.id, r.data.name ?? idName(r.port, r.data.id) ?? ''])));
 }
 
 function renderExceptions() {
-  const counts = new Map();
-  const recent = [];
-  for (const r of records()) {
-    if (r.kind !== 'Exception' || !visible(r)) continue;
-    const key = r.data.name || `#${r.data.number}`;
-    if (!counts.has(key)) counts.set(key, { enter: 0, exit: 0, return: 0 });
-    const entry = counts.get(key);
-    if (r.data.action in entry) entry[r.data.action]++;
-    recent.push(r);
-  }
-  $('exception-counts').tBodies[0].replaceChildren(...[...counts.entries()]
-    .sort((a, b) => b[1].enter - a[1].enter).map(([name, c]) => row([name, c.enter, c.exit, c.return])));
-  $('exception-recent').tBodies[0].replaceChildren(...recent.slice(-TABLE_ROWS).reverse().map((r) =>
+  $('exception-counts').tBodies[0].replaceChildren(...[...agg.exceptions.entries()]
+    .sort((a, b) => b[1].enter - a[1].enter).map(([name, c]) => row([name, c.enter, c.exit, c.resume])));
+  $('exception-recent').tBodies[0].replaceChildren(...agg.recentExceptions.slice(-TABLE_ROWS).reverse().map((r) =>
     row([formatTime(r.timestamp, r.clock), r.data.number, r.data.name ?? '', r.data.action])));
 }
 
 function renderPcSamples() {
-  const counts = new Map();
-  let total = 0; let sleeping = 0;
-  for (const r of records()) {
-    if (r.kind !== 'PcSample' || !visible(r)) continue;
-    total++;
-    if (r.data.sleep) { sleeping++; continue; }
-    counts.set(r.data.pc, (counts.get(r.data.pc) || 0) + 1);
-  }
-  $('pc-summary').textContent = `${total} samples, ${sleeping} while sleeping`;
-  const top = [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, 50);
+  const total = agg.pcTotal;
+  $('pc-summary').textContent = `${total} samples, ${agg.pcSleeping} while sleeping`;
+  const top = [...agg.pc.entries()].sort((a, b) => b[1] - a[1]).slice(0, 50);
   const max = top.length ? top[0][1] : 1;
   $('pc-top').tBodies[0].replaceChildren(...top.map(([pc, n]) => {
     const bar = document.createElement('span');
     bar.className = 'bar';
     bar.style.width = `${Math.round((200 * n) / max)}px`;
-    return row([`0x${Number(pc).toString(16).padStart(8, '0')}`, n, `${((100 * n) / total).toFixed(1)}%`, bar]);
+    return row([`0x${Number(pc).toString(16).padStart(8, '0')}`, n, `${((100 * n) / total).toFixed(2)}%`, bar]);
   }));
 }
 
@@ -583,23 +922,23 @@ function renderStats() {
     $('stat-drops').textContent = `${s.dropped_total ?? 0} (${share.toFixed(2)}%)`;
     $('stat-cpu').textContent = s.cpu_load == null ? '–' : `${(100 * s.cpu_load).toFixed(1)}%`;
   }
-  $('stat-buffered').textContent = `${state.count}`;
+  $('stat-buffered').textContent = `${ring.count}`;
 }
 
 const RENDERERS = {
-  console: () => renderLog($('console'), (r) => r.kind === 'Text', (r) => r.data.message),
+  console: () => renderLog($('console'), agg.console, (r) => r.data.message),
   timeline: renderTimeline,
   markers: renderMarkers,
   counters: renderCounters,
   exceptions: renderExceptions,
   pcsamples: renderPcSamples,
-  records: () => renderLog($('records'), () => true, (r) => r.json),
+  records: () => renderLog($('records'), agg.all, (r) => r.json),
 };
 
 let lastRender = 0;
 function frame(now) {
   renderStats();
-  // Views redraw at most 10 times a second whatever the event rate: one batch per frame.
+  // Views redraw at most 10 times a second whatever the event rate.
   if (state.dirty && !state.paused && now - lastRender > 100) {
     state.dirty = false;
     lastRender = now;
@@ -615,6 +954,7 @@ window.tracepipe = {
   render: () => RENDERERS[state.activeTab](),
 };
 
+agg = freshAggregates();
 setupControls();
 connect();
 requestAnimationFrame(frame);

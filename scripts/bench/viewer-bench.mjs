@@ -1,0 +1,153 @@
+// The live viewer under a live stream (issue 17, item 7): trace-serve fed by the simulated
+// target (`swo-capture --simulate --rate R | itm-decode`, paced to about the wanted events
+// per second), its own viewer in headless Chromium, and, when ../shared holds it, the
+// original Callisto client on the same stream. For each rate: events per second that
+// reached the page, what the server dropped for it, the slowest next frame, records held.
+// Usage: node viewer-bench.mjs BUILD_DIR SHARED_DIR SECONDS RATE...
+import { execSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// playwright-core is installed for the tests (tests/serve/node_modules).
+const require = createRequire(path.join(path.dirname(fileURLToPath(import.meta.url)), '../../tests/serve/package.json'));
+const { chromium } = require('playwright-core');
+
+const [buildDir, shared, secondsArg, ...rateArgs] = process.argv.slice(2);
+const seconds = Number(secondsArg);
+const rates = rateArgs.map(Number);
+const browserPath = process.env.CHROMIUM || '/usr/bin/chromium';
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Events per simulated SWO byte, measured on this build (the mix depends on the seed).
+function eventsPerByte(seed) {
+  const bytes = 4000000;
+  const lines = Number(execSync(`'${buildDir}/tools/swo-capture' --simulate --seed ${seed} --rate 0 --max-bytes ${bytes} | ` +
+                                `'${buildDir}/tools/itm-decode' | wc -l`, { shell: '/bin/bash' }).toString().trim());
+  return lines / bytes;
+}
+
+async function startPipeline(rate, seed, perByte, listen) {
+  const bytesPerSecond = Math.round(rate / perByte);
+  const command = `'${buildDir}/tools/swo-capture' --simulate --seed ${seed} --rate ${bytesPerSecond} | ` +
+                  `'${buildDir}/tools/itm-decode' | '${buildDir}/tools/trace-serve' --listen ${listen} --cpu-hz 64000000`;
+  const child = spawn('bash', ['-c', command], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  let log = '';
+  const port = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`trace-serve did not start: ${log}`)), 30000);
+    child.stderr.on('data', (chunk) => {
+      log += chunk;
+      const match = /serving on http:\/\/[^:]+:(\d+)\//.exec(log);
+      if (match) { clearTimeout(timer); resolve(Number(match[1])); }
+    });
+  });
+  return { port, stop: () => { try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ } } };
+}
+
+// Samples the slowest next frame every 250 ms while `until` is in the future.
+async function slowestFrame(page, until) {
+  let slowest = 0;
+  while (Date.now() < until) {
+    const took = await page.evaluate(() => new Promise((resolve) => {
+      const t0 = performance.now();
+      requestAnimationFrame(() => resolve(performance.now() - t0));
+    }));
+    slowest = Math.max(slowest, took);
+    await sleep(250);
+  }
+  return slowest;
+}
+
+async function benchViewer(browser, rate, perByte) {
+  const pipeline = await startPipeline(rate, 7, perByte, '127.0.0.1:0');
+  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  try {
+    await page.goto(`http://127.0.0.1:${pipeline.port}/`);
+    await page.waitForFunction(() => document.getElementById('connection').textContent === 'live', null, { timeout: 30000 });
+    await page.click('#tabs button[data-tab="timeline"]');
+    await page.waitForFunction(() => window.tracepipe.state.stats !== null, null, { timeout: 30000 });
+    await sleep(2000);  // past the start
+    const read = () => page.evaluate(() => ({
+      total: window.tracepipe.state.total, held: window.tracepipe.state.count,
+      offered: window.tracepipe.state.stats?.offered_total ?? 0, dropped: window.tracepipe.state.stats?.dropped_total ?? 0,
+      batched: window.tracepipe.state.batched,
+    }));
+    const before = await read();
+    const t0 = Date.now();
+    const slowest = await slowestFrame(page, t0 + seconds * 1000);
+    const after = await read();
+    const elapsed = (Date.now() - t0) / 1000;
+    return { rate: (after.total - before.total) / elapsed, offered: (after.offered - before.offered) / elapsed,
+             dropped: after.dropped - before.dropped, slowest, held: after.held, batched: after.batched };
+  } finally {
+    await page.close();
+    pipeline.stop();
+    await sleep(500);
+  }
+}
+
+// The original Callisto client (its own build), on the same stream; it has :9229 built in.
+async function benchCallisto(browser, rate, perByte) {
+  const dist = path.join(shared, 'reference/callisto-client/dist');
+  if (!fs.existsSync(path.join(dist, 'index.html'))) return null;
+  const pages = http.createServer((request, response) => {
+    const wanted = new URL(request.url, 'http://x').pathname;
+    const file = path.join(dist, wanted === '/' ? 'index.html' : wanted);
+    if (!file.startsWith(dist) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) { response.writeHead(404).end(); return; }
+    response.writeHead(200, { 'Content-Type': file.endsWith('.js') ? 'text/javascript' : file.endsWith('.css') ? 'text/css' : 'text/html' });
+    response.end(fs.readFileSync(file));
+  });
+  await new Promise((resolve) => pages.listen(0, '127.0.0.1', resolve));
+  const pipeline = await startPipeline(rate, 7, perByte, '127.0.0.1:9229');
+  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  let events = 0;
+  page.on('websocket', (socket) => socket.on('framereceived', ({ payload }) => { if (String(payload).startsWith('{"type":"Event"')) events++; }));
+  await page.addInitScript(() => {
+    window.electronAPI = {
+      getAvailableDevices: async () => ({ success: true, devices: [{ id: 'mock', name: 'Mock Device', type: 'mock' }] }),
+      restartServerWithDevice: async () => ({ success: true, message: 'external server' }),
+      getServerStatus: async () => ({ running: true }), restartServer: async () => ({ success: true }),
+      showSaveDialog: async () => ({ canceled: true }), showOpenDialog: async () => ({ canceled: true, filePaths: [] }),
+      platform: 'linux', versions: {},
+    };
+  });
+  try {
+    await page.goto(`http://127.0.0.1:${pages.address().port}/`);
+    await page.getByText('Mock Device - Simulated data').click();
+    await page.locator('.btn.btn-primary', { hasText: /^Connect$/ }).click();
+    await page.getByText('🟢 Connect').click();
+    await page.waitForFunction(() => document.querySelectorAll('.event-item').length > 0, null, { timeout: 30000 });
+    await sleep(2000);
+    const before = events;
+    const t0 = Date.now();
+    const slowest = await slowestFrame(page, t0 + seconds * 1000);
+    return { rate: (events - before) / ((Date.now() - t0) / 1000), slowest };
+  } finally {
+    await page.close();
+    pipeline.stop();
+    pages.close();
+    await sleep(500);
+  }
+}
+
+const perByte = eventsPerByte(7);
+console.log(`viewer benchmark: ${seconds} s per rate, ${(perByte * 1000).toFixed(1)} events per simulated kB`);
+const browser = await chromium.launch({ executablePath: browserPath, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+const k = (x) => `${(x / 1000).toFixed(1)}k`;
+try {
+  console.log('target/s   offered/s  taken/s   dropped   slowest frame  held      | Callisto client: taken/s  slowest frame  ratio');
+  for (const rate of rates) {
+    const ours = await benchViewer(browser, rate, perByte);
+    const theirs = await benchCallisto(browser, rate, perByte);
+    const line = `${k(rate).padEnd(10)} ${k(ours.offered).padEnd(10)} ${k(ours.rate).padEnd(9)} ${String(ours.dropped).padEnd(9)} ` +
+                 `${ours.slowest.toFixed(0).padStart(5)} ms       ${String(ours.held).padEnd(9)}` +
+                 (ours.batched ? '' : ' (not batched!)') +
+                 (theirs ? `| ${k(theirs.rate).padEnd(24)} ${theirs.slowest.toFixed(0).padStart(5)} ms       ${(ours.rate / Math.max(1, theirs.rate)).toFixed(1)}x`
+                         : '| (no ../shared: Callisto client not run)');
+    console.log(line);
+  }
+} finally {
+  await browser.close();
+}
