@@ -50,10 +50,11 @@ Pulled pull(ShellSession& session) {
 void write_outputs(const PullOptions& o, const Timeline& timeline, SavedData saved) {
   if (!o.svg.empty()) write_text_file(o.svg, render_svg(timeline));
   if (!o.save.empty()) {
+    // The original script's view: absolute ticks on x, 10 units per thread row on y.
     saved.xmin = timeline.start;
     saved.xmax = timeline.end;
     saved.ymin = 0;
-    saved.ymax = static_cast<double>(timeline.threads.size());
+    saved.ymax = 10.0 * static_cast<double>(timeline.threads.size() + 1);
     write_text_file(o.save, format_save(saved));
   }
 }
@@ -95,7 +96,7 @@ ExitCode stream_loaded_timeline(const PullOptions& o, BatchedWriter& out, const 
         if (!list.timestamps_enabled) {
           throw Error(ExitCode::unsupported, "the saved threads_list has no deleted list: timestamps were disabled");
         }
-        replay.emplace(list, sink);
+        replay.emplace(list, sink, o.time_bits);
       },
       [&](const SwitchRecord& record) { replay->feed(record); });
   if (replay) replay->finish();
@@ -120,7 +121,7 @@ ExitCode timeline_command(const PullOptions& o, BatchedWriter& out, const Logger
   if (!pulled.list.timestamps_enabled) {
     throw Error(ExitCode::unsupported, "the firmware's threads_list has no deleted list: timestamps are disabled");
   }
-  const Timeline timeline = reconstruct(pulled.list, pulled.log);
+  const Timeline timeline = reconstruct(pulled.list, pulled.log, o.time_bits);
   for (const std::string& warning : timeline.warnings) log.warn(warning);
   out.write(format_timeline(timeline, format_of(o.format), RecordContext{0, o.tick_hz, 0}));
   write_outputs(o, timeline, pulled.saved);
@@ -132,11 +133,11 @@ ExitCode watch_command(const PullOptions& o, BatchedWriter& out, const Logger& l
   const auto period = parse_duration(o.every);
   if (o.format != "ndjson") throw Error(ExitCode::usage, "watch streams NDJSON records only (--format ndjson)");
   ShellSession session = open_session(o);
-  WatchStitcher stitcher;
+  WatchStitcher stitcher(1ULL << o.time_bits);
   while (stop_requested() == 0) {
     const auto started = std::chrono::steady_clock::now();
     const Pulled pulled = pull(session);
-    const Timeline timeline = reconstruct(pulled.list, pulled.log);
+    const Timeline timeline = reconstruct(pulled.list, pulled.log, o.time_bits);
     const WatchStitcher::Step step = stitcher.next(pulled.log.records, timeline);
     if (step.gap)
       log.warn("the switch log was cleared or overflowed between two pulls: there is a gap in the timeline");

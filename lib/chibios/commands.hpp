@@ -18,6 +18,7 @@ struct PullOptions {
   double timeout_s = 5;           // for the prompt after a command
   std::string format = "ndjson";  // ndjson, csv or text
   double tick_hz = 1000;          // CH_CFG_ST_FREQUENCY
+  unsigned time_bits = 20;        // width of the logged time: 20 (32-bit system time) or 16
   std::string svg;                // timeline: also draw it
   std::string save;               // timeline: also save the replies (the reference tool's .txt)
   std::string load;               // timeline: rebuild from a saved file instead of the port

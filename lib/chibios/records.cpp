@@ -181,9 +181,9 @@ void append_run_row(std::string& out, const TimelineThread& thread, const Run& r
   // On the hot path of `timeline --load --format csv`: no temporary strings.
   fmt::format_to(std::back_inserter(out), "{},", thread.id);
   append_csv_field(out, thread.name);
-  fmt::format_to(std::back_inserter(out), ",{},{},{:.6f},{:.6f},{},{}\n", thread.prio, thread.logged,
+  fmt::format_to(std::back_inserter(out), ",{},{},{:.6f},{:.6f},{},{},{},{}\n", thread.prio, thread.logged,
                  run.start + context.tick_offset, run.end + context.tick_offset, micros(run.start, context),
-                 micros(run.end, context));
+                 micros(run.end, context), run.from_log_start, run.to_read_time);
 }
 
 std::string format_timeline(const Timeline& timeline, Format format, const RecordContext& context,
@@ -207,8 +207,10 @@ std::string format_timeline(const Timeline& timeline, Format format, const Recor
   for (const TimelineThread* t : display_order(timeline)) {
     double busy = 0;
     for (const Run& run : t->runs) busy += run.end - run.start;
-    out += fmt::format("{:>2} {:<24} prio {:>3} {:<10} {:>5} runs {:>10.2f} ticks{}\n", t->id, t->name, t->prio,
+    out += fmt::format("{:>2} {:<24} prio {:>3} {:<10} {:>5} runs {:>10.2f} ticks{}{}{}\n", t->id, t->name, t->prio,
                        t->logged ? "logged" : "not logged", t->logged ? t->runs.size() : t->ins.size(), busy,
+                       t->running_at_log_start ? ", running when the log began" : "",
+                       t->running_when_read ? ", running when read" : "",
                        t->exit_time ? fmt::format(", exited at {:.2f}", *t->exit_time) : "");
   }
   for (const std::string& warning : timeline.warnings) out += fmt::format("warning: {}\n", warning);

@@ -31,7 +31,10 @@ void append_switch_record(std::string& out, const Switch& change, const std::vec
                           const RecordContext& context);
 // One run as a CSV row of format_timeline's CSV.
 void append_run_row(std::string& out, const TimelineThread& thread, const Run& run, const RecordContext& context);
-inline constexpr std::string_view runs_csv_header = "thread,name,prio,logged,start_tick,end_tick,start_us,end_us\n";
+// from_log_start: running when the log began (start is the log's first tick, not an IN);
+// to_read_time: still running when the log was read (end is its last tick, not an OUT).
+inline constexpr std::string_view runs_csv_header =
+    "thread,name,prio,logged,start_tick,end_tick,start_us,end_us,from_log_start,to_read_time\n";
 
 // Switches [first, end) of the timeline: NDJSON TaskSwitch/ThreadExit records; CSV: run
 // intervals per thread; text: a per-thread summary.

@@ -29,6 +29,20 @@ bool parse_number(std::string_view text, T& out, int base = 10) {
   return value.has_value();
 }
 
+// A system time as the shell prints it: a uint32 through chprintf's signed %d, so from 2^31
+// ticks on it shows negative ("Triggered at -1294967296"). Taken modulo 2^32.
+bool parse_system_time(std::string_view text, std::uint32_t& out) {
+  text = trim(text);
+  const bool negative = text.starts_with('-');
+  if (negative) text.remove_prefix(1);
+  std::uint64_t magnitude = 0;
+  if (!parse_number(text, magnitude)) return false;
+  constexpr std::uint64_t span = 1ULL << 32U;
+  if (negative ? magnitude > span / 2 : magnitude >= span) return false;
+  out = static_cast<std::uint32_t>(negative ? span - magnitude : magnitude);
+  return true;
+}
+
 // Splits on runs of blanks.
 std::vector<std::string_view> words(std::string_view text) {
   std::vector<std::string_view> out;
@@ -159,7 +173,7 @@ ListedThread parse_listed_thread(std::string_view line) {
   const auto log = field(line, "Log =", ",");
   const std::size_t name_at = line.find("Name = ");
   if (!number || !prio || !log || name_at == std::string_view::npos || !parse_number(*number, thread.number) ||
-      !parse_number(*prio, thread.prio) || thread.number < 0 || thread.number > 63) {
+      !parse_number(*prio, thread.prio) || thread.number < 0 || thread.number > max_thread_number) {
     malformed("threads_list", line, "expected \"Thread number N : Prio = P, Log = Yes|No, Name = NAME\"");
   }
   const std::string_view logged = trim(*log);
@@ -215,7 +229,7 @@ std::optional<SwitchRecord> parse_timestamps_line(std::string_view line, std::op
   if (line.empty()) return std::nullopt;
   if (line.starts_with("Triggered at")) {
     std::uint32_t time = 0;
-    if (!parse_number(line.substr(12), time)) malformed("threads_timestamps", line, "trigger time");
+    if (!parse_system_time(line.substr(12), time)) malformed("threads_timestamps", line, "trigger time");
     trigger = time;
     return std::nullopt;
   }
@@ -248,7 +262,7 @@ TriggerReply parse_trigger_reply(const std::vector<std::string>& lines) {
     if (!line.starts_with("Trigger set by ")) continue;
     const std::size_t at = line.rfind(" at ");
     TriggerReply reply;
-    if (at == std::string_view::npos || at < 15 || !parse_number(line.substr(at + 4), reply.time)) {
+    if (at == std::string_view::npos || at < 15 || !parse_system_time(line.substr(at + 4), reply.time)) {
       malformed("threads_timestamps_trigger", line, "expected \"Trigger set by NAME at T\"");
     }
     reply.name = std::string(line.substr(15, at - 15));

@@ -45,6 +45,10 @@ struct UsageReport {
   std::uint32_t critical_isr_hundredths = 0;
 };
 
+// The firmware counts threads in a uint16 (threads_list prints them all); log records keep
+// 6 bits of a number (0-63).
+inline constexpr int max_thread_number = 65535;
+
 struct ListedThread {
   int number = 0;
   int prio = 0;
@@ -65,7 +69,7 @@ struct SwitchRecord {
 };
 
 struct TimestampLog {
-  std::optional<std::uint32_t> trigger;  // full 32-bit system time
+  std::optional<std::uint32_t> trigger;  // full 32-bit system time (printed signed past 2^31: taken modulo 2^32)
   std::vector<SwitchRecord> records;     // oldest first
 };
 

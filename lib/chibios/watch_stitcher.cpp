@@ -32,9 +32,11 @@ WatchStitcher::Step WatchStitcher::next(const std::vector<SwitchRecord>& records
       offset_ = last_absolute_ - static_cast<double>(timeline.switches[step.first - 1].tick);
     } else {
       // Cleared or overflowed (a gap), or empty last time: the new records go after the
-      // last one emitted, never before it.
+      // last one emitted, never before it, whole wrap periods later if need be.
       step.gap = !previous_.empty();
-      offset_ = last_absolute_ + 1;
+      offset_ = 0;
+      const double first = timeline.switches.empty() ? 0 : static_cast<double>(timeline.switches.front().tick);
+      while (first + offset_ <= last_absolute_) offset_ += wrap_;
     }
   }
   step.tick_offset = offset_;

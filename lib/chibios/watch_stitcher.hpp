@@ -2,6 +2,8 @@
 // stitcher turns those pulls into one timeline: it finds where each pull's new records
 // start (after the records the previous pull ended with) and places each pull's tick 0 on
 // one absolute tick axis, so the records it emits neither repeat nor jump back in time.
+// Each pull's ticks are absolute already (its first record in the first wrap period): the
+// offsets it adds are whole wrap periods.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +24,8 @@ std::optional<std::size_t> resume_point(const std::vector<SwitchRecord>& previou
 
 class WatchStitcher {
  public:
+  // wrap: where the logged time wraps (2^20, or 2^16 for a 16-bit system time).
+  explicit WatchStitcher(std::uint64_t wrap = 1ULL << default_time_bits) : wrap_(static_cast<double>(wrap)) {}
   struct Step {
     std::size_t first = 0;   // the first new switch of this pull's timeline
     double tick_offset = 0;  // absolute tick of this pull's tick 0
@@ -32,6 +36,7 @@ class WatchStitcher {
   Step next(const std::vector<SwitchRecord>& records, const Timeline& timeline);
 
  private:
+  double wrap_;
   std::vector<SwitchRecord> previous_;
   double offset_ = 0;          // absolute tick of the current pull's tick 0
   double last_absolute_ = -1;  // absolute tick of the last switch emitted

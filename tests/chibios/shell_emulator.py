@@ -126,11 +126,12 @@ class Target:
         self.run(ticks)
 
     def truth(self):
-        """Who ran when, by name, in chibi-pull's time axis: ticks from the first record,
-        n records in one tick spread as tick + k/n."""
+        """Who ran when, by name, in chibi-pull's time axis: system ticks since boot, the first
+        record's 20-bit wrap period taken as the first (what the log can tell), n records in
+        one tick spread as tick + k/n. Runs of no length at the log's edges are not runs."""
         if not self.truth_records:
             return {"creation_order": [], "runs": {}, "exits": {}, "ins": {}, "outs": {}}
-        first = self.truth_records[0][0]
+        first = self.truth_records[0][0] & ~0xFFFFF  # the wraps before the log, unknowable
         times = []
         i = 0
         while i < len(self.truth_records):
@@ -169,10 +170,10 @@ class Target:
                 elif open_at is not None:
                     result.append([open_at, t])
                     open_at = None
-                elif first_mark:
+                elif first_mark and t > start:
                     result.append([start, t])
                 first_mark = False
-            if open_at is not None:
+            if open_at is not None and open_at < end:
                 result.append([open_at, end])
             runs[name] = result
         listed = [t for t in self.created if t in self.alive or any(d[1] in (t.name, "Exited dynamic thread") for d in self.deleted)]

@@ -154,7 +154,10 @@ check(named.get(11) == "Thd20" and named.get(8) == "Thd18",
       "the seed: after Thd19's exit, number 10 in the log is Thd20 (thread 11 in creation order)")
 check(recs[2]["event"]["data"]["from_task"] == 0 and recs[2]["event"]["data"]["to_name"] == "idle",
       "the seed: From 0 (no longer listed) to idle")
-check([r["timestamp"] for r in recs[:3]] == [0, 333, 667], "the seed: three switches in tick 1581 spread over it")
+check([r["timestamp"] for r in recs[:3]] == [1581000, 1581333, 1581667],
+      "the seed: three switches in tick 1581 spread over it, in microseconds since boot")
+check(recs[3]["event"]["data"]["to_name"] == "Thd20" and recs[3]["tick"] == 1591 and recs[3]["timestamp"] == 1591000,
+      "the seed: Thd20 entered at tick 1591 (absolute, as the firmware and its other logs count)")
 text = run("timeline", "--load", saved, "--format", "text").stdout
 order_in_text = {int(m.group(1)): m.group(2).strip() for m in re.finditer(r"^\s*(\d+) (.{24})", text, re.M)}
 check([order_in_text.get(i + 1) for i in range(14)] == expected_order, f"the seed's creation order is reproduced: {order_in_text}")
@@ -179,6 +182,16 @@ live = run("--port", emulator.link, "timeline", "--svg", svg_file, "--save", sav
 check(live.returncode == 0, f"timeline with --svg and --save: {live.stderr}")
 loaded = run("timeline", "--load", save_file)
 check(loaded.stdout == live.stdout and loaded.stdout, "save/load round trip gives the same records")
+# The view as the original script reads it: absolute ticks on x (the log's first and last
+# record), 10 units per thread row on y.
+with open(save_file) as f:
+    view = f.read().splitlines()[1:5]
+stamp_times = [int(line.split(" at ")[1]) for line in run("--port", emulator.link, "timestamps", "--format", "text")
+               .stdout.splitlines() if line.startswith("from")]
+rows_listed = len([l for l in open(save_file).read().splitlines() if l.startswith("Thread number")])
+check(float(view[0]) == stamp_times[0] and float(view[1]) >= stamp_times[-1] and float(view[2]) == 0 and
+      float(view[3]) == 10 * (rows_listed + 1),
+      f"--save: the view in the original's units ({view}; records {stamp_times[0]}..{stamp_times[-1]}, {rows_listed} rows)")
 streamed_csv = run("timeline", "--load", save_file, "--format", "csv").stdout.splitlines()
 whole_csv = run("timeline", "--load", save_file, "--format", "csv", "--svg", os.path.join(work, "x.svg")).stdout.splitlines()
 check(streamed_csv[0] == whole_csv[0] and sorted(streamed_csv) == sorted(whole_csv) and len(whole_csv) > 10,

@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <string>
 #include <vector>
@@ -129,23 +130,115 @@ TEST_CASE("chibios: reconstruction - exits shift numbers, number 0, several swit
   CHECK(timeline.switches[0].from == 8);  // Thd18
   CHECK(timeline.switches[0].to == 9);    // Thd19
   CHECK(timeline.switches[1].exit);
-  CHECK(timeline.switches[1].time == doctest::Approx(1.0 / 3));
+  // Absolute system ticks since boot: the seed's first record is at tick 1581.
+  CHECK(timeline.start == 1581);
+  CHECK(timeline.switches[1].time == doctest::Approx(1581 + 1.0 / 3));
   CHECK(timeline.switches[2].from == 0);
   CHECK(timeline.switches[2].to == 2);
   CHECK(timeline.switches[3].to == 11);  // number 10 after the exit: Thd20
   CHECK(timeline.threads[10].name == "Thd20");
-  CHECK(timeline.threads[8].exit_time == doctest::Approx(1.0 / 3));
+  CHECK(timeline.threads[8].exit_time == doctest::Approx(1581 + 1.0 / 3));
   CHECK_FALSE(timeline.threads[8].alive);
-  // Thd19 ran from its IN to its exit; idle from 2/3 to 10 and 20 to 49 (the end).
+  // Thd19 ran from its IN to its exit; idle from 1581 2/3 to 1591 and 1601 to 1630 (the end).
   REQUIRE(timeline.threads[8].runs.size() == 1);
-  CHECK(timeline.threads[8].runs[0].end == doctest::Approx(1.0 / 3));
+  CHECK(timeline.threads[8].runs[0].end == doctest::Approx(1581 + 1.0 / 3));
   REQUIRE(timeline.threads[1].runs.size() == 2);
-  CHECK(timeline.threads[1].runs[1].start == doctest::Approx(20));
-  CHECK(timeline.threads[1].runs[1].end == doctest::Approx(49));
-  // Thd18 was running when the log began: a run from the start, not dropped.
-  REQUIRE(timeline.threads[7].runs.size() == 1);
-  CHECK(timeline.threads[7].runs[0].start == doctest::Approx(0));
+  CHECK(timeline.threads[1].runs[1].start == doctest::Approx(1601));
+  CHECK(timeline.threads[1].runs[1].end == doctest::Approx(1630));
+  // Thd18 was running when the log began and was switched out at its first instant: no
+  // zero-length run, the flag says it.
+  CHECK(timeline.threads[7].runs.empty());
+  CHECK(timeline.threads[7].running_at_log_start);
+  // The thread switched in by the last record (shell, at 1630, the log's end): running when
+  // read, its run of no length not written either.
+  CHECK(timeline.threads[4].running_when_read);
+  CHECK(timeline.threads[4].runs.empty());
+  // The seed's log is an excerpt: one exit record against nine listed deletions.
+  REQUIRE(timeline.warnings.size() == 1);
+  CHECK(timeline.warnings[0].find("1 exit record(s) (Thd19) but threads_list lists 9 deleted") != std::string::npos);
+}
+
+TEST_CASE("chibios: edge runs carry flags, zero-length ones are not written") {
+  ThreadList list;
+  list.alive = {{1, 64, true, "a"}, {2, 64, true, "b"}, {3, 64, true, "c"}};
+  TimestampLog log;
+  log.records = {{2, 3, 100}, {1, 2, 105}, {3, 1, 120}, {1, 3, 125}};
+  const Timeline timeline = reconstruct(list, log);
   CHECK(timeline.warnings.empty());
+  const TimelineThread& a = timeline.threads[0];
+  const TimelineThread& b = timeline.threads[1];
+  const TimelineThread& c = timeline.threads[2];
+  // a ran from before the log to 105: a run from the log's start, flagged.
+  REQUIRE(a.runs.size() == 2);
+  CHECK(a.runs[0].start == 100);
+  CHECK(a.runs[0].end == 105);
+  CHECK(a.runs[0].from_log_start);
+  CHECK(a.running_at_log_start);
+  // b was switched out at the log's first instant (no run for that), and still runs when read.
+  CHECK(b.running_at_log_start);
+  REQUIRE(b.runs.size() == 1);
+  CHECK(b.runs[0].start == 105);
+  CHECK(b.runs[0].end == 125);
+  CHECK(b.runs[0].to_read_time);
+  CHECK(b.running_when_read);
+  // c was switched in at the last instant: flagged, no run of no length.
+  REQUIRE(c.runs.size() == 1);
+  CHECK(c.runs[0].end == 120);
+  CHECK(c.running_when_read);
+}
+
+TEST_CASE("chibios: the deleted list against the exit records") {
+  ThreadList list;
+  list.alive = {{1, 64, true, "a"}, {2, 64, true, "b"}};
+  list.deleted = {{3, 64, true, "c"}};
+  TimestampLog log;
+  log.records = {{1, 3, 100}, {3, 3, 110}, {0, 2, 110}};
+  CHECK(reconstruct(list, log).warnings.empty());  // one exit, one deletion
+  list.deleted.push_back({3, 64, true, "d"});      // a stale entry (the firmware's expiry bugs)
+  const Timeline stale = reconstruct(list, log);
+  REQUIRE(stale.warnings.size() == 1);
+  CHECK(stale.warnings[0].find("1 exit record(s) (c) but threads_list lists 2 deleted thread(s) (c, d)") !=
+        std::string::npos);
+}
+
+TEST_CASE("chibios: a 16-bit system time wraps at 65536") {
+  ThreadList list;
+  list.alive = {{1, 64, true, "a"}, {2, 64, true, "b"}};
+  TimestampLog log;
+  log.records = {{1, 2, 65530}, {2, 1, 65535}, {1, 2, 4}, {2, 1, 9}};
+  const Timeline as16 = reconstruct(list, log, 16);
+  CHECK(as16.switches[2].tick == 65536 + 4);
+  CHECK(as16.end == doctest::Approx(65536 + 9));
+  CHECK(as16.warnings.empty());
+  // Read as 20 bits, the same log has a phantom gap of ~983,000 ticks: a hint says so.
+  const Timeline as20 = reconstruct(list, log);
+  CHECK(as20.switches[2].tick == 1048576 + 4);
+  REQUIRE(as20.warnings.size() == 1);
+  CHECK(as20.warnings[0].find("--time-bits 16") != std::string::npos);
+  // A record that does not fit 16 bits is named, once.
+  log.records.push_back({1, 2, 70000});
+  const Timeline too_wide = reconstruct(list, log, 16);
+  CHECK(too_wide.warnings.size() == 1);
+  CHECK(too_wide.warnings[0].find("70000") != std::string::npos);
+}
+
+TEST_CASE("chibios: signed trigger times, thread numbers past 63") {
+  const TimestampLog log = parse_threads_timestamps({"Triggered at -1294967296", "From  1 to  2 at      17"});
+  CHECK(log.trigger == 3000000000U);  // 2^32 - 1294967296
+  CHECK(parse_threads_timestamps({"Triggered at -2147483648"}).trigger == 2147483648U);
+  CHECK(kind_of(parse_threads_timestamps, {"Triggered at -2147483649"}) == ShellError::Kind::malformed);
+  CHECK(kind_of(parse_threads_timestamps, {"Triggered at 4294967296"}) == ShellError::Kind::malformed);
+  CHECK(parse_trigger_reply({"Trigger set by Shell command at -1"}).time == 4294967295U);
+  Lines many;
+  for (int n = 1; n <= 66; ++n)
+    many.push_back(fmt::format("Thread number {:2d} : Prio =  64, Log =  No, Name = t{}", n, n));
+  many.emplace_back("Deleted threads: ");
+  const ThreadList list = parse_threads_list(many);
+  CHECK(list.alive.size() == 66);
+  CHECK(list.alive.back().number == 66);
+  const Timeline timeline = reconstruct(list, parse_threads_timestamps({"From  1 to  2 at 5"}));
+  REQUIRE(timeline.warnings.size() == 1);
+  CHECK(timeline.warnings[0].find("up to 66") != std::string::npos);
 }
 
 TEST_CASE("chibios: 20-bit wrap-around, the trigger across it, and records that do not fit") {
@@ -155,10 +248,10 @@ TEST_CASE("chibios: 20-bit wrap-around, the trigger across it, and records that 
   log.records = {{1, 2, 1048570}, {2, 1, 1048575}, {1, 2, 3}, {2, 5, 4}};
   log.trigger = (7U << 20U) + 1;  // tick 1 of the next wrap period
   const Timeline timeline = reconstruct(list, log);
-  CHECK(timeline.switches[2].tick == 9);  // 1048576 + 3 - 1048570
-  CHECK(timeline.end == doctest::Approx(10));
+  CHECK(timeline.switches[2].tick == 1048579);  // 1048576 + 3: the first record's wrap period is the first
+  CHECK(timeline.end == doctest::Approx(1048580));
   REQUIRE(timeline.trigger);
-  CHECK(*timeline.trigger == doctest::Approx(7));
+  CHECK(*timeline.trigger == doctest::Approx(1048577));
   CHECK(timeline.warnings.size() == 1);        // number 5 with two threads listed
   CHECK(timeline.threads[1].ins.size() == 2);  // b (not logged): marks only
   CHECK(timeline.threads[1].runs.empty());
@@ -200,13 +293,16 @@ TEST_CASE("chibios: SVG and records") {
   CHECK(records.find(R"("kind":"ThreadExit","data":{"thread":9,"name":"Thd19"})") != std::string::npos);
   CHECK(records.find(R"("from_task":0,"to_task":2,"to_name":"idle")") != std::string::npos);
   const std::string csv = format_timeline(timeline, Format::csv, RecordContext{0, 1000, 0});
-  CHECK(csv.starts_with("thread,name,prio,logged,start_tick,end_tick,start_us,end_us\n"));
+  CHECK(csv.starts_with("thread,name,prio,logged,start_tick,end_tick,start_us,end_us,from_log_start,to_read_time\n"));
+  // Ticks since boot: the seed's Thd20 entered at tick 1591, 1.591 s at 1 kHz.
+  CHECK(records.find(R"({"timestamp":1591000,)") != std::string::npos);
+  CHECK(records.find(R"("to_name":"Thd20"}},"source":"chibios","clock":"us","tick":1591})") != std::string::npos);
 }
 
 namespace {
 
-// A pull: its log, and a timeline with one switch per record at the record's tick counted
-// from the pull's first record (what reconstruct() gives when nothing wraps).
+// A pull: its log, and a timeline with one switch per record at the record's tick (what
+// reconstruct() gives when nothing wraps: absolute ticks).
 struct Pull {
   std::vector<SwitchRecord> records;
   Timeline timeline;
@@ -215,7 +311,7 @@ struct Pull {
 Pull pull_of(const std::vector<SwitchRecord>& records) {
   Pull pull{records, {}};
   for (const auto& record : records) {
-    pull.timeline.switches.push_back(Switch{0, record.time - records.front().time, record.out, record.in, false});
+    pull.timeline.switches.push_back(Switch{0, record.time, record.out, record.in, false});
   }
   return pull;
 }
@@ -238,28 +334,28 @@ TEST_CASE("chibios: watch - each pull's new records, on one tick axis") {
   CHECK_FALSE(step1.gap);
 
   // The ring moved on: records 0-2 scrolled out, 20-22 are new (the last eight of the
-  // previous pull are still there to be found). Record 19 was at absolute tick 190, so this
-  // pull's tick 0 (record 3) is absolute 30, and record 20 lands at 200: where it is
-  // relative to record 0.
+  // previous pull are still there to be found). Ticks are absolute in both pulls: nothing to
+  // shift, and record 20 lands at 300.
   const Pull second = pull_of(records(3, 23));
   const auto step2 = stitcher.next(second.records, second.timeline);
   CHECK(step2.first == 17);
-  CHECK(step2.tick_offset == 30);
+  CHECK(step2.tick_offset == 0);
   CHECK_FALSE(step2.gap);
-  CHECK(step2.tick_offset + static_cast<double>(second.timeline.switches[17].tick) == 200);
+  CHECK(step2.tick_offset + static_cast<double>(second.timeline.switches[17].tick) == 300);
 
   // Nothing new: nothing to emit, the axis does not move.
   const auto step3 = stitcher.next(second.records, second.timeline);
   CHECK(step3.first == 20);
-  CHECK(step3.tick_offset == 30);
+  CHECK(step3.tick_offset == 0);
 
-  // Cleared, or overflowed past every record seen: a gap, and the new records go after the
-  // last one emitted (record 22 at absolute 220), never before it.
+  // Cleared, or overflowed past every record seen: a gap. The new records (at 7 and 9) go
+  // after the last one emitted (record 22 at 320), never before it: the time wrapped since,
+  // so a whole wrap period later.
   const Pull cleared = pull_of({{4, 5, 7}, {5, 4, 9}});
   const auto step4 = stitcher.next(cleared.records, cleared.timeline);
   CHECK(step4.gap);
   CHECK(step4.first == 0);
-  CHECK(step4.tick_offset == 221);
+  CHECK(step4.tick_offset == 1048576);
 
   // The log emptied (cleared again): a gap; then records after an empty pull are all new,
   // with no gap to report, and still forward in time.
@@ -269,7 +365,16 @@ TEST_CASE("chibios: watch - each pull's new records, on one tick axis") {
   const auto step6 = stitcher.next(after_empty.records, after_empty.timeline);
   CHECK_FALSE(step6.gap);
   CHECK(step6.first == 0);
-  CHECK(step6.tick_offset == 224);  // after 221 + 2 (the cleared pull's last tick)
+  CHECK(step6.tick_offset == 2 * 1048576);  // after 1048576 + 9, the cleared pull's last tick
+
+  // Records that came after the clear without a wrap keep their own ticks.
+  WatchStitcher fresh;
+  const Pull before_clear = pull_of(records(0, 5));
+  CHECK(fresh.next(before_clear.records, before_clear.timeline).tick_offset == 0);
+  const Pull later = pull_of({{1, 2, 500}});
+  const auto step7 = fresh.next(later.records, later.timeline);
+  CHECK(step7.gap);
+  CHECK(step7.tick_offset == 0);
 }
 
 TEST_CASE("chibios: watch - the resume point matches the last records as a sequence") {

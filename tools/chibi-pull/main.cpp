@@ -27,6 +27,10 @@ int run_main(int argc, char** argv) {
   app.add_option("--tick-hz", o.tick_hz, "System tick rate (CH_CFG_ST_FREQUENCY) for microsecond timestamps")
       ->default_val(o.tick_hz)
       ->check(CLI::Range(1.0, 1e9));
+  app.add_option("--time-bits", o.time_bits,
+                 "Width of the logged time: 20 (the default: a 32-bit system time) or 16 (CH_CFG_ST_RESOLUTION 16)")
+      ->default_val(o.time_bits)
+      ->check(CLI::IsMember({16U, 20U}));
   app.require_subcommand(1);
   app.fallthrough();  // parent options may follow the subcommand
   app.add_subcommand("stat", "Stack use of every thread (threads_stat)");
