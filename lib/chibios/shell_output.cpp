@@ -255,20 +255,28 @@ TimestampLog parse_threads_timestamps(const std::vector<std::string>& lines) {
   return log;
 }
 
+// "Trigger set by NAME at T" (ChibiOS_18.2 branch), or "Trigger set at T" (ChibiOS_3.1
+// branch: no name).
 TriggerReply parse_trigger_reply(const std::vector<std::string>& lines) {
   check_shell_answer("threads_timestamps_trigger", lines);
   for (const std::string& raw : lines) {
     const std::string_view line = trim(raw);
+    TriggerReply reply;
+    if (line.starts_with("Trigger set at ")) {
+      if (!parse_system_time(line.substr(15), reply.time)) {
+        malformed("threads_timestamps_trigger", line, "expected \"Trigger set at T\"");
+      }
+      return reply;
+    }
     if (!line.starts_with("Trigger set by ")) continue;
     const std::size_t at = line.rfind(" at ");
-    TriggerReply reply;
     if (at == std::string_view::npos || at < 15 || !parse_system_time(line.substr(at + 4), reply.time)) {
       malformed("threads_timestamps_trigger", line, "expected \"Trigger set by NAME at T\"");
     }
     reply.name = std::string(line.substr(15, at - 15));
     return reply;
   }
-  throw ShellError(ShellError::Kind::malformed, "threads_timestamps_trigger: no \"Trigger set by\" line in the reply");
+  throw ShellError(ShellError::Kind::malformed, "threads_timestamps_trigger: no \"Trigger set\" line in the reply");
 }
 
 void parse_run_reply(const std::vector<std::string>& lines) {

@@ -27,8 +27,9 @@ namespace tp::chibios {
 // CH_CFG_ST_RESOLUTION 32), or all of a 16-bit one (CH_CFG_ST_RESOLUTION 16), which wraps
 // at 65536.
 inline constexpr unsigned default_time_bits = 20;
-inline constexpr int max_record_number = 63;            // a record's thread numbers have 6 bits
-inline constexpr std::size_t max_deleted_entries = 64;  // the firmware's deleted list
+inline constexpr int max_record_number = 63;  // a record's thread numbers have 6 bits
+// The firmware's deleted list: HANDLED_THREADS_LEN, 63 in threads_utilities.c (not 64).
+inline constexpr std::size_t max_deleted_entries = 63;
 [[nodiscard]] constexpr bool valid_time_bits(unsigned bits) noexcept {
   return bits == 16 || bits == 20;
 }

@@ -229,6 +229,9 @@ TEST_CASE("chibios: signed trigger times, thread numbers past 63") {
   CHECK(kind_of(parse_threads_timestamps, {"Triggered at -2147483649"}) == ShellError::Kind::malformed);
   CHECK(kind_of(parse_threads_timestamps, {"Triggered at 4294967296"}) == ShellError::Kind::malformed);
   CHECK(parse_trigger_reply({"Trigger set by Shell command at -1"}).time == 4294967295U);
+  const TriggerReply old_form = parse_trigger_reply({"Trigger set at -5"});  // the ChibiOS_3.1 branch
+  CHECK(old_form.time == 4294967291U);
+  CHECK(old_form.name.empty());
   Lines many;
   for (int n = 1; n <= 66; ++n)
     many.push_back(fmt::format("Thread number {:2d} : Prio =  64, Log =  No, Name = t{}", n, n));
