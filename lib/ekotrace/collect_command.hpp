@@ -18,7 +18,7 @@ namespace tp::ekotrace {
 
 struct CollectOptions {
   std::vector<std::string> tracers;
-  std::uint64_t session_id = 0;
+  std::uint32_t session_id = 0;  // a u32 in ekotrace's CSV
   std::optional<unsigned> word_size;
   bool little_endian = false;
   bool big_endian = false;

@@ -45,9 +45,9 @@ void report(const Collector& collector, const target::TargetMemory& memory, cons
     const auto& c = t.counters;
     line(
         fmt::format("tracer {}: {} entries in {} polls; skipped: {} in use, {} NULL, {} unreadable, {} invalid; "
-                    "{} truncated logs, {} overflow events",
+                    "{} truncated logs, {} malformed entries, {} overflow events",
                     t.spec.label, c.entries, c.collected_polls, c.skipped_in_use, c.null_reference, c.unreadable,
-                    c.invalid, c.truncated, c.overflows));
+                    c.invalid, c.truncated, c.malformed, c.overflows));
   }
 }
 

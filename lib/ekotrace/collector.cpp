@@ -160,6 +160,10 @@ std::vector<Row> Collector::collect() {
     p.fresh = true;
     const DecodedLog log = decode_compact_log(items);
     if (log.truncated) ++t.counters.truncated;
+    if (log.zero_events > 0) {
+      t.counters.malformed += log.zero_events;
+      note(t, fmt::format("{} event(s) with id 0 in its log (not an ekotrace event id): dropped", log.zero_events));
+    }
     for (const auto& entry : log.entries) {
       if (!entry.is_clock && entry.id > max_user_event_id) ++t.counters.overflows;
     }

@@ -32,6 +32,7 @@ struct TracerCounters {
   std::uint64_t unreadable = 0;       // polls where the target refused the tracer's memory
   std::uint64_t invalid = 0;          // polls where the history made no sense (len > capacity ...)
   std::uint64_t truncated = 0;        // logs that ended inside a two-word item
+  std::uint64_t malformed = 0;        // entries that are not ekotrace's (event id 0), dropped
   std::uint64_t overflows = 0;        // "log overflowed" / "clock overflowed" events seen
 };
 

@@ -35,6 +35,10 @@ DecodedLog decode_compact_log(std::span<const std::uint32_t> items) {
     } else {
       entry.id = item;
     }
+    if (!entry.is_clock && entry.id == 0) {
+      ++log.zero_events;
+      continue;
+    }
     log.entries.push_back(entry);
   }
   return log;
@@ -45,13 +49,13 @@ void Segmenter::add(std::uint32_t tracer_id, std::size_t tracer_index, std::span
   if (entries.empty()) return;
   std::uint64_t segment = next_segment_++;
   std::uint32_t index = 0;
-  bool after_event = false;
+  bool first = true;
   for (const auto& entry : entries) {
-    if (entry.is_clock && after_event) {
+    if (entry.is_clock && entry.id == tracer_id && !first) {
       segment = next_segment_++;
       index = 0;
     }
-    after_event = !entry.is_clock;
+    first = false;
     out.push_back({segment, index++, tracer_id, entry, tracer_index});
   }
 }

@@ -5,9 +5,14 @@
 // Event ids above 0x3FFFFEFF are reserved for the tracer's own events (MAX-1 produced
 // report, MAX-2 log overflowed, MAX-3 clock overflowed, MAX-4 clocks full).
 //
-// Segments follow ekotrace's reports: a segment is a run of clock pairs and the events
-// after them; a clock that follows an event starts the next segment. Rows come in log
-// order, which puts every segment's clock rows before its event rows.
+// Segments follow ekotrace's own readers (util alloc_log_report.rs, the chunked path in
+// compact_log.rs): EVERY clock entry whose id is the tracer's own id starts a new segment,
+// also right after another (a tracer that sends or merges snapshots twice with no event
+// between). `[7:0] e100 e101 [7:1] [7:2] [7:3 9:4] e102` of tracer 7 is four segments. Rows
+// come in log order.
+//
+// Event id 0 is not an event (ekotrace's readers reject it): such entries are dropped and
+// counted as malformed.
 #pragma once
 
 #include <cstdint>
@@ -35,7 +40,8 @@ struct LogEntry {
 
 struct DecodedLog {
   std::vector<LogEntry> entries;
-  bool truncated = false;  // the last item needed a second word that was not there
+  bool truncated = false;         // the last item needed a second word that was not there
+  std::uint64_t zero_events = 0;  // events with id 0, dropped
 };
 
 DecodedLog decode_compact_log(std::span<const std::uint32_t> items);

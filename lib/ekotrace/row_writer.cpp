@@ -7,7 +7,7 @@
 
 namespace tp::ekotrace {
 
-RowWriter::RowWriter(const std::string& path, OutputFormat format, std::uint64_t session_id,
+RowWriter::RowWriter(const std::string& path, OutputFormat format, std::uint32_t session_id,
                      std::vector<std::string> labels)
     : out_(BatchedWriter::open(path, true)), format_(format), session_id_(session_id), labels_(std::move(labels)) {
   if (format_ == OutputFormat::csv && out_.starts_empty()) {

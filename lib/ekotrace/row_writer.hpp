@@ -19,7 +19,7 @@ class RowWriter {
  public:
   // Appends to `path` ("-" = stdout); the CSV header only when the output starts empty.
   // `labels` name the tracers (NDJSON's data.tracer).
-  RowWriter(const std::string& path, OutputFormat format, std::uint64_t session_id, std::vector<std::string> labels);
+  RowWriter(const std::string& path, OutputFormat format, std::uint32_t session_id, std::vector<std::string> labels);
 
   // Appends the rows of one poll and writes them out at once, so a killed collector
   // loses nothing it already read.
@@ -32,7 +32,7 @@ class RowWriter {
 
   BatchedWriter out_;
   OutputFormat format_;
-  std::uint64_t session_id_;
+  std::uint32_t session_id_;
   std::vector<std::string> labels_;
   std::uint64_t rows_written_ = 0;
 };

@@ -263,6 +263,9 @@ def in_use_and_errors():
         check(r.returncode == 3 and "NO_SUCH_TRACER" in r.stderr, "unknown symbol -> exit 3", r.stderr)
         r = collect("-g", q.server, "TRACER_1")
         check(r.returncode == 2 and "--elf" in r.stderr, "symbol without --elf -> usage error", r.stderr)
+        r = collect("-e", q.elf, "-g", q.server, "-s", "4294967296", "TRACER_1")
+        check(r.returncode == 2 and "session-id" in r.stderr, "a session id past u32 (ekotrace's type) -> usage error",
+              r.stderr)
         check(q.running(), "the target runs after the error exits")
     finally:
         q.stop()

@@ -421,9 +421,28 @@ TEST_CASE("ekotrace: compact log decoding and segments") {
   REQUIRE(rows.size() == 6);
   CHECK(rows[0].segment_id == 0);
   CHECK(rows[2].segment_index == 2);
-  CHECK(rows[3].segment_id == 1);  // a clock after an event starts the next segment
+  CHECK(rows[3].segment_id == 1);  // the tracer's own clock starts the next segment
+  CHECK(rows[4].segment_id == 1);  // another tracer's clock does not
   CHECK(rows[4].segment_index == 1);
   CHECK(reserved_event_name(max_event_id - 2) == "log overflowed");
+  // ekotrace's rule: every own clock starts a segment, back to back too (notes' example).
+  const auto example = decode_compact_log(std::vector<std::uint32_t>{
+      0x80000007, 0, 100, 101, 0x80000007, 1, 0x80000007, 2, 0x80000007, 3, 0x80000009, 4, 0x40000000 | 102, 55});
+  std::vector<Row> four;
+  Segmenter fresh;
+  fresh.add(7, 0, example.entries, four);
+  CHECK(fresh.segments() == 4);
+  REQUIRE(four.size() == 8);
+  CHECK(four[3].segment_id == 1);
+  CHECK(four[4].segment_id == 2);
+  CHECK(four[5].segment_id == 3);
+  CHECK(four[6].segment_id == 3);  // tracer 9's clock stays in tracer 7's segment
+  CHECK(four[7].segment_index == 2);
+  // Event id 0 is not an event: dropped and counted.
+  const auto zeros = decode_compact_log(std::vector<std::uint32_t>{0, 5, 0x40000000, 7});
+  CHECK(zeros.zero_events == 2);
+  REQUIRE(zeros.entries.size() == 1);
+  CHECK(zeros.entries[0].id == 5);
   CHECK(reserved_event_name(5).empty());
 }
 

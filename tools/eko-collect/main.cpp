@@ -60,7 +60,9 @@ int run_main(int argc, char** argv) {
   CollectOptions o;
   tp::CommonOptions common;
   app.add_option("tracers", o.tracers, "Tracer references: symbols (with --elf) or 0x addresses")->type_name("TRACER");
-  app.add_option("-s,--session-id", o.session_id, "Session id written in every row")->default_val(0);
+  app.add_option("-s,--session-id", o.session_id,
+                 "Session id written in every row (0 to 4294967295, a u32 in ekotrace)")
+      ->default_val(0);
   app.add_option("-w,--word-size", o.word_size, "Target word size in bits: 32 or 64 (default: from --elf)")
       ->check(CLI::IsMember({32U, 64U}));
   auto* le = app.add_flag("--little-endian", o.little_endian, "Little-endian target (also -le)");
