@@ -99,7 +99,8 @@ std::optional<Collector::History> Collector::read_history(TracerState& t) {
   h.log_length = word(at + layout.compact_log + 2ULL * w);
   h.in_use = layout.in_use && snapshot_.bytes(at + *layout.in_use, 1)[0] != 0;
   const bool sane = h.log_length <= h.log_capacity && h.log_capacity <= layout.max_log_items &&
-                    h.clocks_length <= h.clocks_capacity && h.clocks_capacity <= layout.max_clocks &&
+                    h.clocks_length <= h.clocks_capacity &&
+                    h.clocks_capacity <= plausible_max_clocks(layout, h.log_capacity) &&
                     (h.log != 0 || h.log_length == 0) && (h.clocks != 0 || h.clocks_length == 0);
   if (!sane) {
     ++t.counters.invalid;

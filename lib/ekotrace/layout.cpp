@@ -51,9 +51,22 @@ std::string Layout::to_json() const {
     w.null();
   }
   w.key("max_log_items").uint(max_log_items);
-  w.key("max_clocks").uint(max_clocks);
+  w.key("max_clocks");
+  if (max_clocks) {
+    w.uint(*max_clocks);
+  } else {
+    w.null();
+  }
   w.end_object();
   return out;
+}
+
+std::uint64_t plausible_max_clocks(const Layout& layout, std::uint64_t log_capacity) noexcept {
+  if (layout.max_clocks) return *layout.max_clocks;
+  constexpr std::uint64_t clock_bytes_beyond_share = 64 - 8;  // each clock takes 64 bytes of region, 8 of them its own
+  constexpr std::uint64_t alignment = 64;
+  const std::uint64_t log_bytes = std::min<std::uint64_t>(log_capacity, std::uint64_t{1} << 40U) * 4;
+  return std::max<std::uint64_t>(2, (layout.history_size() + log_bytes + alignment) / clock_bytes_beyond_share);
 }
 
 Layout apply_layout_file(const Layout& base, std::string_view json, std::string_view file_name) {
@@ -69,6 +82,10 @@ Layout apply_layout_file(const Layout& base, std::string_view json, std::string_
     const std::string_view key = field.key;
     if (key == "in_use" && field.value.is_null()) {
       layout.in_use.reset();
+      continue;
+    }
+    if (key == "max_clocks" && field.value.is_null()) {
+      layout.max_clocks.reset();
       continue;
     }
     std::uint64_t value = 0;

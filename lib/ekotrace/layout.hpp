@@ -31,13 +31,21 @@ struct Layout {
   std::uint64_t compact_log = 28;            // FixedSliceVec<u32>
   std::optional<std::uint64_t> in_use = 40;  // none: the firmware has no lock flag
   std::uint64_t max_log_items = 1U << 20U;   // larger capacities are taken as corruption
-  std::uint64_t max_clocks = 256;
+  // Clock capacities beyond this are taken as corruption. None (the default): derived from
+  // the history itself, as ekotrace sizes it (plausible_max_clocks); a layout file may fix it.
+  std::optional<std::uint64_t> max_clocks;
 
   [[nodiscard]] static Layout standard(unsigned word_size);
   // Bytes of the history to read: up to the end of the last field.
   [[nodiscard]] std::uint64_t history_size() const noexcept;
   [[nodiscard]] std::string to_json() const;
 };
+
+// ekotrace gives a tracer of R bytes max(2, R/64) clocks (history.rs) and the rest, past its
+// header, to the log: so clocks * 56 <= header + log_capacity * 4 (plus alignment). A clock
+// capacity far beyond what the log's capacity implies is not ekotrace's. A region over 16 KiB
+// holds more than 256 clocks, and passes.
+[[nodiscard]] std::uint64_t plausible_max_clocks(const Layout& layout, std::uint64_t log_capacity) noexcept;
 
 // Applies a layout file's fields over `base`. Throws Error(bad_input) naming the file
 // and the field for malformed JSON, unknown keys or offsets that do not fit.

@@ -451,6 +451,14 @@ TEST_CASE("ekotrace: layouts and layout files") {
   CHECK(Layout::standard(8).compact_log == 40);
   CHECK(Layout::standard(8).in_use == 64);
   CHECK(Layout::standard(4).history_size() == 41);
+  // Clock capacity as ekotrace sizes it: a 64 KiB tracer (about 14,000 log items) has ~1000
+  // clocks, not the 256 once assumed; a capacity far beyond the log's share is not ekotrace's.
+  const Layout standard = Layout::standard(4);
+  CHECK(plausible_max_clocks(standard, 14000) >= 1000);
+  CHECK(plausible_max_clocks(standard, 14000) < 1100);
+  CHECK(plausible_max_clocks(standard, 0) == 2);
+  CHECK(plausible_max_clocks(apply_layout_file(standard, R"({"max_clocks": 300})", "l.json"), 14000) == 300);
+  CHECK_FALSE(apply_layout_file(standard, R"({"max_clocks": null})", "l.json").max_clocks);
   const auto custom = apply_layout_file(Layout::standard(4), R"({"in_use": null, "compact_log": 32})", "l.json");
   CHECK_FALSE(custom.in_use);
   CHECK(custom.compact_log == 32);
