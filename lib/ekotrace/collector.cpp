@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <utility>
+
+#include "ekotrace/report_finish.hpp"
 
 namespace tp::ekotrace {
 namespace {
@@ -157,7 +160,7 @@ std::vector<Row> Collector::collect() {
       items[k] =
           static_cast<std::uint32_t>(decode_word(bytes.subspan(k * log_item_size, log_item_size), options_.endian));
     }
-    if (items.empty() || (options_.clear && items == t.restarted)) continue;  // nothing, or only our clocks
+    if (items.empty() || (options_.clear && items == t.restarted)) continue;  // nothing, or only what our clear wrote
     p.fresh = true;
     const DecodedLog log = decode_compact_log(items);
     if (log.truncated) ++t.counters.truncated;
@@ -166,7 +169,7 @@ std::vector<Row> Collector::collect() {
       note(t, fmt::format("{} event(s) with id 0 in its log (not an ekotrace event id): dropped", log.zero_events));
     }
     for (const auto& entry : log.entries) {
-      if (!entry.is_clock && entry.id > max_user_event_id) ++t.counters.overflows;
+      if (!entry.is_clock && is_overflow_event(entry.id)) ++t.counters.overflows;
     }
     t.counters.entries += log.entries.size();
     segmenter_.add(h.tracer_id, p.tracer, log.entries, rows);
@@ -174,34 +177,47 @@ std::vector<Row> Collector::collect() {
   return rows;
 }
 
+// The clear after a poll is ekotrace's own end of a report (report_finish.hpp): the clocks
+// with the tracer's local clock incremented, the log restarted from them with the "produced
+// report" event, event_count reset. All of it is written in the same halt as the read.
 void Collector::clear_log(const Pending& p, TracerState& t) {
   const Layout& layout = options_.layout;
   const auto& h = p.history;
-  // ekotrace after a report: the log restarts with the current clocks, so the next
-  // entries keep their causal context.
-  std::uint64_t clocks = h.clocks_length;
-  if (2 * clocks > h.log_capacity) clocks = 0;
   const auto clock_bytes = snapshot_.bytes(h.clocks, h.clocks_length * clock_size);
-  std::vector<std::uint8_t> restarted(2 * clocks * log_item_size);
-  t.restarted.clear();
-  for (std::uint64_t k = 0; k < clocks; ++k) {
-    const auto id = static_cast<std::uint32_t>(decode_word(clock_bytes.subspan(k * clock_size, 4), options_.endian));
-    const auto count =
+  std::vector<LogicalClock> clocks(h.clocks_length);
+  for (std::uint64_t k = 0; k < h.clocks_length; ++k) {
+    clocks[k].id = static_cast<std::uint32_t>(decode_word(clock_bytes.subspan(k * clock_size, 4), options_.endian));
+    clocks[k].count =
         static_cast<std::uint32_t>(decode_word(clock_bytes.subspan(k * clock_size + 4, 4), options_.endian));
-    t.restarted.push_back(clock_flag | (id & ~clock_flag));
-    t.restarted.push_back(count);
-    encode_word(t.restarted[2 * k], 4, options_.endian, std::span(restarted).subspan(8 * k, 4));
-    encode_word(count, 4, options_.endian, std::span(restarted).subspan(8 * k + 4, 4));
   }
-  bool written = restarted.empty() || snapshot_.modify(h.log, restarted);
-  if (!written) {  // the clocks need more room than the log held: read that room to write it
-    snapshot_.read({{h.log, restarted.size()}});
-    written = snapshot_.modify(h.log, restarted);
+  const FinishedReport after = finished_report_logging(clocks, h.log_capacity);
+  std::vector<std::uint8_t> log_bytes(after.log.size() * log_item_size);
+  for (std::size_t k = 0; k < after.log.size(); ++k) {
+    encode_word(after.log[k], 4, options_.endian, std::span(log_bytes).subspan(k * log_item_size, log_item_size));
   }
-  if (!written) t.restarted.clear();  // could not write the clocks: an empty log, never stale items
-  std::vector<std::uint8_t> length(layout.word_size);
-  encode_word(written ? 2 * clocks : 0, layout.word_size, options_.endian, length);
-  snapshot_.modify(p.history_address + layout.compact_log + 2ULL * layout.word_size, length);
+  bool written = log_bytes.empty() || snapshot_.modify(h.log, log_bytes);
+  if (!written) {  // the new log is longer than the one read: read that room to write it
+    snapshot_.read({{h.log, log_bytes.size()}});
+    written = snapshot_.modify(h.log, log_bytes);
+  }
+  std::vector<std::uint8_t> word_bytes(layout.word_size);
+  if (!written) {  // the log cannot be written: leave it empty, never with stale items
+    t.restarted.clear();
+    encode_word(0, layout.word_size, options_.endian, word_bytes);
+    snapshot_.modify(p.history_address + layout.compact_log + 2ULL * layout.word_size, word_bytes);
+    return;
+  }
+  t.restarted = after.log;
+  if (!after.clocks.empty()) {
+    std::array<std::uint8_t, 4> count{};
+    encode_word(after.clocks[0].count, 4, options_.endian, count);
+    snapshot_.modify(h.clocks + 4, count);
+  }
+  std::array<std::uint8_t, 4> event_count{};
+  encode_word(after.event_count, 4, options_.endian, event_count);
+  snapshot_.modify(p.history_address + layout.event_count, event_count);
+  encode_word(after.log.size(), layout.word_size, options_.endian, word_bytes);
+  snapshot_.modify(p.history_address + layout.compact_log + 2ULL * layout.word_size, word_bytes);
 }
 
 void Collector::finish() {

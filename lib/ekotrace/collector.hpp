@@ -1,8 +1,9 @@
 // One poll cycle of the collector design (seeds/ekotrace-debug-collector.md, "Locking"):
 // halt the target, read every tracer (handle, history, clocks and new log items) in as
 // few round trips as the link allows, skip tracers whose `in_use` flag is set, hand the
-// new entries out, then clear what was read (the log restarts from the current clocks,
-// as ekotrace does after a report) and resume.
+// new entries out, then clear what was read exactly as ekotrace's own end of a report does
+// (report_finish.hpp: local clock incremented, log restarted from the clocks with the
+// "produced report" event) and resume.
 //
 // collect() and finish() are separate so the caller can write the entries out before the
 // target's log is cleared: if writing fails, nothing read is lost from the target.

@@ -3,14 +3,14 @@
 namespace tp::ekotrace {
 
 std::string_view reserved_event_name(std::uint32_t event_id) noexcept {
-  switch (max_event_id - event_id) {
-    case 1:
+  switch (event_id) {
+    case produced_report_event:
       return "produced report";
-    case 2:
+    case log_overflowed_event:
       return "log overflowed";
-    case 3:
+    case clock_overflowed_event:
       return "logical clock overflowed";
-    case 4:
+    case clocks_full_event:
       return "clocks full";
     default:
       return event_id > max_user_event_id ? "reserved" : "";

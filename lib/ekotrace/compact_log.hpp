@@ -27,6 +27,15 @@ inline constexpr std::uint32_t clock_flag = 0x80000000U;
 inline constexpr std::uint32_t payload_flag = 0x40000000U;
 inline constexpr std::uint32_t max_user_event_id = 0x3FFFFEFFU;
 inline constexpr std::uint32_t max_event_id = 0x3FFFFFFFU;
+inline constexpr std::uint32_t produced_report_event = max_event_id - 1;
+inline constexpr std::uint32_t log_overflowed_event = max_event_id - 2;
+inline constexpr std::uint32_t clock_overflowed_event = max_event_id - 3;
+inline constexpr std::uint32_t clocks_full_event = max_event_id - 4;
+
+// The reserved events that say the tracer lost something (not "produced report").
+[[nodiscard]] constexpr bool is_overflow_event(std::uint32_t event_id) noexcept {
+  return event_id >= clocks_full_event && event_id <= log_overflowed_event;
+}
 
 // "log overflowed" etc. for the reserved ids; empty for user events.
 std::string_view reserved_event_name(std::uint32_t event_id) noexcept;

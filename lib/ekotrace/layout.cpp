@@ -30,7 +30,8 @@ Layout Layout::standard(unsigned word_size) {
 }
 
 std::uint64_t Layout::history_size() const noexcept {
-  auto end = std::max<std::uint64_t>({tracer_id + 4, clocks + 3ULL * word_size, compact_log + 3ULL * word_size});
+  auto end = std::max<std::uint64_t>(
+      {tracer_id + 4, event_count + 4, clocks + 3ULL * word_size, compact_log + 3ULL * word_size});
   if (in_use) end = std::max(end, *in_use + 1);
   return end;
 }
@@ -42,6 +43,7 @@ std::string Layout::to_json() const {
   w.key("word_size").uint(word_size);
   w.key("handle_history").uint(handle_history);
   w.key("tracer_id").uint(tracer_id);
+  w.key("event_count").uint(event_count);
   w.key("clocks").uint(clocks);
   w.key("compact_log").uint(compact_log);
   w.key("in_use");
@@ -111,6 +113,8 @@ Layout apply_layout_file(const Layout& base, std::string_view json, std::string_
       layout.handle_history = value;
     } else if (key == "tracer_id") {
       layout.tracer_id = value;
+    } else if (key == "event_count") {
+      layout.event_count = value;
     } else if (key == "clocks") {
       layout.clocks = value;
     } else if (key == "compact_log") {
@@ -118,8 +122,8 @@ Layout apply_layout_file(const Layout& base, std::string_view json, std::string_
     } else if (key == "in_use") {
       layout.in_use = value;
     } else {
-      bad(file_name, fmt::format("unknown field \"{}\" (known: handle_history, tracer_id, clocks, compact_log, "
-                                 "in_use, max_log_items, max_clocks, word_size)",
+      bad(file_name, fmt::format("unknown field \"{}\" (known: handle_history, tracer_id, event_count, clocks, "
+                                 "compact_log, in_use, max_log_items, max_clocks, word_size)",
                                  key));
     }
   }

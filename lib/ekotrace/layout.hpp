@@ -27,6 +27,7 @@ struct Layout {
   unsigned word_size = 4;            // bytes in a pointer / usize
   std::uint64_t handle_history = 0;  // offset of the history pointer in the handle
   std::uint64_t tracer_id = 0;
+  std::uint64_t event_count = 4;             // u32, reset by the clear after a report
   std::uint64_t clocks = 16;                 // FixedSliceVec<LogicalClock>
   std::uint64_t compact_log = 28;            // FixedSliceVec<u32>
   std::optional<std::uint64_t> in_use = 40;  // none: the firmware has no lock flag

@@ -2,8 +2,15 @@
 """eko-collect against real GDB servers: QEMU's gdbstub running the rig firmware
 (tests/eko/fw, cross-built here: Cortex-M3 32-bit LE, AArch64 64-bit LE, ARMv7 BE8
 32-bit BE) and GNU gdbserver running the same firmware natively (run-length-encoded
-replies, no-ack mode). gdb-multiarch in batch mode is the independent reader.
-- the CSV equals the firmware's deterministic sequence, every entry once, no log lost;
+replies, no-ack mode). gdb-multiarch in batch mode is the independent reader. The firmware's
+tracers behave as ekotrace's (tests/eko/fw/tracer.c: history.rs's rules, a 20 KiB tracer with
+320 clocks, back-to-back clock groups, its own finished_report_logging).
+- the CSV equals the firmware's deterministic sequence, every entry once, no log lost, a
+  report-finish after every poll and each tracer's local clock up by exactly one each time;
+- segments by ekotrace's rule; an ekotrace-style reader (ekotrace_reader.py: LCIndex, causal
+  links) finds no collision, and finds one in a CSV made to have it;
+- the clear leaves the tracer byte for byte as its own finished_report_logging does (run on
+  the same state, restored by gdb) and as history.rs says;
 - CSV equals gdb's read of the same halted memory (--no-clear);
 - symbols and addresses mixed; ELF word size / endianness detection; flag contradictions;
 - in_use held -> skipped and counted, data still complete; NULL tracers (QEMU -S);
@@ -27,6 +34,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from checks import Checks  # noqa: E402
 from waits import WaitTimeout, wait_until  # noqa: E402
+
+import ekotrace_reader  # noqa: E402  (tests/eko, beside this file)
 
 tool, trace_csv, work = sys.argv[1], sys.argv[2], sys.argv[3]
 here = os.path.dirname(os.path.abspath(__file__))
@@ -81,7 +90,7 @@ class Qemu:
             args += ["-ex", c]
         args += ["-ex", leave, self.elf]
         out = subprocess.run(args, capture_output=True, text=True, timeout=60).stdout
-        return re.findall(r"^\$\d+ = (.*)$", out, re.M) + re.findall(r"^0x[0-9a-f]+ <logs(?:\+\d+)?>:(.*)$", out, re.M)
+        return re.findall(r"^\$\d+ = (.*)$", out, re.M)
 
     def value(self, expression):
         return int(self.gdb(f"print/d {expression}")[0])
@@ -119,6 +128,10 @@ def entries(rows, tracer_id):
     return out
 
 
+PRODUCED_REPORT = 0x3FFFFFFE
+LOG_OVERFLOWED = 0x3FFFFFFD
+
+
 def step_entry(n):
     if n % 3 == 0:
         return ("e", 100, n)
@@ -126,43 +139,95 @@ def step_entry(n):
 
 
 def model(tracer_id, first_n, count):
-    """The firmware's sequence for one tracer from step first_n (tests/eko/fw/tracer.c)."""
+    """The firmware's sequence for one tracer from step first_n (tests/eko/fw/tracer.c), as
+    (entry, step) with clocks as ("c", id) (their counts are checked apart): a snapshot or
+    a merge writes all the tracer's clocks; tracer 2 holds tracer 1's from its first merge."""
     out, n = [], first_n
     while len(out) < count:
         if tracer_id == 2:
-            if n % 16 == 0:
-                out += [("c", 2, n // 8), ("c", 1, n // 8)]
+            group = [("c", 2), ("c", 1)] if n >= 16 else [("c", 2)]
+            if n % 32 == 0:
+                out += [(e, n) for e in group + group]
+            elif n % 8 == 0 and n % 2 == 0:
+                out += [(e, n) for e in group]
             elif n % 2 == 0:
-                out.append(("c", 2, n // 8) if n % 8 == 0 else step_entry(n))
+                out.append((step_entry(n), n))
         else:
-            out.append(("c", tracer_id, n // 8) if n % 8 == 0 else step_entry(n))
+            out.append((("c", tracer_id) if n % 8 == 0 else step_entry(n), n))
         n += 1
     return out[:count]
 
 
-def sequence_complete(rows, tracer_id):
-    """Every entry once and in order: the restart clocks each clear writes are dropped
-    (they repeat the last count of that clock), the rest must follow the firmware's steps."""
-    got = entries(rows, tracer_id)
-    # The first event with a payload (its step number) says where the sequence is.
-    i = next((k for k, e in enumerate(got) if e[0] == "e" and e[1] == 100), None)
-    if i is None:
-        return False, f"{len(got)} entries, starting {got[:3]}"
-    start_n = got[i][2]
-    last_clock, items = {}, []
-    for item in got[:i]:
-        if item[0] == "c":
-            last_clock[item[1]] = item[2]
-    for item in got[i:]:
-        if item[0] == "c" and last_clock.get(item[1]) == item[2]:
+def split_reports(rows, tracer_id):
+    """One tracer's entries in order, and how many report-finish groups were taken out: a
+    "produced report" event with the clock rows before it in its segment (what the clear
+    after a poll, or the tracer's own report, writes). Each entry is (segment, kind, id, value)."""
+    tokens, reports = [], 0
+    for r in rows:
+        if int(r[4]) != tracer_id:
             continue
-        if item[0] == "c":
-            last_clock[item[1]] = item[2]
-        items.append(item)
+        segment = int(r[1])
+        if r[5] == "":
+            tokens.append((segment, "c", int(r[7]), int(r[8])))
+            continue
+        event = (segment, "e", int(r[5]), int(r[6]) if r[6] else None)
+        if event[2] == PRODUCED_REPORT:
+            while tokens and tokens[-1][0] == segment and tokens[-1][1] == "c":
+                tokens.pop()
+            reports += 1
+            continue
+        tokens.append(event)
+    return tokens, reports
+
+
+def sequence_complete(rows, tracer_id, tracer_1_clocks=None):
+    """Every entry once and in order, against the firmware's steps once the report-finish
+    groups are taken out; the tracer's own clock (snapshots, merges and reports alike) goes up
+    by exactly one each time it is logged; tracer 2's copy of tracer 1's clock is the value
+    tracer 1 logged at the merge. Returns (ok, detail, {step: own clock at that step})."""
+    own_counts = [int(r[8]) for r in rows if int(r[4]) == tracer_id and r[5] == "" and int(r[7]) == tracer_id]
+    steps_ok = all(b == a + 1 for a, b in zip(own_counts, own_counts[1:]))
+    got, reports = split_reports(rows, tracer_id)
+    # The first event with a payload (its step number) says where the sequence is.
+    i = next((k for k, e in enumerate(got) if e[1] == "e" and e[2] == 100), None)
+    if i is None:
+        return False, f"{len(got)} entries, starting {got[:3]}", {}
+    start_n = got[i][3]
+    items = got[i:]
     want = model(tracer_id, start_n, len(items))
-    bad = next((k for k, (a, b) in enumerate(zip(items, want)) if a != b), None)
-    return bad is None and len(items) > 50, f"{len(items)} entries from step {start_n}; first difference at {bad}: " \
-        f"{items[bad - 2:bad + 3] if bad is not None else ''} vs {want[bad - 2:bad + 3] if bad is not None else ''}"
+    key = [(e[1], e[2]) if e[1] == "c" else (e[1], e[2], e[3]) for e in items]
+    bad = next((k for k, (a, (b, _)) in enumerate(zip(key, want)) if a != b), None)
+    clock_at, merged_ok = {}, True
+    for (segment, kind, ident, value), (_, n) in zip(items, want):
+        if kind == "c" and ident == tracer_id:
+            clock_at[n] = value
+        if kind == "c" and ident == 1 and tracer_id == 2 and tracer_1_clocks is not None:
+            merged_at = n - n % 16
+            if merged_at in tracer_1_clocks and tracer_1_clocks[merged_at] != value:
+                merged_ok = False
+    ok = bad is None and len(items) > 50 and steps_ok and merged_ok and reports > 0
+    return ok, f"{len(items)} entries from step {start_n}, {reports} reports; first difference at {bad}: " \
+        f"{key[bad - 2:bad + 3] if bad is not None else ''} vs {want[bad - 2:bad + 3] if bad is not None else ''}; " \
+        f"own clock +1 each time: {steps_ok}; tracer 1's clock as merged: {merged_ok}", clock_at
+
+
+def segments_follow_ekotrace(rows, target):
+    """ekotrace's rule, checked row by row: a tracer's own clock starts a segment (index 0),
+    nothing else does; segment ids count up from 0 in the order written; indexes are dense."""
+    bad, next_segment, previous = [], 0, None
+    for k, r in enumerate(rows):
+        segment, index, tracer = int(r[1]), int(r[2]), int(r[4])
+        own_clock = r[5] == "" and int(r[7]) == tracer
+        if previous is None or segment != int(previous[1]):
+            ok = index == 0 and segment == next_segment
+            next_segment = segment + 1
+        else:
+            ok = not own_clock and tracer == int(previous[4]) and index == int(previous[2]) + 1
+        if not ok:
+            bad.append((k, r[1:3], r[4:]))
+        previous = r
+    check(not bad and next_segment > 100, f"{target}: segments by ekotrace's rule (every own clock starts one, "
+          f"back-to-back clock groups too; {next_segment} segments)", bad[:5])
 
 
 def address_of(qemu, symbol):
@@ -188,39 +253,44 @@ def target_run(target):
             header, rows = parse_csv(f.read())
         check(header == ["session_id", "segment_id", "segment_index", "receive_time", "tracer_id", "event_id",
                          "event_payload", "lc_tracer_id", "lc_clock"], f"{target}: ekotrace's CSV header", header)
+        tracer_1_clocks = None
         for tracer_id in (1, 2, 3, 16):
-            ok, detail = sequence_complete(rows, tracer_id)
-            check(ok, f"{target}: tracer {tracer_id} (symbols and 0x{t3[2:]} mixed): every entry once, in order",
-                  detail)
+            ok, detail, clocks = sequence_complete(rows, tracer_id, tracer_1_clocks)
+            tracer_1_clocks = tracer_1_clocks if tracer_1_clocks is not None else clocks
+            check(ok, f"{target}: tracer {tracer_id} (symbols and 0x{t3[2:]} mixed): every entry once, in order, "
+                  "a report-finish after each poll, its local clock up by one each time", detail)
+        dropped = [int(v) for v in re.findall(r"\d+", q.gdb("set print repeats unlimited", "print/d g_dropped")[0])]
+        # The tracers nobody collects fill up and drop, as ekotrace's do; the collected ones must not.
+        check(len(dropped) == 16 and all(dropped[k - 1] == 0 for k in (1, 2, 3, 16)) and sum(dropped) > 0,
+              f"{target}: the collected tracers' logs never filled up (no event dropped)", dropped)
         check(q.running(), f"{target}: the target runs after eko-collect exits")
-        segments = {(r[1]) for r in rows}
-        check(all(r[0] == "0" for r in rows) and len(segments) > 100 and
+        segments_follow_ekotrace(rows, target)
+        big = q.gdb("print/d TRACER_16->history->clocks.storage_cap")
+        check(big == ["320"], f"{target}: TRACER_16 has ekotrace's 320 clocks (a 20 KiB region) and is collected",
+              big)
+        links, collisions, metadata = ekotrace_reader.causal_links(ekotrace_reader.read_rows(open(out, newline="")), 0)
+        check(not collisions and len(metadata) > 100 and ekotrace_reader.is_acyclic(links) and
+              any(metadata[after][0] == 2 and metadata[before][0] == 1 for before, after in links),
+              f"{target}: ekotrace's reader (LCIndex) keeps every segment: no two share a tracer and local clock, "
+              f"the causal links are acyclic and tracer 2's merges link to tracer 1",
+              f"{len(metadata)} segments, {len(links)} links, collisions {collisions[:5]}")
+        check(all(r[0] == "0" for r in rows) and
               all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", r[3]) for r in rows[:50]),
-              f"{target}: session 0, segments numbered, RFC 3339 receive times", rows[:3])
+              f"{target}: session 0, RFC 3339 receive times", rows[:3])
         # The same memory read by gdb and by eko-collect --no-clear, the VM paused between them.
         # Paused outside a step: inside one (in_use set, ~1 time in 16) eko-collect rightly
         # skips the tracer, so then let it run on and pause it again.
         for _ in range(50):
-            words = q.gdb("print/d TRACER_1->history->in_use", "print/d TRACER_1->history->compact_log.len",
-                          "print/x TRACER_1->history->compact_log.storage_ptr",
-                          "x/256wx TRACER_1->history->compact_log.storage_ptr", leave="disconnect")
-            if int(words[0]) == 0:
+            in_use, length = map(int, q.gdb("print/d TRACER_1->history->in_use",
+                                            "print/d TRACER_1->history->compact_log.len", leave="disconnect"))
+            if in_use == 0:
                 break
             q.gdb(leave="detach")  # resumes the VM
-        words = words[1:]
-        length = int(words[0])
-        items = [int(w, 16) for line in words[2:] for w in line.split()][:length]
-        want, k = [], 0
-        while k < len(items):
-            if items[k] & 0x80000000:
-                want.append(("c", items[k] & 0x7fffffff, items[k + 1]))
-                k += 2
-            elif items[k] & 0x40000000:
-                want.append(("e", items[k] & 0x3fffffff, items[k + 1]))
-                k += 2
-            else:
-                want.append(("e", items[k], None))
-                k += 1
+        log = q.gdb("set width 0", "set print elements unlimited", "set print repeats unlimited",
+                    f"print/x *(unsigned int (*)[{max(length, 1)}])TRACER_1->history->compact_log.storage_ptr",
+                    leave="disconnect")
+        items = [int(w, 16) for w in re.findall(r"0x[0-9a-f]+", log[0])][:length]
+        want = decode_log(items)
         r = collect("-e", q.elf, "-g", q.server, "--no-clear", "--polls", "1", "TRACER_1")
         got = entries(parse_csv(r.stdout)[1], 1)
         check(r.returncode == 0 and got == want and len(want) > 0,
@@ -233,6 +303,116 @@ def target_run(target):
         layout = collect("-e", q.elf, "--print-layout")
         check(f'"word_size":{q.word}' in layout.stdout, f"{target}: --print-layout shows {bits}-bit offsets",
               layout.stdout)
+    finally:
+        q.stop()
+
+
+def reader_finds_collisions():
+    """The reader itself can fail: two reports of tracer 1 with the same local clock (what a
+    clear without ekotrace's increment produced) collide; with the increment they do not."""
+    head = "session_id,segment_id,segment_index,receive_time,tracer_id,event_id,event_payload,lc_tracer_id,lc_clock\n"
+    t = "2026-01-01T00:00:00.000000Z"
+
+    def report(segment, clock):
+        return f"0,{segment},0,{t},1,,,1,{clock}\n0,{segment},1,{t},1,{PRODUCED_REPORT},,,\n0,{segment},2,{t},1,7,,,\n"
+    for clocks, want in (((5, 5), 1), ((5, 6), 0)):
+        rows = ekotrace_reader.read_rows(io.StringIO(head + report(0, clocks[0]) + report(1, clocks[1])))
+        _, collisions, _ = ekotrace_reader.causal_links(rows, 0)
+        check(len(collisions) == want, f"ekotrace's reader: local clocks {clocks} -> {want} collision(s)", collisions)
+    try:
+        ekotrace_reader.read_rows(io.StringIO(head + f"0,0,0,{t},1,0,,,\n"))
+        check(False, "ekotrace's reader rejects event id 0")
+    except ekotrace_reader.ReadError as e:
+        check("invalid event id" in str(e), "ekotrace's reader rejects event id 0", str(e))
+
+
+def decode_log(items):
+    """Compact log items as entries ('c', id, count) / ('e', id, payload|None)."""
+    out, k = [], 0
+    while k < len(items):
+        if items[k] & 0x80000000:
+            out.append(("c", items[k] & 0x7fffffff, items[k + 1]))
+            k += 2
+        elif items[k] & 0x40000000:
+            out.append(("e", items[k] & 0x3fffffff, items[k + 1]))
+            k += 2
+        else:
+            out.append(("e", items[k], None))
+            k += 1
+    return out
+
+
+def tracer_state(q, k):
+    """TRACER_k's history as gdb reads it: event_count, clocks [(id, count)], log items, capacity."""
+    h = f"histories[{k - 1}]"
+    event_count, n_clocks, n_log, capacity = map(int, q.gdb(
+        f"print/d {h}.event_count", f"print/d {h}.clocks.len", f"print/d {h}.compact_log.len",
+        f"print/d {h}.compact_log.storage_cap"))
+    clocks, log = q.gdb("set width 0", "set print elements unlimited", "set print repeats unlimited",
+                        f"print/x *(unsigned int (*)[{2 * n_clocks}]){h}.clocks.storage_ptr",
+                        f"print/x *(unsigned int (*)[{max(n_log, 1)}]){h}.compact_log.storage_ptr")
+    words = [int(w, 16) for w in re.findall(r"0x[0-9a-f]+", clocks)]
+    return {"event_count": event_count, "clocks": list(zip(words[::2], words[1::2])),
+            "log": [int(w, 16) for w in re.findall(r"0x[0-9a-f]+", log)][:n_log], "capacity": capacity}
+
+
+def report_finish_model(state):
+    """history.rs finished_report_logging applied to a tracer's state: log cleared, local
+    clock (the first) incremented (saturating), event_count reset, the clocks written while
+    the log holds fewer than capacity - 2 items (else "log overflowed"), then the "produced
+    report" event if there is room (event_count 1)."""
+    clocks, capacity = list(state["clocks"]), state["capacity"]
+    if clocks:
+        clocks[0] = (clocks[0][0], min(clocks[0][1] + 1, 0xFFFFFFFF))
+    log, event_count = [], 0
+    if capacity > 0:
+        overflowed = False
+        for ident, count in clocks:
+            if not len(log) < capacity - 2:
+                overflowed = True
+                break
+            log += [0x80000000 | ident, count]
+        if overflowed and len(log) < capacity:
+            log.append(LOG_OVERFLOWED)
+        if len(log) < capacity:
+            log.append(PRODUCED_REPORT)
+            event_count = 1
+    return {"event_count": event_count, "clocks": clocks, "log": log, "capacity": capacity}
+
+
+def clear_is_ekotraces_report_finish():
+    """The clear after a poll leaves the tracer exactly as its own finished_report_logging
+    would (the rig firmware's, run on the same state restored by gdb) and as history.rs says
+    (report_finish_model): same clocks, log and event_count, byte for byte as gdb reads them."""
+    q = Qemu("cm3")
+    try:
+        q.gdb("set var g_pause = 1")
+        wait_until(lambda: q.value("g_paused") == 1, "the firmware parks between rounds")
+        for k in (1, 2):  # tracer 2 holds two clocks
+            h = f"histories[{k - 1}]"
+            saved = [os.path.join(work, f"history-{k}.bin"), os.path.join(work, f"region-{k}.bin")]
+            region_end = f"(char *){h}.compact_log.storage_ptr + 4 * {h}.compact_log.storage_cap"
+            q.gdb(f"dump binary memory {saved[0]} &{h} (char *)&{h} + sizeof({h})",
+                  f"dump binary memory {saved[1]} {h}.clocks.storage_ptr {region_end}")
+            before = tracer_state(q, k)
+            q.gdb(f"set var g_report_request = {k}")
+            wait_until(lambda: q.value("g_report_request") == 0, f"TRACER_{k} finishes its own report")
+            firmware = tracer_state(q, k)
+            q.gdb(f"restore {saved[0]} binary &{h}", f"restore {saved[1]} binary {h}.clocks.storage_ptr")
+            check(tracer_state(q, k) == before, f"TRACER_{k}: its state restored by gdb")
+            r = collect("-e", q.elf, "-g", q.server, "--polls", "1", f"TRACER_{k}")
+            collector = tracer_state(q, k)
+            model = report_finish_model(before)
+            check(r.returncode == 0 and collector == firmware == model and len(before["clocks"]) == k,
+                  f"TRACER_{k}: eko-collect's clear = the tracer's own finished_report_logging = history.rs "
+                  f"({len(before['clocks'])} clocks, local clock {before['clocks'][0][1]} -> "
+                  f"{collector['clocks'][0][1]})", f"collector {collector}\nfirmware {firmware}\nmodel {model}")
+            got = entries(parse_csv(r.stdout)[1], k)
+            check(got == decode_log(before["log"]) and len(got) > 0,
+                  f"TRACER_{k}: the poll handed out the log as it was before the clear ({len(got)} entries)",
+                  f"{got[:4]} vs {decode_log(before['log'])[:4]}")
+        q.gdb("set var g_pause = 0")
+        check(q.running(), "the firmware runs on after the comparison")
     finally:
         q.stop()
 
@@ -252,7 +432,7 @@ def in_use_and_errors():
         check(r.returncode == 0 and skipped and int(skipped.group(1)) >= 1,
               "in_use held: polls skip the tracer and count it", r.stderr[-1500:])
         with open(out) as f:
-            ok, detail = sequence_complete(parse_csv(f.read())[1], 1)
+            ok, detail, _ = sequence_complete(parse_csv(f.read())[1], 1)
         check(ok, "in_use held: what is read is still complete", detail)
         check("cannot read the tracer reference at 0xfffffff0" in r.stderr and
               re.search(r"tracer 0xfffffff0: 0 entries .* (\d+) unreadable", r.stderr),
@@ -336,11 +516,14 @@ class DelayingProxy(threading.Thread):
 
         threading.Thread(target=upstream, daemon=True).start()
         held = False
-        while data := server.recv(65536):
-            if self.interrupted.is_set() and not held:
-                held = True
-                time.sleep(self.hold)
-            client.sendall(data)
+        try:
+            while data := server.recv(65536):
+                if self.interrupted.is_set() and not held:
+                    held = True
+                    time.sleep(self.hold)
+                client.sendall(data)
+        except OSError:
+            pass  # eko-collect was stopped with the target halted: that is the test
         client.close()
 
 
@@ -443,6 +626,7 @@ def main():
         print(f"skipped: {', '.join(missing)} not installed (scripts/install-deps installs them)")
         return 77
     os.makedirs(work, exist_ok=True)
+    reader_finds_collisions()
     subprocess.run([os.path.join(here, "fw", "build.sh"), work], check=True)
     for target in TARGETS:
         command, elf = TARGETS[target][0][0], TARGETS[target][1]
@@ -450,6 +634,7 @@ def main():
             check(False, f"{target}: {command} or its cross compiler is missing")
             continue
         target_run(target)
+    clear_is_ekotraces_report_finish()
     in_use_and_errors()
     null_tracer()
     server_goes_away()

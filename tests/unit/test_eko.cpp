@@ -14,6 +14,7 @@
 
 #include "dap/swd_protocol.hpp"
 #include "ekotrace/collector.hpp"
+#include "ekotrace/report_finish.hpp"
 #include "ekotrace/target_setup.hpp"
 #include "elf/elf_file.hpp"
 #include "gdb/rsp_client.hpp"
@@ -459,6 +460,7 @@ TEST_CASE("ekotrace: layouts and layout files") {
   CHECK(plausible_max_clocks(standard, 0) == 2);
   CHECK(plausible_max_clocks(apply_layout_file(standard, R"({"max_clocks": 300})", "l.json"), 14000) == 300);
   CHECK_FALSE(apply_layout_file(standard, R"({"max_clocks": null})", "l.json").max_clocks);
+  CHECK(apply_layout_file(standard, R"({"event_count": 8})", "l.json").event_count == 8);
   const auto custom = apply_layout_file(Layout::standard(4), R"({"in_use": null, "compact_log": 32})", "l.json");
   CHECK_FALSE(custom.in_use);
   CHECK(custom.compact_log == 32);
@@ -487,16 +489,70 @@ TEST_CASE("ekotrace collector: reads, in_use, NULL, clear as ekotrace does, --no
   const auto& t = collector.tracers();
   CHECK(t[1].counters.skipped_in_use == 1);
   CHECK(t[3].counters.null_reference == 1);
-  CHECK(target.word(base + 0x100 + 36) == 2);  // the log restarted with its clock
+  // Cleared as ekotrace ends a report: local clock 7 -> 8 in the clocks and in the restarted
+  // log, then "produced report"; event_count 1 (that event).
+  CHECK(target.word(base + 0x100 + 36) == 3);
   CHECK(target.word(base + 0x400) == 0x80000001);
-  CHECK(target.word(base + 0x404) == 7);
-  CHECK(collector.take_warnings().size() == 1);  // T4's NULL
-  rows = collector.collect();                    // nothing new: the clocks the clear wrote are not handed out again
+  CHECK(target.word(base + 0x404) == 8);
+  CHECK(target.word(base + 0x408) == produced_report_event);
+  CHECK(target.word(base + 0x300 + 4) == 8);
+  CHECK(target.word(base + 0x100 + 4) == 1);
+  CHECK(target.word(base + 0x300 + 0x10 + 4) == 7);  // tracer 2 was skipped: untouched
+  CHECK(collector.take_warnings().size() == 1);      // T4's NULL
+  rows = collector.collect();  // nothing new: what the clear wrote is not handed out again, nor cleared again
   CHECK(rows.empty());
   collector.finish();
+  CHECK(target.word(base + 0x300 + 4) == 8);
   target.set(base + 0x100 + 0x40 * 1 + 40, 0, 1);  // tracer 2 free again: its entries come now
   CHECK(collector.collect().size() == 2);
   collector.finish();
+  // New entries after the clear: the restarted log comes first, as the next segment.
+  target.set(base + 0x400 + 12, 0x3FFFFFFD);  // "log overflowed"
+  target.set(base + 0x100 + 36, 4);
+  rows = collector.collect();
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0].entry.is_clock);
+  CHECK(rows[0].entry.value == 8);
+  CHECK(rows[0].segment_index == 0);
+  CHECK(rows[1].entry.id == produced_report_event);
+  collector.finish();
+  CHECK(collector.tracers()[0].counters.overflows == 1);  // "produced report" is not an overflow
+  CHECK(target.word(base + 0x404) == 9);                  // every report has its own local clock
+}
+
+TEST_CASE("ekotrace: the clear after a poll is history.rs finished_report_logging") {
+  using namespace tp::ekotrace;
+  const auto items = [](std::initializer_list<std::uint32_t> list) { return std::vector<std::uint32_t>(list); };
+  auto after = finished_report_logging(std::vector<LogicalClock>{{1, 7}}, 64);
+  CHECK(after.clocks[0].count == 8);
+  CHECK(after.log == items({0x80000001, 8, produced_report_event}));
+  CHECK(after.event_count == 1);
+  after = finished_report_logging(std::vector<LogicalClock>{{2, 5}, {1, 3}}, 64);
+  CHECK(after.log == items({0x80000002, 6, 0x80000001, 3, produced_report_event}));
+  CHECK(after.clocks[1].count == 3);  // only the tracer's own clock moves
+  // A clock pair is written only while the log holds fewer than capacity - 2 items.
+  after = finished_report_logging(std::vector<LogicalClock>{{2, 5}, {1, 3}}, 5);
+  CHECK(after.log == items({0x80000002, 6, 0x80000001, 3, produced_report_event}));
+  after = finished_report_logging(std::vector<LogicalClock>{{2, 5}, {1, 3}}, 4);
+  CHECK(after.log == items({0x80000002, 6, log_overflowed_event, produced_report_event}));
+  after = finished_report_logging(std::vector<LogicalClock>{{2, 5}}, 2);
+  CHECK(after.log == items({log_overflowed_event, produced_report_event}));
+  after = finished_report_logging(std::vector<LogicalClock>{{2, 5}, {1, 3}}, 3);  // the notice fills it
+  CHECK(after.log == items({0x80000002, 6, log_overflowed_event}));
+  CHECK(after.event_count == 0);
+  after = finished_report_logging(std::vector<LogicalClock>{{2, 5}}, 3);
+  CHECK(after.log == items({0x80000002, 6, produced_report_event}));
+  // Saturating, as ekotrace's saturating_add.
+  after = finished_report_logging(std::vector<LogicalClock>{{4, 0xFFFFFFFF}}, 64);
+  CHECK(after.clocks[0].count == 0xFFFFFFFF);
+  // No room at all: nothing written, no event counted.
+  after = finished_report_logging(std::vector<LogicalClock>{{4, 1}}, 0);
+  CHECK(after.log.empty());
+  CHECK(after.event_count == 0);
+  CHECK(is_overflow_event(log_overflowed_event));
+  CHECK(is_overflow_event(clocks_full_event));
+  CHECK_FALSE(is_overflow_event(produced_report_event));
+  CHECK_FALSE(is_overflow_event(max_user_event_id));
 }
 
 TEST_CASE("ekotrace collector: --no-clear hands out only what is new") {

@@ -30,32 +30,58 @@ std::string hex(std::uint32_t address) {
   return text;
 }
 
-// The CSV rows of one tracer as log entries, the clocks each clear writes back dropped
-// (they repeat the last count of their clock).
-std::vector<LogItem> collected(const std::string& csv, std::uint32_t tracer_id) {
-  std::vector<LogItem> items;
-  std::map<std::uint32_t, std::uint32_t> last_clock;
+constexpr std::uint32_t produced_report = 0x3FFFFFFE;
+
+struct Collected {
+  std::vector<LogItem> items;         // the tracer's entries, report-finish groups taken out
+  std::vector<std::uint32_t> locals;  // every count of its own clock, in order (reports too)
+  std::size_t reports = 0;
+};
+
+// The CSV rows of one tracer as log entries. The clear after each poll is ekotrace's end of a
+// report: the clocks (own one incremented) and a "produced report" event, at the start of a
+// segment; those groups are taken out, the firmware did not write them.
+Collected collected(const std::string& csv, std::uint32_t tracer_id) {
+  Collected out;
   std::istringstream in(csv);
   std::string line;
   std::getline(in, line);  // header
+  std::string group_segment;
+  std::size_t group_start = 0;  // where the clock rows at the start of the current segment begin
   while (std::getline(in, line)) {
     std::vector<std::string> f;
     std::stringstream fields(line);
     for (std::string cell; std::getline(fields, cell, ',');) f.push_back(cell);
     f.resize(9);
     if (std::stoul(f[4]) != tracer_id) continue;
+    if (f[1] != group_segment) {
+      group_segment = f[1];
+      group_start = out.items.size();
+    }
     if (f[5].empty()) {
       const auto id = static_cast<std::uint32_t>(std::stoul(f[7]));
       const auto count = static_cast<std::uint32_t>(std::stoul(f[8]));
-      if (last_clock.contains(id) && last_clock[id] == count) continue;
-      last_clock[id] = count;
-      items.push_back({true, id, count, false});
-    } else {
-      items.push_back({false, static_cast<std::uint32_t>(std::stoul(f[5])),
-                       f[6].empty() ? 0 : static_cast<std::uint32_t>(std::stoul(f[6])), !f[6].empty()});
+      if (id == tracer_id) out.locals.push_back(count);
+      out.items.push_back({true, id, count, false});
+      continue;
     }
+    const auto event = static_cast<std::uint32_t>(std::stoul(f[5]));
+    if (event == produced_report) {
+      out.items.resize(group_start);
+      ++out.reports;
+      continue;
+    }
+    group_start = out.items.size() + 1;
+    out.items.push_back({false, event, f[6].empty() ? 0 : static_cast<std::uint32_t>(std::stoul(f[6])), !f[6].empty()});
   }
-  return items;
+  return out;
+}
+
+bool counts_up_by_one(const std::vector<std::uint32_t>& locals) {
+  for (std::size_t i = 1; i < locals.size(); ++i) {
+    if (locals[i] != locals[i - 1] + 1) return false;
+  }
+  return true;
 }
 
 bool same(const std::vector<LogItem>& a, const std::vector<LogItem>& b) {
@@ -79,12 +105,16 @@ void collects_everything(bool hid) {
   const std::lock_guard lock(target.mutex);
   for (std::uint32_t id = 1; id <= 2; ++id) {
     const auto got = collected(r.out, id);
-    check(same(got, target.written[id]) && got.size() > 100,
+    check(same(got.items, target.written[id]) && got.items.size() > 100,
           kind + ": tracer " + std::to_string(id) + ": every entry the firmware wrote, once, in order" +
               (id == 1 ? " (its log crosses a 1 KiB TAR boundary)" : ""),
-          std::to_string(got.size()) + " collected, " + std::to_string(target.written[id].size()) + " written");
+          std::to_string(got.items.size()) + " collected, " + std::to_string(target.written[id].size()) + " written");
+    check(got.reports >= 10 && counts_up_by_one(got.locals),
+          kind + ": tracer " + std::to_string(id) +
+              ": each clear is ekotrace's report-finish, its local clock up by one each time",
+          std::to_string(got.reports) + " reports, " + std::to_string(got.locals.size()) + " local clocks");
   }
-  check(contains(r.err, "skipped: 20 in use") && collected(r.out, 3).empty(),
+  check(contains(r.err, "skipped: 20 in use") && collected(r.out, 3).items.empty(),
         kind + ": the tracer with in_use set is skipped every poll and counted", r.err);
   check(!target.halted && target.halts == 20, kind + ": halted once per poll, running at exit",
         std::to_string(target.halts) + " halts");
@@ -106,7 +136,7 @@ void bus_fault() {
                           hex(DapTarget::reference_1)});
   const std::lock_guard lock(target.mutex);
   check(r.exit_code == 0 && contains(r.err, "cannot read the tracer reference at 0x30000000") &&
-            same(collected(r.out, 1), target.written[1]),
+            same(collected(r.out, 1).items, target.written[1]),
         "a tracer in unmapped memory: FAULT reported and counted, the other collected", r.err);
   check(target.faults >= 5 && target.aborts >= target.faults, "every FAULT's sticky error cleared with ABORT",
         std::to_string(target.faults) + " faults, " + std::to_string(target.aborts) + " aborts");
