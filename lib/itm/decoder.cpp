@@ -122,6 +122,8 @@ int ItmDecoder::step(std::uint8_t byte) {
       return on_fixed_payload(byte);
     case State::continuation:
       return on_continuation(byte);
+    case State::skip_continuation:
+      return on_skipped_continuation(byte);
     case State::unsynced:
       return on_unsynced(byte, zeros_before);
   }
@@ -280,9 +282,19 @@ int ItmDecoder::on_continuation(std::uint8_t byte) {
   ++p.length;
   if ((byte & 0x80U) != 0) {
     if (p.length < expected_) return 0;
-    return malformed_packet_in_progress(0, MalformedReason::too_long);
+    // Too long (D4.2.4: at most 4 payload bytes for a local timestamp): the packet's own
+    // bytes run on to one with bit 7 clear; they are skipped with it, one malformed report.
+    add_garbage(p.header, 1U + p.length, MalformedReason::too_long);
+    state_ = State::skip_continuation;
+    return 0;
   }
   return complete_continuation(0);
+}
+
+int ItmDecoder::on_skipped_continuation(std::uint8_t byte) {
+  add_garbage(byte, 1, MalformedReason::too_long);
+  if ((byte & 0x80U) == 0) after_malformed();
+  return 0;
 }
 
 int ItmDecoder::complete_continuation(int count) {
@@ -305,6 +317,8 @@ int ItmDecoder::finish_pending() {
   if (state_ == State::fixed_payload || state_ == State::continuation) {
     add_garbage(current_.header, 1U + current_.length, MalformedReason::truncated);
     state_ = State::header;
+  } else if (state_ == State::skip_continuation) {
+    state_ = State::header;  // its bytes are in the pending malformed report
   }
   if (header_zeros_ != 0) {
     add_garbage(0, header_zeros_, MalformedReason::stray_zeros);

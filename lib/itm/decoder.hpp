@@ -38,13 +38,16 @@ class ItmDecoder {
   void reset() noexcept;
 
  private:
-  enum class State : std::uint8_t { header, fixed_payload, continuation, unsynced };
+  // skip_continuation: the rest of an over-long continuation packet, up to its byte with
+  // bit 7 clear (as sigrok's arm_itm resyncs; reading those bytes as headers invents packets).
+  enum class State : std::uint8_t { header, fixed_payload, continuation, skip_continuation, unsynced };
 
   int step(std::uint8_t byte);
   int finish_pending();
   int on_header(std::uint8_t h, std::uint32_t zeros_before);
   int on_fixed_payload(std::uint8_t byte);
   int on_continuation(std::uint8_t byte);
+  int on_skipped_continuation(std::uint8_t byte);
   int on_unsynced(std::uint8_t byte, std::uint32_t zeros_before);
   int complete_source(int count);
   // Sets kind and fields of a hardware-source packet from its discriminator and size.

@@ -63,14 +63,28 @@ TEST_CASE("overflow, LTS1 with every TC, LTS2") {
   CHECK(p[5].value == 3);
 }
 
-TEST_CASE("LTS1 longer than 4 payload bytes is malformed, the decoder carries on") {
-  const auto p = decode_all_ways({0xC0, 0x80, 0x80, 0x80, 0x80, 0x01, 0x41});
-  REQUIRE(p.size() == 2);
-  CHECK(p[0].kind == PacketKind::malformed);
-  CHECK(p[0].info == static_cast<std::uint8_t>(MalformedReason::too_long));
-  CHECK(p[0].value == 5);
-  CHECK(p[1].kind == PacketKind::instrumentation);
-  CHECK(p[1].value == 0x41);
+TEST_CASE("an over-long LTS1 is skipped to its byte with bit 7 clear, as sigrok resyncs") {
+  // itm-and-tpiu.md's example: reading the fifth payload byte (01) as a header would invent a
+  // port 0 write of 0x01 and lose 'B' and the timestamp 2.
+  const auto p =
+      decode_all_ways({0x01, 0x41, 0xC0, 0x81, 0x81, 0x81, 0x81, 0x01, 0x01, 0x42, 0xC0, 0x02, 0x01, 0x43, 0xC0, 0x10});
+  REQUIRE(p.size() == 6);
+  CHECK(p[0].value == 'A');
+  CHECK(p[1].kind == PacketKind::malformed);
+  CHECK(p[1].info == static_cast<std::uint8_t>(MalformedReason::too_long));
+  CHECK(p[1].value == 6);
+  CHECK(p[2].kind == PacketKind::instrumentation);
+  CHECK(p[2].value == 'B');
+  CHECK(p[3].kind == PacketKind::local_timestamp);
+  CHECK(p[3].value == 2);
+  CHECK(p[4].value == 'C');
+  CHECK(p[5].kind == PacketKind::local_timestamp);
+  CHECK(p[5].value == 16);
+  // A run of continuation bytes that the input ends in: one report, nothing invented.
+  const auto cut = decode_all_ways({0xC0, 0x80, 0x80, 0x80, 0x80, 0x81, 0x81});
+  REQUIRE(cut.size() == 1);
+  CHECK(cut[0].kind == PacketKind::malformed);
+  CHECK(cut[0].value == 7);
 }
 
 TEST_CASE("GTS1 with wrap and clock change, GTS2 in both forms") {

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# itm-decode on streams we did not write (issue 20): five mixes from an independent generator
+# (scripts/bench/itm-mixes.py, written from the ARM ARM and the Callisto port map, sharing no
+# code with lib/itm or itm-synth), beside itm-synth's own stream. For each, in one run: cat
+# into a pipe (the ceiling), itm-decode to NDJSON into a pipe, itm-decode --format none, with
+# MB/s, the ratio to cat and to orbcat's reported figures (2-5 MB/s printing, ~56 MB/s with no
+# output: orbuculum is not packaged in Debian, so it cannot run here), and the peak RSS.
+# Usage: scripts/bench/itm-mixes.sh [UNIQUE_MB [COPIES]]   (default 16 MB generated, repeated 8x)
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+unique_mb=${1:-16}
+copies=${2:-8}
+ensure_built tools/itm-decode tests/itm-synth
+decode=$build/tools/itm-decode
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+best_of_3() {  # the best wall time in seconds of a shell command
+  local best=999999 t
+  for _ in 1 2 3; do
+    t=$( { /usr/bin/time -f "%e" bash -c "$1" > /dev/null; } 2>&1 | tail -n 1)
+    best=$(awk -v a="$t" -v b="$best" 'BEGIN { print (a < b) ? a : b }')
+  done
+  echo "$best"
+}
+peak_rss_kb() { { /usr/bin/time -f "%M" bash -c "$1" > /dev/null; } 2>&1 | tail -n 1; }
+mbps() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.0f", (s > 0) ? b / 1e6 / s : 0 }'; }
+
+make_input() {  # make_input NAME: the mix, generated once and repeated
+  local name=$1 one=$work/$1.one
+  if [ "$name" = itm-synth ]; then
+    "$build/tests/itm-synth" --size $((unique_mb * 1000000)) --seed 1 > "$one"
+  else
+    python3 "$root/scripts/bench/itm-mixes.py" "$name" $((unique_mb * 1000000)) 1 > "$one"
+  fi
+  for _ in $(seq "$copies"); do cat "$one"; done > "$work/$name.bin"
+  rm -f "$one"
+}
+
+echo "itm-decode on independent mixes: ${unique_mb} MB generated x ${copies}, $(nproc) cores, $(uname -m)"
+printf '\n%-12s %7s %9s %9s %7s %9s %9s %7s %9s %9s %8s\n' mix MB "cat MB/s" "NDJSON" "vs cat" "vs orbcat" \
+  "none" "vs cat" "vs orbcat" "records" "RSS KB"
+for mix in itm-synth rtos-printf text dwt taskisr tpiu; do
+  make_input "$mix"
+  input=$work/$mix.bin
+  flags=""
+  [ "$mix" = tpiu ] && flags="--tpiu"
+  bytes=$(stat -c %s "$input")
+  cat_s=$(best_of_3 "cat '$input' | cat > /dev/null")
+  ndjson_s=$(best_of_3 "'$decode' $flags '$input' | cat > /dev/null")
+  none_s=$(best_of_3 "'$decode' $flags --format none '$input'")
+  records=$("$decode" $flags --format none --stats "$input" 2>&1 | sed -n 's/.* \([0-9]*\) records;.*/\1/p' | head -n 1)
+  rss=$(peak_rss_kb "'$decode' $flags '$input' | cat > /dev/null")
+  cat_rate=$(mbps "$bytes" "$cat_s")
+  ndjson_rate=$(mbps "$bytes" "$ndjson_s")
+  none_rate=$(mbps "$bytes" "$none_s")
+  printf '%-12s %7.0f %9s %9s %7s %9s %9s %7s %9s %9s %8s\n' "$mix" "$(awk -v b="$bytes" 'BEGIN { print b / 1e6 }')" \
+    "$cat_rate" "$ndjson_rate" "$(awk -v a="$ndjson_rate" -v c="$cat_rate" 'BEGIN { printf "%.2fx", a / c }')" \
+    "$(awk -v a="$ndjson_rate" 'BEGIN { printf "%.0f-%.0fx", a / 5, a / 2 }')" \
+    "$none_rate" "$(awk -v a="$none_rate" -v c="$cat_rate" 'BEGIN { printf "%.2fx", a / c }')" \
+    "$(awk -v a="$none_rate" 'BEGIN { printf "%.1fx", a / 56 }')" "$records" "$rss"
+  rm -f "$input"
+done
+echo
+echo "NDJSON: itm-decode's records into a pipe; none: --format none (decoding only)."
+echo "targets (issue 20): >= 300 MB/s NDJSON into a pipe and >= 1000 MB/s decoding only on EVERY mix, flat memory."
