@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/json_writer.hpp"
 #include "itm/exception_names.hpp"
 
@@ -21,6 +23,7 @@ ItmSession::ItmSession(PortMap port_map, SessionOptions options, BatchedWriter& 
   if (options_.tpiu) tpiu_.emplace(options_.tpiu_stream);
   staging_.reserve(std::size_t{64} << 10U);
   pending_.reserve(options_.max_pending + 1);
+  recent_times_.resize(options_.max_line + 2);
 }
 
 void ItmSession::feed(std::span<const std::uint8_t> bytes, std::uint64_t host_us) {
@@ -72,6 +75,7 @@ void ItmSession::on_packet(const Packet& p) {
     case PacketKind::global_timestamp2:
       ++stats_.timestamps;
       clock_.apply(p);
+      recent_times_[stats_.timestamps % recent_times_.size()] = target_time();
       if (options_.timestamps == TimestampMode::target) stamp_pending(target_time(), target_clock());
       return;
     case PacketKind::sync:
@@ -163,8 +167,18 @@ void ItmSession::stage(const Event& event) {
   ++stats_.records;
   if (options_.format == OutputFormat::none && !options_.frames) return;
   formatter_.body(staging_, event);
-  pending_.push_back(Pending{staging_.size(), host_us_});
+  pending_.push_back(Pending{staging_.size(), host_us_, time_since(event.began)});
   if (options_.timestamps == TimestampMode::host) release_pending();
+}
+
+std::uint64_t ItmSession::time_since(std::uint64_t began) const noexcept {
+  if (began == began_now || began >= stats_.timestamps || options_.timestamps != TimestampMode::target) {
+    return began_now;
+  }
+  const std::uint64_t kept = recent_times_.size() - 1;
+  const std::uint64_t oldest_kept = stats_.timestamps > kept ? stats_.timestamps - kept : 1;
+  const std::uint64_t first_after = std::max(began + 1, oldest_kept);
+  return recent_times_[first_after % recent_times_.size()];
 }
 
 std::uint64_t ItmSession::target_time() const noexcept {
@@ -187,10 +201,10 @@ const RecordFormatter::Stamp& ItmSession::stamp_for(std::uint64_t timestamp, std
 void ItmSession::stamp_pending(std::uint64_t timestamp, std::string_view clock) {
   OutBuffer& out = writer_.buffer();
   if (!pending_.empty()) {
-    const RecordFormatter::Stamp& stamp = stamp_for(timestamp, clock);
     std::size_t begin = 0;
     for (const Pending& record : pending_) {
-      RecordFormatter::line(out, stamp, staging_.view(begin, record.body_end));
+      const std::uint64_t time = record.target_time != began_now ? record.target_time : timestamp;
+      RecordFormatter::line(out, stamp_for(time, clock), staging_.view(begin, record.body_end));
       begin = record.body_end;
     }
   }

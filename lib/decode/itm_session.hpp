@@ -77,6 +77,7 @@ class ItmSession final : private EventSink {
   struct Pending {
     std::size_t body_end;
     std::uint64_t host_us;
+    std::uint64_t target_time;  // known already (a text line's first character), or began_now
   };
   struct Frame {
     std::uint16_t port;
@@ -98,6 +99,11 @@ class ItmSession final : private EventSink {
   void on_hardware_packet(const itm::Packet& packet);
   // Events from port decoders (EventSink); their Malformed events count as port errors.
   void on_event(const Event& event) override;
+  // The number of timestamp packets so far (EventSink::moment()).
+  [[nodiscard]] std::uint64_t moment() const override { return stats_.timestamps; }
+  // The target time an event that began at `began` has, if a timestamp came since then: that
+  // of the first one after it (it dates the packets before it); else began_now.
+  [[nodiscard]] std::uint64_t time_since(std::uint64_t began) const noexcept;
   // Stages an event's record until its timestamp is known.
   void stage(const Event& event);
   void stamp_pending(std::uint64_t timestamp, std::string_view clock);
@@ -120,6 +126,9 @@ class ItmSession final : private EventSink {
   std::uint64_t stamp_time_ = 0;
   std::string_view stamp_clock_;
   std::vector<Pending> pending_;
+  // The target time after each of the last timestamp packets, by count modulo the size: a
+  // line spans at most max_line writes, so at most that many timestamps.
+  std::vector<std::uint64_t> recent_times_;
   std::vector<Frame> frames_;
   std::uint64_t host_us_ = 0;
   std::uint64_t last_input_us_ = 0;

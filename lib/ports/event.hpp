@@ -34,6 +34,9 @@ enum class DataTraceType : std::uint8_t { pc = 0, address = 1, read = 2, write =
 
 enum class EventSource : std::uint8_t { itm, dwt };
 
+// EventSink::moment() for an event that began when it ended (most do).
+inline constexpr std::uint64_t began_now = ~std::uint64_t{0};
+
 struct Event {
   EventKind kind = EventKind::raw;
   EventSource source = EventSource::itm;
@@ -44,6 +47,9 @@ struct Event {
   std::uint64_t b = 0;
   std::string_view text;
   std::span<const std::uint8_t> bytes;
+  // Where the stream was (EventSink::moment()) when the event began, for one assembled
+  // over time: a text line began at its first character.
+  std::uint64_t began = began_now;
 };
 
 std::string_view event_kind_name(EventKind kind) noexcept;
@@ -58,6 +64,9 @@ class EventSink {
   EventSink& operator=(EventSink&&) = default;
   virtual ~EventSink() = default;
   virtual void on_event(const Event& event) = 0;
+  // An opaque mark of where the stream is now (the session counts timestamp packets), so an
+  // event can say when it began; sinks without time return 0.
+  [[nodiscard]] virtual std::uint64_t moment() const { return 0; }
 };
 
 }  // namespace tp

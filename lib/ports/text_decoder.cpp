@@ -14,6 +14,7 @@ void TextDecoder::emit_line(EventSink& sink) {
   event.kind = EventKind::text;
   event.port = port_;
   event.text = line_;
+  event.began = line_began_;
   sink.on_event(event);
   line_.clear();
 }
@@ -29,6 +30,7 @@ void TextDecoder::add_char(std::uint8_t c, bool from_byte_write, EventSink& sink
     if (from_byte_write && !line_.empty()) emit_line(sink);
     return;
   }
+  if (line_.empty()) line_began_ = sink.moment();
   line_ += static_cast<char>(c);
   if (line_.size() >= max_line_) emit_line(sink);
 }
@@ -74,6 +76,7 @@ void TextDecoder::write_bytes(std::span<const std::uint8_t> bytes, EventSink& si
   while (i < bytes.size()) {
     const std::size_t limit = std::min(bytes.size(), i + (max_line_ - line_.size()));
     std::size_t j = find_line_end(bytes, i, limit);
+    if (line_.empty() && j > i) line_began_ = sink.moment();
     line_.append(reinterpret_cast<const char*>(bytes.data() + i), j - i);
     if (j == limit && line_.size() >= max_line_) {
       emit_line(sink);

@@ -1,6 +1,8 @@
 // Text ports: characters from 1-byte writes (and packed in 2/4-byte writes) assembled
 // into lines; a line is emitted at '\n' (a '\r' before it is dropped), at a NUL from a
 // 1-byte write (C strings), at the size cap, when input pauses and at end of input.
+// A line began with its first character (Event::began): its time is when the firmware
+// started printing it, as orbcat dates console lines.
 #pragma once
 
 #include <optional>
@@ -26,6 +28,7 @@ class TextDecoder final : public PortDecoder {
   std::size_t max_line_;
   std::optional<UserFormat> value_format_;
   std::string line_;
+  std::uint64_t line_began_ = began_now;
   std::string scratch_;
 };
 

@@ -33,6 +33,25 @@ TEST_CASE("records take the time of the local timestamp that follows them") {
   CHECK(Json(lines[2]).u64("/timestamp") == 1500);
 }
 
+TEST_CASE("a text line has its first character's time, as orbcat dates console lines") {
+  // 'A', LTS 1, PC sample, LTS 2, 'B', LTS 4, '\n', LTS 3: the line began when 'A' was
+  // written (time 1); the PC sample has time 3; the line is written when it ends, after it.
+  const std::vector<std::uint8_t> bytes{0x01, 0x41, 0x10, 0x17, 0x00, 0x01, 0x00, 0x08,
+                                        0x20, 0x01, 0x42, 0x40, 0x01, 0x0A, 0x30};
+  for (const std::size_t chunk : {std::size_t{0}, std::size_t{1}}) {
+    const auto lines = decode_lines(bytes, {}, PortMap::standard(), chunk);
+    REQUIRE(lines.size() == 2);
+    CHECK(Json(lines[0]).str("/event/kind") == "PcSample");
+    CHECK(Json(lines[0]).u64("/timestamp") == 3);
+    CHECK(Json(lines[1]).str("/event/data/message") == "AB");
+    CHECK(Json(lines[1]).u64("/timestamp") == 1);
+  }
+  // Begun and ended between the same two timestamps: the next one dates it, as any record.
+  const auto same = decode_lines({0x10, 0x01, 0x41, 0x01, 0x0A, 0x20});
+  REQUIRE(same.size() == 1);
+  CHECK(Json(same[0]).u64("/timestamp") == 3);
+}
+
 TEST_CASE("prescaler, nanoseconds with --cpu-hz, global timestamps rebase") {
   std::vector<std::uint8_t> bytes;
   ItmStreamEncoder enc(bytes);
