@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "core/json_writer.hpp"
 #include "itm/exception_names.hpp"
@@ -24,6 +25,7 @@ ItmSession::ItmSession(PortMap port_map, SessionOptions options, BatchedWriter& 
   staging_.reserve(std::size_t{64} << 10U);
   pending_.reserve(options_.max_pending + 1);
   recent_times_.resize(options_.max_line + 2);
+  port_health_.resize(PortMap::port_count);
 }
 
 void ItmSession::feed(std::span<const std::uint8_t> bytes, std::uint64_t host_us) {
@@ -54,6 +56,7 @@ void ItmSession::on_byte_run(std::uint16_t port, std::span<const std::uint8_t> b
   if (options_.frames) {
     for (const std::uint8_t b : bytes) frames_.push_back(Frame{port, 1, b});
   }
+  port_health_[port % port_health_.size()].received += bytes.size();
   router_.write_bytes(port, bytes, *this);
   release_if_full();
 }
@@ -68,6 +71,7 @@ void ItmSession::on_packet(const Packet& p) {
   switch (p.kind) {
     case PacketKind::instrumentation:
       if (options_.frames) frames_.push_back(Frame{p.port, p.length, static_cast<std::uint32_t>(p.value)});
+      port_health_[p.port % port_health_.size()].received += p.length;
       router_.write(p.port, static_cast<std::uint32_t>(p.value), p.length, *this);
       break;
     case PacketKind::local_timestamp:
@@ -160,7 +164,28 @@ void ItmSession::on_hardware_packet(const Packet& p) {
 
 void ItmSession::on_event(const Event& event) {
   if (event.kind == EventKind::malformed) ++stats_.port_errors;
+  note_port_result(event);
   stage(event);
+}
+
+// Firmware that does not follow the port map (itm-and-tpiu.md: the sigrok STM32F105 capture
+// writes text and 32-bit values on port 1, the map's TaskIsr port) makes its decoder invent
+// records and report most payloads as malformed: say so once per port.
+void ItmSession::note_port_result(const Event& event) {
+  constexpr std::uint64_t enough_bytes = 16;
+  if (event.kind != EventKind::malformed) return;
+  PortHealth& health = port_health_[event.port % port_health_.size()];
+  health.failed += event.a;
+  if (health.warned || health.failed < enough_bytes || 2 * health.failed <= health.received) return;
+  health.warned = true;
+  warnings_.push_back(fmt::format(
+      "port {}: {} of the {} bytes written to it do not decode as {} records; does the firmware follow the port "
+      "map? Give its ports with --port-map",
+      event.port, health.failed, health.received, decoder_type_name(router_.map().at(event.port).decoder)));
+}
+
+std::vector<std::string> ItmSession::take_warnings() {
+  return std::exchange(warnings_, {});
 }
 
 void ItmSession::stage(const Event& event) {

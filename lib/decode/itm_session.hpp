@@ -72,12 +72,20 @@ class ItmSession final : private EventSink {
   [[nodiscard]] DecodeStats stats() const;
   [[nodiscard]] const itm::TpiuStats* tpiu_stats() const noexcept { return tpiu_ ? &tpiu_->stats() : nullptr; }
   [[nodiscard]] std::string stats_summary() const;
+  // Problems noticed since the last call, each said once (a port whose payloads mostly fail
+  // its decoder: the firmware likely does not follow the port map).
+  std::vector<std::string> take_warnings();
 
  private:
   struct Pending {
     std::size_t body_end;
     std::uint64_t host_us;
     std::uint64_t target_time;  // known already (a text line's first character), or began_now
+  };
+  struct PortHealth {
+    std::uint64_t received = 0;  // payload bytes written to the port
+    std::uint64_t failed = 0;    // of them reported Malformed by its decoder
+    bool warned = false;
   };
   struct Frame {
     std::uint16_t port;
@@ -99,6 +107,7 @@ class ItmSession final : private EventSink {
   void on_hardware_packet(const itm::Packet& packet);
   // Events from port decoders (EventSink); their Malformed events count as port errors.
   void on_event(const Event& event) override;
+  void note_port_result(const Event& event);
   // The number of timestamp packets so far (EventSink::moment()).
   [[nodiscard]] std::uint64_t moment() const override { return stats_.timestamps; }
   // The target time an event that began at `began` has, if a timestamp came since then: that
@@ -130,6 +139,8 @@ class ItmSession final : private EventSink {
   // line spans at most max_line writes, so at most that many timestamps.
   std::vector<std::uint64_t> recent_times_;
   std::vector<Frame> frames_;
+  std::vector<PortHealth> port_health_;
+  std::vector<std::string> warnings_;
   std::uint64_t host_us_ = 0;
   std::uint64_t last_input_us_ = 0;
   bool lines_may_be_partial_ = false;

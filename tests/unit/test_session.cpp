@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <array>
+
 #include "itm/encoder.hpp"
 #include "session_helpers.hpp"
 
@@ -50,6 +52,45 @@ TEST_CASE("a text line has its first character's time, as orbcat dates console l
   const auto same = decode_lines({0x10, 0x01, 0x41, 0x01, 0x0A, 0x20});
   REQUIRE(same.size() == 1);
   CHECK(Json(same[0]).u64("/timestamp") == 3);
+}
+
+TEST_CASE("a port whose payloads mostly fail its decoder is reported once, naming --port-map") {
+  // Text written on port 1 (the map's TaskIsr port), as the sigrok STM32F105 capture does:
+  // 0x0B (port 1, 1 byte) before each character of "Hello, world\n" repeated.
+  std::vector<std::uint8_t> bytes;
+  for (int i = 0; i < 4; ++i) {
+    for (const char c : std::string_view("Hello, world\n")) {
+      bytes.push_back(0x09);
+      bytes.push_back(static_cast<std::uint8_t>(c));
+    }
+  }
+  const int fd = ::memfd_create("tracepipe-test", 0);
+  BatchedWriter writer(fd, false, 4096);
+  ItmSession session(PortMap::standard(), {}, writer);
+  session.feed(bytes, 1000);
+  session.finish(1000);
+  const auto warnings = session.take_warnings();
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("port 1") != std::string::npos);
+  CHECK(warnings[0].find("TaskIsr") != std::string::npos);
+  CHECK(warnings[0].find("--port-map") != std::string::npos);
+  CHECK(session.take_warnings().empty());
+  ::close(fd);
+  // Records that decode: no warning.
+  std::vector<std::uint8_t> good;
+  for (int i = 0; i < 20; ++i) {
+    for (const std::uint8_t b : std::array<std::uint8_t, 9>{0x02, 0x0A, 0, 0, 0, 0, 0, 0, 0}) {
+      good.push_back(0x09);
+      good.push_back(b);
+    }
+  }
+  const int fd2 = ::memfd_create("tracepipe-test", 0);
+  BatchedWriter writer2(fd2, false, 4096);
+  ItmSession clean(PortMap::standard(), {}, writer2);
+  clean.feed(good, 1000);
+  clean.finish(1000);
+  CHECK(clean.take_warnings().empty());
+  ::close(fd2);
 }
 
 TEST_CASE("prescaler, nanoseconds with --cpu-hz, global timestamps rebase") {

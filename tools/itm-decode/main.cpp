@@ -68,11 +68,16 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   tp::ItmSession session(std::move(map), options, writer);
   tp::Progress progress(source.size(), log.verbosity() != tp::Verbosity::quiet && !o.follow);
   tp::StreamLoopOptions loop;
-  if (log.verbosity() == tp::Verbosity::verbose) {
-    loop.report_every_us = 1'000'000;
-    loop.on_report = [&] { log.verbose(session.stats_summary()); };
-  }
+  const auto say_warnings = [&] {
+    for (const auto& warning : session.take_warnings()) log.warn(warning);
+  };
+  loop.report_every_us = 1'000'000;
+  loop.on_report = [&] {
+    say_warnings();
+    if (log.verbosity() == tp::Verbosity::verbose) log.verbose(session.stats_summary());
+  };
   tp::run_decode_loop(source, session, writer, progress, loop);
+  say_warnings();
   if (o.stats) {
     log.report(session.stats_summary());
   }
