@@ -226,10 +226,15 @@ const RecordFormatter::Stamp& ItmSession::stamp_for(std::uint64_t timestamp, std
 void ItmSession::stamp_pending(std::uint64_t timestamp, std::string_view clock) {
   OutBuffer& out = writer_.buffer();
   if (!pending_.empty()) {
+    const RecordFormatter::Stamp& stamp = stamp_for(timestamp, clock);
     std::size_t begin = 0;
     for (const Pending& record : pending_) {
-      const std::uint64_t time = record.target_time != began_now ? record.target_time : timestamp;
-      RecordFormatter::line(out, stamp_for(time, clock), staging_.view(begin, record.body_end));
+      if (record.target_time == began_now) {
+        RecordFormatter::line(out, stamp, staging_.view(begin, record.body_end));
+      } else {  // dated earlier (a text line's first character): rare, its own stamp
+        formatter_.stamp(earlier_stamp_, record.target_time, clock);
+        RecordFormatter::line(out, earlier_stamp_, staging_.view(begin, record.body_end));
+      }
       begin = record.body_end;
     }
   }

@@ -132,6 +132,7 @@ class ItmSession final : private EventSink {
   std::vector<std::uint8_t> deformatted_;
   OutBuffer staging_;
   RecordFormatter::Stamp stamp_;
+  RecordFormatter::Stamp earlier_stamp_;  // for a record dated before the group it is written with
   std::uint64_t stamp_time_ = 0;
   std::string_view stamp_clock_;
   std::vector<Pending> pending_;
