@@ -2,14 +2,15 @@
 # Benchmark of trace-filter and trace-csv (issue: trace-filter and trace-csv, "Speed").
 # Generates a ~200 MB record file (itm-decode over the itm-synth stream: text, counters,
 # RTOS records, markers, DWT exceptions and PC samples), then in one run times the
-# tools next to the equivalent jq and Miller commands and prints throughput, ratios and
-# peak RSS. Targets: >= 10x jq and >= 3x mlr, memory flat.
+# tools next to the equivalent jq, gojq (a second jq, in Go) and Miller commands and prints
+# throughput, ratios and peak RSS. Targets (issue 20): trace-filter --kind >= 1.5 GB/s and
+# >= 25x jq, trace-csv >= 20x jq; >= 3x mlr; memory flat.
 # Usage: scripts/bench/record-tools.sh [SIZE_MB]   (default 200: MB of records)
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 size_mb=${1:-200}
 ensure_built tools/itm-decode tools/trace-filter tools/trace-csv tests/itm-synth
-for tool in jq mlr; do command -v "$tool" > /dev/null || { echo "needs $tool (scripts/install-deps)"; exit 1; }; done
+for tool in jq gojq mlr; do command -v "$tool" > /dev/null || { echo "needs $tool (scripts/install-deps)"; exit 1; }; done
 tools=$build/tools
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -37,10 +38,12 @@ results=$work/results
 {
   measure "trace-filter --kind Text" 3 "'$tools/trace-filter' --kind Text '$records'"
   measure "jq -c 'select(.event.kind==\"Text\")'" 1 "jq -c '$filter_expr' '$records'"
+  measure "gojq -c 'select(.event.kind==\"Text\")'" 1 "gojq -c '$filter_expr' '$records'"
   measure "mlr filter '\$event[\"kind\"]==\"Text\"'" 1 "mlr --ijsonl --ojsonl filter '\$event[\"kind\"] == \"Text\"' '$records'"
   measure "trace-filter --regex message=task.[0-3]" 3 "'$tools/trace-filter' --regex 'message=task [0-3] ' '$records'"
   measure "trace-csv --columns $csv_columns" 3 "'$tools/trace-csv' --columns $csv_columns '$records'"
   measure "jq -r '[...] | @csv'" 1 "jq -r '[.timestamp, .port, .event.kind, .event.data.message] | @csv' '$records'"
+  measure "gojq -r '[...] | @csv'" 1 "gojq -r '[.timestamp, .port, .event.kind, .event.data.message] | @csv' '$records'"
   measure "mlr --ijsonl --ocsv flatten then cut" 1 \
     "mlr --ijsonl --ocsv flatten then cut -o -f timestamp,port,event.kind,event.data.message then unsparsify -f timestamp,port,event.kind,event.data.message '$records'"
   measure "trace-csv (inferred columns)" 3 "'$tools/trace-csv' '$records'"
@@ -58,7 +61,10 @@ while read -r line; do
 done < "$results"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", (a > 0) ? b / a : 0 }'; }
 echo
-echo "trace-filter vs jq:  $(ratio "$(time_of 'trace-filter --kind')" "$(time_of 'jq -c')")   (target >= 10x)"
+echo "trace-filter --kind: $(rate "$(time_of 'trace-filter --kind')") MB/s   (target >= 1500)"
+echo "trace-filter vs jq:  $(ratio "$(time_of 'trace-filter --kind')" "$(time_of 'jq -c')")   (target >= 25x)"
+echo "trace-filter vs gojq: $(ratio "$(time_of 'trace-filter --kind')" "$(time_of 'gojq -c')")"
 echo "trace-filter vs mlr: $(ratio "$(time_of 'trace-filter --kind')" "$(time_of 'mlr filter')")   (target >= 3x)"
-echo "trace-csv vs jq:     $(ratio "$(time_of 'trace-csv --columns')" "$(time_of 'jq -r')")   (target >= 10x)"
+echo "trace-csv vs jq:     $(ratio "$(time_of 'trace-csv --columns')" "$(time_of 'jq -r')")   (target >= 20x)"
+echo "trace-csv vs gojq:   $(ratio "$(time_of 'trace-csv --columns')" "$(time_of 'gojq -r')")"
 echo "trace-csv vs mlr:    $(ratio "$(time_of 'trace-csv --columns')" "$(time_of 'mlr --ijsonl --ocsv')")   (target >= 3x)"
