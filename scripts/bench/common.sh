@@ -10,3 +10,12 @@ ensure_built() {  # ensure_built EXECUTABLE...
     cmake --build "$build" > /dev/null
   fi
 }
+best_of_3() {  # prints the best wall time in seconds of a shell command, of three runs
+  local best=999999 t
+  for _ in 1 2 3; do
+    t=$( { /usr/bin/time -f "%e" bash -c "$1" > /dev/null; } 2>&1 | tail -n 1)
+    best=$(awk -v a="$t" -v b="$best" 'BEGIN { print (a < b) ? a : b }')
+  done
+  echo "$best"
+}
+peak_rss_kb() { { /usr/bin/time -f "%M" bash -c "$1" > /dev/null; } 2>&1 | tail -n 1; }

@@ -23,16 +23,7 @@ input=$work/mixed.bin
 bytes=$(stat -c %s "$input")
 mb=$(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }')
 
-best_of_3() {  # prints the best wall time in seconds of a shell command
-  local best=999999 t
-  for _ in 1 2 3; do
-    t=$( { /usr/bin/time -f "%e" bash -c "$1" > /dev/null; } 2>&1 | tail -n 1)
-    best=$(awk -v a="$t" -v b="$best" 'BEGIN { print (a < b) ? a : b }')
-  done
-  echo "$best"
-}
 rate() { awk -v b="$bytes" -v s="$1" 'BEGIN { printf "%.0f", (s > 0) ? b / 1e6 / s : 0 }'; }
-peak_rss_kb() { { /usr/bin/time -f "%M" bash -c "$1" > /dev/null; } 2>&1 | tail -n 1; }
 
 echo "itm-decode benchmark: $mb MB mixed ITM stream, $(nproc) cores, $(uname -m)"
 "$decode" --format none --stats "$input" 2>&1 | sed 's/^/  /'

@@ -15,15 +15,6 @@ decode=$build/tools/itm-decode
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-best_of_3() {  # the best wall time in seconds of a shell command
-  local best=999999 t
-  for _ in 1 2 3; do
-    t=$( { /usr/bin/time -f "%e" bash -c "$1" > /dev/null; } 2>&1 | tail -n 1)
-    best=$(awk -v a="$t" -v b="$best" 'BEGIN { print (a < b) ? a : b }')
-  done
-  echo "$best"
-}
-peak_rss_kb() { { /usr/bin/time -f "%M" bash -c "$1" > /dev/null; } 2>&1 | tail -n 1; }
 mbps() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.0f", (s > 0) ? b / 1e6 / s : 0 }'; }
 
 make_input() {  # make_input NAME: the mix, generated once and repeated
@@ -54,10 +45,11 @@ for mix in itm-synth rtos-printf text dwt taskisr tpiu; do
   cat_rate=$(mbps "$bytes" "$cat_s")
   ndjson_rate=$(mbps "$bytes" "$ndjson_s")
   none_rate=$(mbps "$bytes" "$none_s")
+  vs_cat() { awk -v a="$1" -v c="$cat_rate" 'BEGIN { if (c > 0) printf "%.2fx", a / c; else printf "n/a" }'; }
   printf '%-12s %7.0f %9s %9s %7s %9s %9s %7s %9s %9s %8s\n' "$mix" "$(awk -v b="$bytes" 'BEGIN { print b / 1e6 }')" \
-    "$cat_rate" "$ndjson_rate" "$(awk -v a="$ndjson_rate" -v c="$cat_rate" 'BEGIN { printf "%.2fx", a / c }')" \
+    "$cat_rate" "$ndjson_rate" "$(vs_cat "$ndjson_rate")" \
     "$(awk -v a="$ndjson_rate" 'BEGIN { printf "%.0f-%.0fx", a / 5, a / 2 }')" \
-    "$none_rate" "$(awk -v a="$none_rate" -v c="$cat_rate" 'BEGIN { printf "%.2fx", a / c }')" \
+    "$none_rate" "$(vs_cat "$none_rate")" \
     "$(awk -v a="$none_rate" 'BEGIN { printf "%.1fx", a / 56 }')" "$records" "$rss"
   rm -f "$input"
 done
