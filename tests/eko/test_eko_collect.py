@@ -319,6 +319,13 @@ def reader_finds_collisions():
         rows = ekotrace_reader.read_rows(io.StringIO(head + report(0, clocks[0]) + report(1, clocks[1])))
         _, collisions, _ = ekotrace_reader.causal_links(rows, 0)
         check(len(collisions) == want, f"ekotrace's reader: local clocks {clocks} -> {want} collision(s)", collisions)
+        path = os.path.join(work, f"reader-{clocks[1]}.csv")
+        with open(path, "w") as f:
+            f.write(head + report(0, clocks[0]) + report(1, clocks[1]))
+        r = subprocess.run([sys.executable, os.path.join(here, "ekotrace_reader.py"), path], capture_output=True,
+                           text=True)
+        check(r.returncode == want and f"{want} collisions" in r.stdout,
+              f"ekotrace_reader.py as a program: exit {want} for local clocks {clocks}", r.stdout + r.stderr)
     try:
         ekotrace_reader.read_rows(io.StringIO(head + f"0,0,0,{t},1,0,,,\n"))
         check(False, "ekotrace's reader rejects event id 0")
