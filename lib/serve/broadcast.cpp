@@ -1,5 +1,9 @@
 #include "serve/broadcast.hpp"
 
+#include <fmt/format.h>
+
+#include <iterator>
+
 #include "serve/protocol.hpp"
 #include "serve/websocket_frame.hpp"
 
@@ -8,6 +12,18 @@ namespace tp::serve {
 namespace {
 constexpr std::size_t event_prefix = std::string_view(R"({"type":"Event","data":)").size();
 constexpr std::size_t itm_prefix = std::string_view(R"({"type":"Itm","data":)").size();
+
+// A line's length as JavaScript counts it, in UTF-16 code units: every byte that starts a
+// UTF-8 sequence is one unit, and a 4-byte sequence is two (a surrogate pair). The viewer
+// cuts each record's exact text out of the message with these lengths instead of scanning it.
+std::size_t utf16_length(std::string_view line) noexcept {
+  std::size_t units = 0;
+  for (const char c : line) {
+    const auto byte = static_cast<unsigned char>(c);
+    units += static_cast<std::size_t>((byte & 0xC0U) != 0x80U) + static_cast<std::size_t>(byte >= 0xF0U);
+  }
+  return units;
+}
 }  // namespace
 
 void BatchBuilder::add(std::string_view line, const RecordRoute& route, std::uint64_t now_us) {
@@ -73,29 +89,41 @@ Offered SendQueue::push_selected(const Batch& batch, const ClientFilter& filter)
 }
 
 Offered SendQueue::push_batched(const Batch& batch, const ClientFilter& filter) {
-  constexpr std::string_view opening = R"({"type":"Events","data":[)";
+  constexpr std::string_view opening = R"({"type":"Events","lengths":[)";
+  constexpr std::string_view middle = R"(],"data":[)";
   constexpr std::string_view closing = "]}";
   constexpr std::size_t largest_header = 10;  // RFC 6455 5.2: 64-bit payload length
-  std::string payload(opening);
+  constexpr std::size_t largest_length = 11;  // digits of a u32 and its comma
+  std::string lengths(opening);
+  std::string records;
   Offered offered;
   std::uint64_t events = 0;
   for (const BatchItem& item : batch.items) {
     if (!filter.accepts(item.route)) continue;
     ++offered.accepted;
-    if (data_bytes_ + largest_header + payload.size() + item.line_size + 1 + closing.size() > data_limit_) {
+    const std::size_t size_after = data_bytes_ + largest_header + lengths.size() + records.size() + item.line_size +
+                                   largest_length + 1 + middle.size() + closing.size();
+    if (size_after > data_limit_) {
       ++offered.dropped;
       continue;
     }
-    if (events > 0) payload += ',';
-    payload.append(batch.bytes, item.line_offset, item.line_size);
+    if (events > 0) {
+      lengths += ',';
+      records += ',';
+    }
+    const std::string_view line(batch.bytes.data() + item.line_offset, item.line_size);
+    fmt::format_to(std::back_inserter(lengths), "{}", utf16_length(line));
+    records += line;
     ++events;
   }
   if (events == 0) return offered;
-  payload += closing;
+  lengths += middle;
+  lengths += records;
+  lengths += closing;
   Chunk chunk;
   chunk.data = true;
   chunk.events = events;
-  chunk.own = make_frame(Opcode::text, payload);
+  chunk.own = make_frame(Opcode::text, lengths);
   data_bytes_ += chunk.own.size();
   chunks_.push_back(std::move(chunk));
   return offered;

@@ -7,13 +7,9 @@
 import { execSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-// playwright-core is installed for the tests (tests/serve/node_modules).
-const require = createRequire(path.join(path.dirname(fileURLToPath(import.meta.url)), '../../tests/serve/package.json'));
-const { chromium } = require('playwright-core');
+import { launchBrowser } from './cdp-page.mjs';
 
 const [buildDir, shared, secondsArg, ...rateArgs] = process.argv.slice(2);
 const seconds = Number(secondsArg);
@@ -50,10 +46,8 @@ async function startPipeline(rate, seed, perByte, listen) {
 async function slowestFrame(page, until) {
   let slowest = 0;
   while (Date.now() < until) {
-    const took = await page.evaluate(() => new Promise((resolve) => {
-      const t0 = performance.now();
-      requestAnimationFrame(() => resolve(performance.now() - t0));
-    }));
+    const took = await page.evaluate(
+      'new Promise((resolve) => { const t0 = performance.now(); requestAnimationFrame(() => resolve(performance.now() - t0)); })');
     slowest = Math.max(slowest, took);
     await sleep(250);
   }
@@ -62,18 +56,17 @@ async function slowestFrame(page, until) {
 
 async function benchViewer(browser, rate, perByte) {
   const pipeline = await startPipeline(rate, 7, perByte, '127.0.0.1:0');
-  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  const page = await browser.newPage({ width: 1600, height: 1000 });
   try {
     await page.goto(`http://127.0.0.1:${pipeline.port}/`);
-    await page.waitForFunction(() => document.getElementById('connection').textContent === 'live', null, { timeout: 30000 });
-    await page.click('#tabs button[data-tab="timeline"]');
-    await page.waitForFunction(() => window.tracepipe.state.stats !== null, null, { timeout: 30000 });
+    await page.waitFor("document.getElementById('connection')?.textContent === 'live'", 30000, 'the viewer to go live');
+    await page.evaluate(`document.querySelector('#tabs button[data-tab="timeline"]').click()`);
+    await page.waitFor('window.tracepipe.state.stats !== null', 30000, 'the first Stats');
     await sleep(2000);  // past the start
-    const read = () => page.evaluate(() => ({
+    const read = () => page.evaluate(`({
       total: window.tracepipe.state.total, held: window.tracepipe.state.count,
       offered: window.tracepipe.state.stats?.offered_total ?? 0, dropped: window.tracepipe.state.stats?.dropped_total ?? 0,
-      batched: window.tracepipe.state.batched,
-    }));
+      batched: window.tracepipe.state.batched })`);
     const before = await read();
     const t0 = Date.now();
     const slowest = await slowestFrame(page, t0 + seconds * 1000);
@@ -101,10 +94,10 @@ async function benchCallisto(browser, rate, perByte) {
   });
   await new Promise((resolve) => pages.listen(0, '127.0.0.1', resolve));
   const pipeline = await startPipeline(rate, 7, perByte, '127.0.0.1:9229');
-  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-  let events = 0;
-  page.on('websocket', (socket) => socket.on('framereceived', ({ payload }) => { if (String(payload).startsWith('{"type":"Event"')) events++; }));
-  await page.addInitScript(() => {
+  const page = await browser.newPage({ width: 1600, height: 1000 });
+  // Only window.electronAPI is stubbed (as ../shared/reference/callisto-client/README.md
+  // says); the page's WebSocket counts the Event messages it receives.
+  await page.addInitScript(`
     window.electronAPI = {
       getAvailableDevices: async () => ({ success: true, devices: [{ id: 'mock', name: 'Mock Device', type: 'mock' }] }),
       restartServerWithDevice: async () => ({ success: true, message: 'external server' }),
@@ -112,17 +105,41 @@ async function benchCallisto(browser, rate, perByte) {
       showSaveDialog: async () => ({ canceled: true }), showOpenDialog: async () => ({ canceled: true, filePaths: [] }),
       platform: 'linux', versions: {},
     };
-  });
+    window.benchEvents = 0;
+    const NativeWebSocket = window.WebSocket;
+    window.WebSocket = class extends NativeWebSocket {
+      constructor(...args) {
+        super(...args);
+        this.addEventListener('message', (event) => {
+          if (typeof event.data === 'string' && event.data.startsWith('{"type":"Event"')) window.benchEvents++;
+        });
+      }
+    };
+    // Clicks the innermost element (matching selector) whose text contains / equals text.
+    window.benchClick = (text, selector = '*', exact = false) => {
+      const matches = [...document.querySelectorAll(selector)].filter((element) => {
+        const own = element.textContent.trim();
+        return exact ? own === text : own.includes(text);
+      });
+      const innermost = matches.filter((element) => !matches.some((other) => other !== element && element.contains(other)));
+      if (innermost.length) innermost[0].click();
+      return innermost.length > 0;
+    };
+  `);
+  const click = async (text, selector, exact) => {
+    await page.waitFor(`window.benchClick(${JSON.stringify(text)}, ${JSON.stringify(selector ?? '*')}, ${Boolean(exact)})`, 30000, text);
+  };
   try {
     await page.goto(`http://127.0.0.1:${pages.address().port}/`);
-    await page.getByText('Mock Device - Simulated data').click();
-    await page.locator('.btn.btn-primary', { hasText: /^Connect$/ }).click();
-    await page.getByText('🟢 Connect').click();
-    await page.waitForFunction(() => document.querySelectorAll('.event-item').length > 0, null, { timeout: 30000 });
+    await click('Mock Device - Simulated data');
+    await click('Connect', '.btn.btn-primary', true);
+    await click('🟢 Connect');
+    await page.waitFor("document.querySelectorAll('.event-item').length > 0", 30000, 'events in the list');
     await sleep(2000);
-    const before = events;
+    const before = await page.evaluate('window.benchEvents');
     const t0 = Date.now();
     const slowest = await slowestFrame(page, t0 + seconds * 1000);
+    const events = await page.evaluate('window.benchEvents');
     return { rate: (events - before) / ((Date.now() - t0) / 1000), slowest };
   } finally {
     await page.close();
@@ -134,7 +151,7 @@ async function benchCallisto(browser, rate, perByte) {
 
 const perByte = eventsPerByte(7);
 console.log(`viewer benchmark: ${seconds} s per rate, ${(perByte * 1000).toFixed(1)} events per simulated kB`);
-const browser = await chromium.launch({ executablePath: browserPath, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+const browser = await launchBrowser(browserPath);
 const k = (x) => `${(x / 1000).toFixed(1)}k`;
 try {
   console.log('target/s   offered/s  taken/s   dropped   slowest frame  held      | Callisto client: taken/s  slowest frame  ratio');

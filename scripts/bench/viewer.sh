@@ -7,7 +7,7 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 ensure_built tools/trace-serve tools/itm-decode tools/swo-capture
-[ -d "$root/tests/serve/node_modules/playwright-core" ] || { echo "run scripts/install-deps first (playwright-core)" >&2; exit 1; }
+[ -d "$root/tests/serve/node_modules/ws" ] || { echo "run scripts/install-deps first (the ws package)" >&2; exit 1; }
 seconds=${1:-30}
 shift || true
 rates=("$@")

@@ -432,7 +432,10 @@ TEST_CASE("kind table: the schema's kinds from the start, clients only look up, 
 
 TEST_CASE("send queues: the batched form, one message per batch, exact accounting") {
   BatchBuilder builder;
-  const std::string text = R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"a \"quoted\" ]}"}}})";
+  // Non-ASCII text: 'é' is 2 UTF-8 bytes and one UTF-16 unit, U+1F600 4 bytes and two units.
+  const std::string text = R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"a \"quoted\" ]} )"
+                           "\xC3\xA9 \xF0\x9F\x98\x80"
+                           R"("}}})";
   const std::string counter =
       R"({"timestamp":2,"port":3,"event":{"kind":"Counter","data":{"counter_id":1,"value":2}}})";
   const std::string frames = R"({"timestamp":3,"frames":[{"port":0,"data":[65],"timestamp":3}]})";
@@ -451,7 +454,9 @@ TEST_CASE("send queues: the batched form, one message per batch, exact accountin
   std::vector<std::string_view> gathered;
   queue.gather(gathered, 64, 1 << 20);
   REQUIRE(gathered.size() == 1);
-  const std::string expected = R"({"type":"Events","data":[)" + text + "," + counter + "]}";
+  const std::size_t text_units = text.size() - 1 - 2;  // é: one unit fewer; U+1F600: two fewer
+  const std::string expected =
+      fmt::format(R"({{"type":"Events","lengths":[{},{}],"data":[{},{}]}})", text_units, counter.size(), text, counter);
   CHECK(gathered[0] == make_frame(Opcode::text, expected));
   const Delivered delivered = queue.pop(1);
   CHECK(delivered.events == 2);
@@ -465,12 +470,16 @@ TEST_CASE("send queues: the batched form, one message per batch, exact accountin
   CHECK(gathered[0].find(frames) != std::string_view::npos);
 
   // A queue with room for one record: the other is dropped and counted.
-  SendQueue tight(12 + 26 + text.size() + 3, 4096);
+  const std::size_t room_for_text = 10 + std::string_view(R"({"type":"Events","lengths":[)").size() + 11 + 1 +
+                                    std::string_view(R"(],"data":[)").size() + text.size() + 2;
+  // The batched form's queue is batched_queue_factor times the size given.
+  static_assert(SendQueue::batched_queue_factor == 4);
+  SendQueue tight((room_for_text + 3) / 4, 4096);
   tight.use_batches();
   const Offered squeezed = tight.push(batch, ClientFilter{});
   CHECK(squeezed.accepted == 2);
   CHECK(squeezed.dropped == 1);
-  CHECK(tight.data_bytes() <= 12 + 26 + text.size() + 3);
+  CHECK(tight.data_bytes() <= room_for_text);
 
   CHECK(offers_subprotocol("tracepipe.batch", batch_subprotocol));
   CHECK(offers_subprotocol("chat, \ttracepipe.batch ,x", batch_subprotocol));

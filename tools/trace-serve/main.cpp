@@ -95,7 +95,8 @@ int run_main(int argc, char** argv) {
   app.add_option("--max-message-rate", s.max_message_rate, "Client messages per second (bursts of twice that)")
       ->default_val(s.max_message_rate)
       ->check(CLI::Range(1.0, 1e6));
-  app.add_option("--queue-size", s.queue_limit, "Per-client send queue in bytes; past it records are dropped")
+  app.add_option("--queue-size", s.queue_limit,
+                 "Per-client send queue in bytes (4x for the viewer's batched form); past it records are dropped")
       ->default_val(s.queue_limit)
       ->check(CLI::Range(std::size_t{4096}, std::size_t{1} << 30U));
   app.add_option("--stats-interval", s.stats_interval_s, "Seconds between Stats messages")

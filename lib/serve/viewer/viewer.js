@@ -20,16 +20,31 @@ const $ = (id) => document.getElementById(id);
 
 // ---- the record ring (columnar: a million records in little memory) -------------------
 
+// A record's exact text is not cut out on arrival: the ring keeps the message it came in
+// and where in it the record lies, so holding a million records adds no object per record
+// for the garbage collector to trace; the text is cut when a view or an export needs it.
 const CLOCKS = [null, 'cycles', 'ns', 'us', 'ticks', 'none'];
 const ring = {
   time: new Float64Array(HISTORY),
   port: new Uint16Array(HISTORY),
   kind: new Uint8Array(HISTORY),
   clock: new Uint8Array(HISTORY),
-  json: new Array(HISTORY),
+  message: new Array(HISTORY),  // the text the record is in (shared by a batch's records)
+  start: new Uint32Array(HISTORY),
+  length: new Uint32Array(HISTORY),
   head: 0,
   count: 0,
 };
+
+function ringText(at) {
+  return ring.message[at].slice(ring.start[at], ring.start[at] + ring.length[at]);
+}
+
+// The ring slot of the record that arrived as number `seq` (state.total before it), or -1
+// once it is no longer held.
+function ringSlot(seq) {
+  return seq >= state.total - ring.count ? seq % HISTORY : -1;
+}
 const kindNames = [];
 const kindIndex = new Map();
 function kindId(name) {
@@ -48,7 +63,7 @@ function* ringRecords() {
   for (let i = 0; i < ring.count; i++) {
     const at = (first + i) % HISTORY;
     yield { timestamp: ring.time[at], port: ring.port[at], kind: kindNames[ring.kind[at]], clock: CLOCKS[ring.clock[at]],
-            json: ring.json[at] };
+            json: ringText(at) };
   }
 }
 
@@ -70,6 +85,7 @@ const state = {
   finalStats: null,
   started: false,
   batched: false,      // the server speaks the batched form to this page
+  scannedBatches: 0,   // batched messages whose lengths did not add up (scanned instead)
   view: { start: 0, end: 0, follow: true },
   drawn: { bars: 0, points: 0 },
   activeTab: 'console',
@@ -78,9 +94,11 @@ const state = {
   get count() { return ring.count; },
 };
 
-function visible(port, kind, json) {
+// `text`: the record's text, or a function that cuts it (only a search needs it).
+function visible(port, kind, text) {
   if (state.hiddenPorts.has(port) || state.hiddenKinds.has(kind)) return false;
-  return !state.search || json.toLowerCase().includes(state.search);
+  if (!state.search) return true;
+  return (typeof text === 'function' ? text() : text).toLowerCase().includes(state.search);
 }
 
 // ---- aggregates, updated per record --------------------------------------------------
@@ -90,7 +108,7 @@ let agg = null;
 function freshAggregates() {
   return {
     console: [],       // newest visible Text records (bounded)
-    all: [],           // newest visible records of any kind (bounded)
+    all: [],           // arrival numbers of the newest visible records of any kind (bounded)
     lanes: new Map(),  // timeline: key -> {key, label, kind, order, bars: [[start, end]], dropped}
     running: null,
     openIsr: new Map(),
@@ -192,9 +210,9 @@ function counterRecord(t, data) {
   }
 }
 
-function aggregate(t, port, kind, clock, json, data) {
-  const record = { timestamp: t, port, kind, clock, json, data };
-  pushBounded(agg.all, record, CONSOLE_LINES);
+function aggregate(t, port, kind, clock, data, seq) {
+  pushBounded(agg.all, seq, CONSOLE_LINES);
+  const record = { timestamp: t, port, kind, clock, data };
   switch (kind) {
     case 'Text':
       pushBounded(agg.console, record, CONSOLE_LINES);
@@ -229,62 +247,87 @@ function aggregate(t, port, kind, clock, json, data) {
 // the ring (parsing each record again).
 function rebuildAggregates() {
   agg = freshAggregates();
+  let seq = state.total - ring.count;
   for (const r of ringRecords()) {
-    if (!visible(r.port, r.kind, r.json)) continue;
-    const parsed = JSON.parse(r.json);
-    const data = parsed.event ? (parsed.event.data || {}) : { data: parsed.data };  // an Itm frame otherwise
-    aggregate(r.timestamp, r.port, r.kind, r.clock, r.json, data);
+    if (visible(r.port, r.kind, r.json)) {
+      const parsed = JSON.parse(r.json);
+      const data = parsed.event ? (parsed.event.data || {}) : { data: parsed.data };  // an Itm frame otherwise
+      aggregate(r.timestamp, r.port, r.kind, r.clock, data, seq);
+    }
+    seq++;
   }
   state.dirty = true;
 }
 
 // ---- ingest --------------------------------------------------------------------------
 
-function addRecord(t, port, kind, clock, json, data) {
+// `message`, `start`, `length`: where the record's exact text is (see the ring).
+function addRecord(t, port, kind, clock, message, start, length, data) {
   const at = ring.head;
   ring.time[at] = t;
   ring.port[at] = port;
   ring.kind[at] = kindId(kind);
   ring.clock[at] = Math.max(0, CLOCKS.indexOf(clock));
-  ring.json[at] = json;
+  ring.message[at] = message;
+  ring.start[at] = start;
+  ring.length[at] = length;
   ring.head = (at + 1) % HISTORY;
   if (ring.count < HISTORY) ring.count++;
-  state.total++;
+  const seq = state.total++;
   if (state.newest === null || t > state.newest) state.newest = t;
   if (clock) state.clock = clock;
   if (!state.seenPorts.has(port)) { state.seenPorts.add(port); rebuildPortFilters(); }
   if (!state.seenKinds.has(kind)) { state.seenKinds.add(kind); rebuildKindFilters(); }
-  if (visible(port, kind, json)) aggregate(t, port, kind, clock, json, data);
+  if (visible(port, kind, () => ringText(at))) aggregate(t, port, kind, clock, data, seq);
   state.dirty = true;
 }
 
-// A record (an Event's data) with its text exactly as the server sent it.
-function addEventRecord(record, json) {
-  addRecord(record.timestamp, record.port, record.event.kind, record.clock || null, json, record.event.data || {});
+// A record (an Event's data) whose exact text is message[start, start + length).
+function addEventRecord(record, message, start, length) {
+  addRecord(record.timestamp, record.port, record.event.kind, record.clock || null, message, start, length,
+            record.event.data || {});
 }
 
 function addFramesLine(line) {
   for (const frame of line.frames) {
-    addRecord(frame.timestamp ?? line.timestamp, frame.port, 'Itm', null, JSON.stringify(frame), { data: frame.data });
+    const text = JSON.stringify(frame);
+    addRecord(frame.timestamp ?? line.timestamp, frame.port, 'Itm', null, text, 0, text.length, { data: frame.data });
   }
 }
 
-// The record exactly as the server sent it: the message is {"type":"Event","data":RECORD}.
-function recordText(message) {
+// A single Event: the message is {"type":"Event","data":RECORD}; the record's exact text.
+function addEventMessage(message, text) {
   const prefix = '{"type":"Event","data":';
-  return message.startsWith(prefix) ? message.slice(prefix.length, -1) : JSON.stringify(JSON.parse(message).data);
+  if (text.startsWith(prefix)) addEventRecord(message.data, text, prefix.length, text.length - prefix.length - 1);
+  else {
+    const record = JSON.stringify(message.data);
+    addEventRecord(message.data, record, 0, record.length);
+  }
 }
 
-// The batched form: {"type":"Events","data":[RECORD or FRAMES LINE, ...]}. The records'
-// texts are cut from the message (JSON.stringify would reorder nothing but would lose the
-// exact bytes the export promises).
-function recordTexts(message) {
-  const texts = [];
-  const prefix = '{"type":"Events","data":[';
+// The batched form: {"type":"Events","lengths":[N, ...],"data":[RECORD or FRAMES LINE, ...]}
+// with each item's length in UTF-16 units, so the records' exact texts (which the export
+// promises) are found without scanning the message. Where the lengths do not add up, the
+// message is scanned instead.
+function recordStarts(message, parsed) {
+  const marker = '],"data":[';
+  let at = message.indexOf(marker) + marker.length;
+  const starts = new Array(parsed.lengths.length);
+  for (let i = 0; i < parsed.lengths.length; i++) {
+    starts[i] = at;
+    at += parsed.lengths[i] + 1;
+  }
+  return at === message.length - 1 ? starts : scanRecordStarts(message, parsed);
+}
+
+function scanRecordStarts(message, parsed) {
+  state.scannedBatches++;
+  const starts = [];
+  parsed.lengths = [];
   let depth = 0;
   let start = -1;
   let inString = false;
-  for (let i = prefix.length; i < message.length - 2; i++) {
+  for (let i = message.indexOf('"data":[') + 8; i < message.length - 2; i++) {
     const c = message.charCodeAt(i);
     if (inString) {
       if (c === 92) i++;               // backslash: skip the escaped character
@@ -293,9 +336,12 @@ function recordTexts(message) {
     }
     if (c === 34) { inString = true; continue; }
     if (c === 123 || c === 91) { if (depth++ === 0) start = i; continue; }
-    if ((c === 125 || c === 93) && --depth === 0) texts.push(message.slice(start, i + 1));
+    if ((c === 125 || c === 93) && --depth === 0) {
+      starts.push(start);
+      parsed.lengths.push(i + 1 - start);
+    }
   }
-  return texts;
+  return starts;
 }
 
 // ---- connection ----------------------------------------------------------------------
@@ -330,8 +376,9 @@ function send(message) {
 function onText(text, token) {
   const message = JSON.parse(text);
   if (message.type === 'Events') {
-    const texts = recordTexts(text);
-    message.data.forEach((line, i) => (line.frames ? addFramesLine(line) : addEventRecord(line, texts[i])));
+    const starts = recordStarts(text, message);
+    message.data.forEach((line, i) => (line.frames ? addFramesLine(line)
+                                                   : addEventRecord(line, text, starts[i], message.lengths[i])));
     return;
   }
   onMessage(message, token, text);
@@ -365,7 +412,7 @@ function onMessage(message, token, text) {
       state.dirty = true;
       break;
     case 'Event':
-      addEventRecord(message.data, recordText(text));
+      addEventMessage(message, text);
       break;
     case 'Itm':
       addFramesLine(message.data);
@@ -442,7 +489,7 @@ function setupControls() {
     state.dirty = true;
   });
   $('clear').addEventListener('click', () => {
-    ring.head = 0;
+    ring.head = state.total % HISTORY;  // a record's slot stays its arrival number mod HISTORY
     ring.count = 0;
     state.newest = null;
     state.view = { start: 0, end: 0, follow: true };
@@ -577,7 +624,15 @@ function logLine(r, lineText) {
   return line;
 }
 
-function renderLog(box, list, lineText) {
+// An arrival number of agg.all as a record for the records view (its text cut from the ring).
+function heldRecord(seq) {
+  const at = ringSlot(seq);
+  if (at < 0) return { timestamp: 0, port: 0, clock: null, json: '(no longer held)' };
+  return { timestamp: ring.time[at], port: ring.port[at], clock: CLOCKS[ring.clock[at]], json: ringText(at) };
+}
+
+// `item`: turns a list entry into the record drawn (the records view keeps arrival numbers).
+function renderLog(box, list, lineText, item = (entry) => entry) {
   const scroller = box.parentElement;
   const following = box.dataset.rows === undefined ||
                     scroller.scrollTop + scroller.clientHeight >= Number(box.dataset.rows) * ROW_HEIGHT - ROW_HEIGHT;
@@ -588,7 +643,7 @@ function renderLog(box, list, lineText) {
   const last = Math.min(list.length, first + Math.ceil(scroller.clientHeight / ROW_HEIGHT) + 4);
   const fragment = document.createDocumentFragment();
   for (let i = first; i < last; i++) {
-    const line = logLine(list[i], lineText);
+    const line = logLine(item(list[i]), lineText);
     line.style.top = `${i * ROW_HEIGHT}px`;
     fragment.append(line);
   }
@@ -672,12 +727,23 @@ function renderTimeline() {
       context.fillStyle = '#d8dee6';
       context.fillText(entry.label, 6, y + laneHeight / 2 + 4, LABEL_WIDTH - 10);
       context.fillStyle = COLOURS[index % COLOURS.length];
+      // Bars that touch within a pixel are painted as one rectangle: zoomed out, thousands
+      // of bars share a few pixels, and painting each would cost more than the rest.
+      let runStart = 0;
+      let runEnd = -1;
       for (const [start, stop] of barsIn(entry, view.start, view.end)) {
         const x0 = LABEL_WIDTH + Math.max(0, (start - view.start) * scale);
-        const x1 = LABEL_WIDTH + Math.min(plotWidth, (stop - view.start) * scale);
-        context.fillRect(x0, y + 2, Math.max(1, x1 - x0), laneHeight - 4);
+        const x1 = Math.max(x0 + 1, LABEL_WIDTH + Math.min(plotWidth, (stop - view.start) * scale));
+        if (x0 <= runEnd + 0.5) {
+          runEnd = Math.max(runEnd, x1);
+        } else {
+          if (runEnd >= 0) context.fillRect(runStart, y + 2, runEnd - runStart, laneHeight - 4);
+          runStart = x0;
+          runEnd = x1;
+        }
         bars++;
       }
+      if (runEnd >= 0) context.fillRect(runStart, y + 2, runEnd - runStart, laneHeight - 4);
     });
     timelineLayout = { lanes, laneHeight, scale, view: { ...view }, plotWidth };
     drawTimeAxis(context, width, height, view, state.clock);
@@ -932,7 +998,7 @@ const RENDERERS = {
   counters: renderCounters,
   exceptions: renderExceptions,
   pcsamples: renderPcSamples,
-  records: () => renderLog($('records'), agg.all, (r) => r.json),
+  records: () => renderLog($('records'), agg.all, (r) => r.json, heldRecord),
 };
 
 let lastRender = 0;
