@@ -76,12 +76,22 @@ void ItmSession::on_packet(const Packet& p) {
       break;
     case PacketKind::local_timestamp:
     case PacketKind::global_timestamp1:
-    case PacketKind::global_timestamp2:
+    case PacketKind::global_timestamp2: {
       ++stats_.timestamps;
+      const std::uint64_t before = target_time();
+      const bool had_time = clock_.seen();
       clock_.apply(p);
-      recent_times_[stats_.timestamps % recent_times_.size()] = target_time();
-      if (options_.timestamps == TimestampMode::target) stamp_pending(target_time(), target_clock());
+      // LTS1's TC (D4.2.4): non-zero, the timestamp or the packets were delayed, so the
+      // time is not exactly when the packets before it were generated. LTS2 is always exact.
+      const bool exact = p.kind != PacketKind::local_timestamp || p.info == 0;
+      recent_times_[stats_.timestamps % recent_times_.size()] = Moment{target_time(), exact};
+      if (had_time) cut_lines_at_pause(before);
+      if (options_.timestamps == TimestampMode::target) {
+        if (host_stamped_ != 0 && clock_.seen()) note_first_target_time();
+        stamp_pending(target_time(), target_clock(), exact);
+      }
       return;
+    }
     case PacketKind::sync:
       ++stats_.syncs;
       return;
@@ -119,6 +129,14 @@ void ItmSession::on_packet(const Packet& p) {
       break;
   }
   release_if_full();
+}
+
+// The writes since the previous timestamp (moment timestamps - 1) came `target_time() - before`
+// after the ones before it: past the line timeout, partial lines end between them.
+void ItmSession::cut_lines_at_pause(std::uint64_t before) {
+  if (!options_.cut_lines_by_target_time || options_.cpu_hz == 0) return;
+  const std::uint64_t now = target_time();
+  if (now > before && now - before > options_.line_timeout_us * 1000U) router_.cut_before(stats_.timestamps - 1, *this);
 }
 
 void ItmSession::on_hardware_packet(const Packet& p) {
@@ -192,13 +210,14 @@ void ItmSession::stage(const Event& event) {
   ++stats_.records;
   if (options_.format == OutputFormat::none && !options_.frames) return;
   formatter_.body(staging_, event);
-  pending_.push_back(Pending{staging_.size(), host_us_, time_since(event.began)});
+  const Moment began = time_since(event.began);
+  pending_.push_back(Pending{staging_.size(), host_us_, began.time, began.exact});
   if (options_.timestamps == TimestampMode::host) release_pending();
 }
 
-std::uint64_t ItmSession::time_since(std::uint64_t began) const noexcept {
+ItmSession::Moment ItmSession::time_since(std::uint64_t began) const noexcept {
   if (began == began_now || began >= stats_.timestamps || options_.timestamps != TimestampMode::target) {
-    return began_now;
+    return Moment{began_now, true};
   }
   const std::uint64_t kept = recent_times_.size() - 1;
   const std::uint64_t oldest_kept = stats_.timestamps > kept ? stats_.timestamps - kept : 1;
@@ -214,25 +233,26 @@ std::uint64_t ItmSession::target_time() const noexcept {
   return cycles / hz * 1'000'000'000U + cycles % hz * 1'000'000'000U / hz;
 }
 
-const RecordFormatter::Stamp& ItmSession::stamp_for(std::uint64_t timestamp, std::string_view clock) {
-  if (timestamp != stamp_time_ || clock != stamp_clock_ || stamp_.suffix.empty()) {
-    formatter_.stamp(stamp_, timestamp, clock);
+const RecordFormatter::Stamp& ItmSession::stamp_for(std::uint64_t timestamp, std::string_view clock, bool exact) {
+  if (timestamp != stamp_time_ || clock != stamp_clock_ || exact != stamp_exact_ || stamp_.suffix.empty()) {
+    formatter_.stamp(stamp_, timestamp, clock, exact);
     stamp_time_ = timestamp;
     stamp_clock_ = clock;
+    stamp_exact_ = exact;
   }
   return stamp_;
 }
 
-void ItmSession::stamp_pending(std::uint64_t timestamp, std::string_view clock) {
+void ItmSession::stamp_pending(std::uint64_t timestamp, std::string_view clock, bool exact) {
   OutBuffer& out = writer_.buffer();
   if (!pending_.empty()) {
-    const RecordFormatter::Stamp& stamp = stamp_for(timestamp, clock);
+    const RecordFormatter::Stamp& stamp = stamp_for(timestamp, clock, exact);
     std::size_t begin = 0;
     for (const Pending& record : pending_) {
       if (record.target_time == began_now) {
         RecordFormatter::line(out, stamp, staging_.view(begin, record.body_end));
       } else {  // dated earlier (a text line's first character): rare, its own stamp
-        formatter_.stamp(earlier_stamp_, record.target_time, clock);
+        formatter_.stamp(earlier_stamp_, record.target_time, clock, record.exact);
         RecordFormatter::line(out, earlier_stamp_, staging_.view(begin, record.body_end));
       }
       begin = record.body_end;
@@ -258,7 +278,7 @@ void ItmSession::stamp_pending(std::uint64_t timestamp, std::string_view clock) 
     }
     out += "],\"clock\":\""sv;
     out += clock;
-    out += "\"}\n"sv;
+    out += exact ? "\"}\n"sv : "\",\"time_exact\":false}\n"sv;
     frames_.clear();
   }
   pending_.clear();
@@ -266,25 +286,44 @@ void ItmSession::stamp_pending(std::uint64_t timestamp, std::string_view clock) 
   writer_.commit();
 }
 
+// Records released before the timestamp that dates them: the last target time is only a
+// lower bound of theirs, so they say "time_exact":false.
 void ItmSession::release_pending() {
   if (pending_.empty() && frames_.empty()) return;
   if (options_.timestamps == TimestampMode::none) {
-    stamp_pending(0, "none");
+    stamp_pending(0, "none", true);
   } else if (options_.timestamps == TimestampMode::target && clock_.seen()) {
-    stamp_pending(target_time(), target_clock());
+    stamp_pending(target_time(), target_clock(), false);
   } else {
-    // No target time: each record keeps the host time its bytes arrived at.
-    OutBuffer& out = writer_.buffer();
-    std::size_t begin = 0;
-    for (const Pending& record : pending_) {
-      RecordFormatter::line(out, stamp_for(record.host_us, "us"), staging_.view(begin, record.body_end));
-      begin = record.body_end;
-    }
-    pending_.clear();
-    staging_.clear();
-    if (!frames_.empty()) stamp_pending(host_us_, "us");
-    writer_.commit();
+    stamp_with_host_time();
   }
+}
+
+// No target time (yet): each record keeps the host time its bytes arrived at. With
+// --timestamps host that is the time asked for; in target mode it stands in for a target
+// time the stream has not given, so it is not exact, and the switch to target time, when
+// a timestamp comes, is said once.
+void ItmSession::stamp_with_host_time() {
+  const bool exact = options_.timestamps == TimestampMode::host;
+  if (!exact) host_stamped_ += pending_.size();
+  OutBuffer& out = writer_.buffer();
+  std::size_t begin = 0;
+  for (const Pending& record : pending_) {
+    RecordFormatter::line(out, stamp_for(record.host_us, "us", exact), staging_.view(begin, record.body_end));
+    begin = record.body_end;
+  }
+  pending_.clear();
+  staging_.clear();
+  if (!frames_.empty()) stamp_pending(host_us_, "us", exact);
+  writer_.commit();
+}
+
+void ItmSession::note_first_target_time() {
+  warnings_.push_back(
+      fmt::format("the first {} record(s) came before the stream's first ITM timestamp and carry host receive time "
+                  "(\"clock\":\"us\", \"time_exact\":false); from here on records carry target time (\"clock\":\"{}\")",
+                  host_stamped_, target_clock()));
+  host_stamped_ = 0;
 }
 
 void ItmSession::idle(std::uint64_t host_us) {

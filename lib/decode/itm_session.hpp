@@ -4,7 +4,9 @@
 // Timestamps: an ITM local timestamp follows the packets it dates (ARMv7-M D4.2.4),
 // so records wait (as JSON bodies, no re-encoding) until the next timestamp packet.
 // When input pauses, ends, or too many wait, they are released with the last target
-// time, or with the host receive time if the stream has carried no target time.
+// time, or with the host receive time if the stream has carried no target time; either
+// way the record says "time_exact":false, as it does when the timestamp that dates it was
+// flagged delayed (LTS1 TC != 0, D4.2.4).
 #pragma once
 
 #include <array>
@@ -40,6 +42,10 @@ struct SessionOptions {
   std::size_t max_pending = 4096;           // records waiting for a timestamp
   std::uint64_t max_pending_us = 50'000;    // ... and for at most this long (host time)
   std::uint64_t line_timeout_us = 200'000;  // partial text lines are emitted after this pause
+  // Replaying a file (input that never pauses): a pause is seen in target time instead, a
+  // timestamp delta longer than line_timeout_us ends partial lines, so a replay gives the
+  // lines the live decode gave. Needs cpu_hz (target time in ns).
+  bool cut_lines_by_target_time = false;
 };
 
 struct DecodeStats {
@@ -81,6 +87,12 @@ class ItmSession final : private EventSink {
     std::size_t body_end;
     std::uint64_t host_us;
     std::uint64_t target_time;  // known already (a text line's first character), or began_now
+    bool exact;                 // of target_time, when known already
+  };
+  // A timestamp packet's target time, and whether it is exact (not flagged delayed).
+  struct Moment {
+    std::uint64_t time = 0;
+    bool exact = true;
   };
   struct PortHealth {
     std::uint64_t received = 0;  // payload bytes written to the port
@@ -104,6 +116,7 @@ class ItmSession final : private EventSink {
   void on_packet(const itm::Packet& packet);
   void on_byte_run(std::uint16_t port, std::span<const std::uint8_t> bytes);
   void release_if_full();
+  void cut_lines_at_pause(std::uint64_t before);
   void on_hardware_packet(const itm::Packet& packet);
   // Events from port decoders (EventSink); their Malformed events count as port errors.
   void on_event(const Event& event) override;
@@ -112,12 +125,15 @@ class ItmSession final : private EventSink {
   [[nodiscard]] std::uint64_t moment() const override { return stats_.timestamps; }
   // The target time an event that began at `began` has, if a timestamp came since then: that
   // of the first one after it (it dates the packets before it); else began_now.
-  [[nodiscard]] std::uint64_t time_since(std::uint64_t began) const noexcept;
+  [[nodiscard]] Moment time_since(std::uint64_t began) const noexcept;
   // Stages an event's record until its timestamp is known.
   void stage(const Event& event);
-  void stamp_pending(std::uint64_t timestamp, std::string_view clock);
+  void stamp_pending(std::uint64_t timestamp, std::string_view clock, bool exact);
   // The cached line prefix/suffix for this time (records of one group share it).
-  const RecordFormatter::Stamp& stamp_for(std::uint64_t timestamp, std::string_view clock);
+  const RecordFormatter::Stamp& stamp_for(std::uint64_t timestamp, std::string_view clock, bool exact);
+  // Records released before the stream carried any target time: host time, said once.
+  void stamp_with_host_time();
+  void note_first_target_time();
   void release_pending();
   [[nodiscard]] std::uint64_t target_time() const noexcept;
   [[nodiscard]] std::string_view target_clock() const noexcept { return options_.cpu_hz != 0 ? "ns" : "cycles"; }
@@ -135,10 +151,12 @@ class ItmSession final : private EventSink {
   RecordFormatter::Stamp earlier_stamp_;  // for a record dated before the group it is written with
   std::uint64_t stamp_time_ = 0;
   std::string_view stamp_clock_;
+  bool stamp_exact_ = true;
   std::vector<Pending> pending_;
   // The target time after each of the last timestamp packets, by count modulo the size: a
   // line spans at most max_line writes, so at most that many timestamps.
-  std::vector<std::uint64_t> recent_times_;
+  std::vector<Moment> recent_times_;
+  std::uint64_t host_stamped_ = 0;  // records given host time before the first target time
   std::vector<Frame> frames_;
   std::vector<PortHealth> port_health_;
   std::vector<std::string> warnings_;

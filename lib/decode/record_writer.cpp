@@ -184,13 +184,13 @@ void RecordFormatter::text_body(OutBuffer& out, const Event& e) const {
   }
 }
 
-void RecordFormatter::stamp(Stamp& stamp, std::uint64_t timestamp, std::string_view clock) const {
+void RecordFormatter::stamp(Stamp& stamp, std::uint64_t timestamp, std::string_view clock, bool exact) const {
   if (format_ == OutputFormat::ndjson) {
-    stamp.set(timestamp, clock);
+    stamp.set(timestamp, clock, exact);
   } else if (format_ == OutputFormat::text) {
     stamp.prefix.clear();
     stamp.suffix.clear();
-    fmt::format_to(std::back_inserter(stamp.prefix), "{:>14} ", timestamp);
+    fmt::format_to(std::back_inserter(stamp.prefix), "{:>14}{}", timestamp, exact ? ' ' : '~');
     stamp.suffix += '\n';
   }
 }

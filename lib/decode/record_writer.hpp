@@ -26,7 +26,9 @@ class RecordFormatter {
   void body(OutBuffer& out, const Event& event) const;
   // The parts of a line around its body, for writing many lines with one timestamp.
   using Stamp = RecordStamp;
-  void stamp(Stamp& stamp, std::uint64_t timestamp, std::string_view clock) const;
+  // `exact` false: the time is only the best known (NDJSON: "time_exact":false; text: a '~'
+  // after the time).
+  void stamp(Stamp& stamp, std::uint64_t timestamp, std::string_view clock, bool exact = true) const;
   static void line(OutBuffer& out, const Stamp& stamp, std::string_view body) { stamp.line(out, body); }
 
  private:

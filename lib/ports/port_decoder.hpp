@@ -29,6 +29,13 @@ class PortDecoder {
   // One SWIT write: `size` (1, 2 or 4) little-endian bytes of `value`.
   virtual void write(std::uint32_t value, std::uint8_t size, EventSink& sink) = 0;
   virtual void flush(FlushReason reason, EventSink& sink) = 0;
+  // The writes made at EventSink::moment() `moment` or later came after a pause longer than
+  // the line timeout (seen in target time, replaying a file): a partial line ends before
+  // them, as a live decode would have ended it when input paused.
+  virtual void cut_before(std::uint64_t moment, EventSink& sink) {
+    (void)moment;
+    (void)sink;
+  }
   // A run of 1-byte writes; decoders override it when they can do better than a loop.
   virtual void write_bytes(std::span<const std::uint8_t> bytes, EventSink& sink) {
     for (const std::uint8_t b : bytes) write(b, 1, sink);

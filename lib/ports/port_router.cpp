@@ -37,4 +37,8 @@ void PortRouter::flush(FlushReason reason, EventSink& sink) {
   for (PortDecoder* decoder : active_) decoder->flush(reason, sink);
 }
 
+void PortRouter::cut_before(std::uint64_t moment, EventSink& sink) {
+  for (PortDecoder* decoder : active_) decoder->cut_before(moment, sink);
+}
+
 }  // namespace tp

@@ -21,6 +21,7 @@ class PortRouter {
   // A run of 1-byte writes to one port; returns false when the port is filtered.
   bool write_bytes(std::uint16_t port, std::span<const std::uint8_t> bytes, EventSink& sink);
   void flush(FlushReason reason, EventSink& sink);
+  void cut_before(std::uint64_t moment, EventSink& sink);
   [[nodiscard]] const PortMap& map() const noexcept { return map_; }
   [[nodiscard]] std::uint64_t filtered_writes() const noexcept { return filtered_; }
 

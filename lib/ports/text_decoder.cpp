@@ -19,6 +19,34 @@ void TextDecoder::emit_line(EventSink& sink) {
   line_.clear();
 }
 
+void TextDecoder::note_append(EventSink& sink) {
+  const std::uint64_t now = sink.moment();
+  if (line_.empty()) {
+    line_began_ = now;
+    tail_moment_ = now;
+    tail_start_ = 0;
+  } else if (now != tail_moment_) {
+    tail_moment_ = now;
+    tail_start_ = line_.size();
+  }
+}
+
+void TextDecoder::cut_before(std::uint64_t moment, EventSink& sink) {
+  if (line_.empty()) return;
+  if (tail_moment_ < moment) {  // all of it came before the pause
+    emit_line(sink);
+    return;
+  }
+  if (tail_start_ == 0) return;  // all of it came after
+  // Characters from before the pause, then the ones after it: two lines.
+  const std::string after = line_.substr(tail_start_);
+  line_.resize(tail_start_);
+  emit_line(sink);
+  line_ = after;
+  line_began_ = tail_moment_;
+  tail_start_ = 0;
+}
+
 void TextDecoder::add_char(std::uint8_t c, bool from_byte_write, EventSink& sink) {
   if (c == '\n') {
     if (!line_.empty() && line_.back() == '\r') line_.pop_back();
@@ -30,7 +58,7 @@ void TextDecoder::add_char(std::uint8_t c, bool from_byte_write, EventSink& sink
     if (from_byte_write && !line_.empty()) emit_line(sink);
     return;
   }
-  if (line_.empty()) line_began_ = sink.moment();
+  note_append(sink);
   line_ += static_cast<char>(c);
   if (line_.size() >= max_line_) emit_line(sink);
 }
@@ -76,7 +104,7 @@ void TextDecoder::write_bytes(std::span<const std::uint8_t> bytes, EventSink& si
   while (i < bytes.size()) {
     const std::size_t limit = std::min(bytes.size(), i + (max_line_ - line_.size()));
     std::size_t j = find_line_end(bytes, i, limit);
-    if (line_.empty() && j > i) line_began_ = sink.moment();
+    if (j > i) note_append(sink);
     line_.append(reinterpret_cast<const char*>(bytes.data() + i), j - i);
     if (j == limit && line_.size() >= max_line_) {
       emit_line(sink);

@@ -370,10 +370,17 @@ bool check_member(std::string_view key, simdjson::ondemand::value value, Checked
     problem = "\"clock\" is not one of cycles, ns, us, ticks, none";
     return false;
   }
+  if (key == "time_exact") {
+    bool exact = true;
+    if (value.get_bool().get(exact) == simdjson::SUCCESS && !exact) return true;
+    problem = "\"time_exact\" is not false (it is present only when the time is not exact)";
+    return false;
+  }
   return true;  // a field this validator does not know: ignored
 }
 
-constexpr std::array<std::string_view, 6> known_fields = {"timestamp", "port", "event", "frames", "source", "clock"};
+constexpr std::array<std::string_view, 7> known_fields = {"timestamp", "port",  "event",     "frames",
+                                                          "source",    "clock", "time_exact"};
 
 std::optional<CheckedLine> check_object(simdjson::ondemand::document& document, std::string& problem) {
   simdjson::ondemand::object object;

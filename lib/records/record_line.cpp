@@ -53,7 +53,7 @@ void RecordBody::end(std::string_view source) {
   out_ += '"';
 }
 
-void RecordStamp::set(std::uint64_t timestamp, std::string_view clock) {
+void RecordStamp::set(std::uint64_t timestamp, std::string_view clock, bool exact) {
   prefix.clear();
   prefix += "{\"timestamp\":"sv;
   append_uint(prefix, timestamp);
@@ -64,6 +64,7 @@ void RecordStamp::set(std::uint64_t timestamp, std::string_view clock) {
     suffix += clock;
     suffix += '"';
   }
+  if (!exact) suffix += ",\"time_exact\":false"sv;
   suffix += "}\n"sv;
 }
 

@@ -72,12 +72,14 @@ class RecordBody {
   RecordData data_;
 };
 
-// {"timestamp":T,   and   ,"clock":"C"}\n   around the bodies of records stamped T.
+// {"timestamp":T,   and   ,"clock":"C"[,"time_exact":false]}\n   around the bodies of records
+// stamped T. `exact` false: T is not when the records happened, only the best time known
+// (an ITM timestamp flagged delayed, or records released before their timestamp came).
 struct RecordStamp {
   OutBuffer prefix;
   OutBuffer suffix;
 
-  void set(std::uint64_t timestamp, std::string_view clock);
+  void set(std::uint64_t timestamp, std::string_view clock, bool exact = true);
   // A whole line: the prefix, `body`, the suffix.
   void line(OutBuffer& out, std::string_view body) const;
 };

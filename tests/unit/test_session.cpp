@@ -125,6 +125,103 @@ TEST_CASE("without target timestamps records get host time, and say so") {
   CHECK(Json(decode_lines(bytes, none)[0]).str("/clock") == "none");
 }
 
+TEST_CASE("a time that is not exact says so: delayed timestamps, records released before theirs") {
+  // 'A\n', LTS1 with TC = 1 (timestamp delayed, D4.2.4) of 5; 'B\n', LTS2 of 3 (exact, TC
+  // always 0); 'C\n' and the end of input: released with the last time, a lower bound.
+  const std::vector<std::uint8_t> bytes{0x01, 'A',  0x01, '\n', 0xD0, 0x05, 0x01, 'B',
+                                        0x01, '\n', 0x30, 0x01, 'C',  0x01, '\n'};
+  const auto lines = decode_lines(bytes);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] == R"({"timestamp":5,"port":0,"event":{"kind":"Text","data":{"message":"A"}},"source":"itm",)"
+                    R"("clock":"cycles","time_exact":false})");
+  CHECK(lines[1] ==
+        R"({"timestamp":8,"port":0,"event":{"kind":"Text","data":{"message":"B"}},"source":"itm","clock":"cycles"})");
+  CHECK(lines[2] == R"({"timestamp":8,"port":0,"event":{"kind":"Text","data":{"message":"C"}},"source":"itm",)"
+                    R"("clock":"cycles","time_exact":false})");
+
+  SessionOptions frames;
+  frames.frames = true;
+  const auto with_frames = decode_lines(bytes, frames);
+  REQUIRE(with_frames.size() == 6);
+  CHECK(with_frames[1] == R"({"timestamp":5,"frames":[{"port":0,"data":[65],"timestamp":5},)"
+                          R"({"port":0,"data":[10],"timestamp":5}],"clock":"cycles","time_exact":false})");
+  CHECK(with_frames[3].find("time_exact") == std::string::npos);
+
+  SessionOptions text;
+  text.format = OutputFormat::text;
+  const auto text_lines = decode_lines(bytes, text);
+  REQUIRE(text_lines.size() == 3);
+  CHECK(text_lines[0].starts_with("             5~"));
+  CHECK(text_lines[1].starts_with("             8 "));
+}
+
+TEST_CASE("records before the first target timestamp carry host time, not exact, and the switch is said") {
+  const int fd = ::memfd_create("tracepipe-test", 0);
+  std::vector<std::string> warnings;
+  {
+    BatchedWriter writer(fd, false, 4096);
+    ItmSession session(PortMap::standard(), SessionOptions{}, writer);
+    const std::vector<std::uint8_t> early{0x01, 'x', 0x01, '\n'};
+    session.feed(early, 700);
+    session.idle(800);  // input pauses: released with its host time
+    CHECK(session.take_warnings().empty());
+    const std::vector<std::uint8_t> later{0x01, 'y', 0x01, '\n', 0x20};  // 'y\n', LTS2 of 2
+    session.feed(later, 900);
+    warnings = session.take_warnings();
+    session.finish(1000);
+    writer.flush();
+  }
+  std::string content(4096, '\0');
+  content.resize(static_cast<std::size_t>(::pread(fd, content.data(), content.size(), 0)));
+  ::close(fd);
+  CHECK(content == R"({"timestamp":700,"port":0,"event":{"kind":"Text","data":{"message":"x"}},"source":"itm",)"
+                   R"("clock":"us","time_exact":false})"
+                   "\n"
+                   R"({"timestamp":2,"port":0,"event":{"kind":"Text","data":{"message":"y"}},"source":"itm",)"
+                   R"("clock":"cycles"})"
+                   "\n");
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("first 1 record(s) came before the stream's first ITM timestamp") != std::string::npos);
+
+  // --timestamps host: host time is what was asked for, exact for what it says.
+  SessionOptions host;
+  host.timestamps = TimestampMode::host;
+  const auto lines = decode_lines({0x01, 'z', 0x01, '\n'}, host, PortMap::standard(), 0, 55);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0] ==
+        R"({"timestamp":55,"port":0,"event":{"kind":"Text","data":{"message":"z"}},"source":"itm","clock":"us"})");
+}
+
+TEST_CASE("replaying a file, a pause in target time ends a partial line as the live decode did") {
+  // 1 MHz core, line timeout 200 ms. 'a' 'b', LTS 10; 'c', LTS 300000 (0.3 s: the pause was
+  // before 'c'); 'd' '\n', LTS 1. Then 'x', LTS 5, LTS 300000 alone; 'y' '\n', LTS 1.
+  const std::vector<std::uint8_t> bytes{0x01, 'a',  0x01, 'b',  0xC0, 0x0A, 0x01, 'c',  0xC0, 0xE0,
+                                        0xA7, 0x12, 0x01, 'd',  0x01, '\n', 0x10, 0x01, 'x',  0xC0,
+                                        0x05, 0xC0, 0xE0, 0xA7, 0x12, 0x01, 'y',  0x01, '\n', 0x10};
+  SessionOptions replay;
+  replay.cpu_hz = 1'000'000;
+  replay.cut_lines_by_target_time = true;
+  const auto lines = decode_lines(bytes, replay);
+  REQUIRE(lines.size() == 4);
+  CHECK(Json(lines[0]).str("/event/data/message") == "ab");
+  CHECK(Json(lines[0]).u64("/timestamp") == 10'000);  // ns
+  CHECK(Json(lines[1]).str("/event/data/message") == "cd");
+  CHECK(Json(lines[1]).u64("/timestamp") == 300'010'000);
+  CHECK(Json(lines[2]).str("/event/data/message") == "x");
+  CHECK(Json(lines[2]).u64("/timestamp") == 300'016'000);
+  CHECK(Json(lines[3]).str("/event/data/message") == "y");
+  CHECK(Json(lines[3]).u64("/timestamp") == 600'017'000);
+
+  // Live (the option off), or without --cpu-hz: the lines are as the newlines make them.
+  const auto live = decode_lines(bytes, SessionOptions{.cpu_hz = 1'000'000});
+  REQUIRE(live.size() == 2);
+  CHECK(Json(live[0]).str("/event/data/message") == "abcd");
+  CHECK(Json(live[1]).str("/event/data/message") == "xy");
+  SessionOptions no_clock;
+  no_clock.cut_lines_by_target_time = true;
+  CHECK(decode_lines(bytes, no_clock).size() == 2);
+}
+
 TEST_CASE("every record kind is valid JSON with the Callisto field names") {
   std::vector<std::uint8_t> bytes;
   ItmStreamEncoder enc(bytes);

@@ -61,9 +61,10 @@ tp::SessionOptions session_options(const Options& o) {
 tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Logger& log) {
   tp::PortMap map = o.port_map.empty() ? tp::PortMap::standard() : tp::PortMap::load(o.port_map);
   if (!o.isr_names.empty()) map.add_isr_names(tp::parse_id_names(tp::read_text_file(o.isr_names), o.isr_names));
-  const tp::SessionOptions options = session_options(o);
+  tp::SessionOptions options = session_options(o);
   tp::ByteSource source = tp::ByteSource::open(o.input);
   source.follow(o.follow);
+  options.cut_lines_by_target_time = source.size().has_value() && !o.follow;  // a file replay
   tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append);
   tp::ItmSession session(std::move(map), options, writer);
   tp::Progress progress(source.size(), log.verbosity() != tp::Verbosity::quiet && !o.follow);
@@ -130,7 +131,9 @@ int run_main(int argc, char** argv) {
   app.add_option("--max-line", o.max_line, "Longest Text line before it is split")
       ->default_val(4096)
       ->check(CLI::Range(1, 1 << 24));
-  app.add_option("--line-timeout", o.line_timeout_ms, "Emit a partial Text line after this many ms without input")
+  app.add_option(
+         "--line-timeout", o.line_timeout_ms,
+         "Emit a partial Text line after this many ms without input (a file replay: a target-time gap, with --cpu-hz)")
       ->default_val(200)
       ->type_name("MS");
   tp::add_common_options(app, common);
