@@ -17,22 +17,6 @@ void NdjsonReader::report_bad_line(std::uint64_t number, std::string_view messag
   if (on_bad_line_) on_bad_line_(number, message);
 }
 
-// On-Demand parses lazily and trusts the nesting it is given: walk the top-level object
-// once (skipping each value checks its nesting) so that handlers may use any access,
-// and reject text after the object. Returns why the line is bad, or nullptr.
-// On-Demand checks only what it is asked for (skipping a value merely balances brackets,
-// so {"a":{"b":}]} would pass), and the record tools pass lines on byte for byte: each
-// line is validated whole by simdjson's DOM parser (stage 2 checks every value; integers
-// must fit 64 bits). The line sits in a buffer with simdjson's padding after it.
-const char* NdjsonReader::check_structure(simdjson::ondemand::document& document, std::string_view line) {
-  simdjson::dom::element root;
-  const auto error = validator_.parse(reinterpret_cast<const std::uint8_t*>(line.data()), line.size(), false).get(root);
-  if (error != simdjson::SUCCESS) return simdjson::error_message(error);
-  if (!root.is_object()) return "a record must be a JSON object";
-  document.rewind();
-  return nullptr;
-}
-
 void NdjsonReader::process_line(std::size_t begin, std::size_t end) {
   ++line_number_;
   if (end > begin && buffer_[end - 1] == '\r') --end;
@@ -41,25 +25,19 @@ void NdjsonReader::process_line(std::size_t begin, std::size_t end) {
   if (first == end) return;  // blank line: no record, nothing lost
   const char* data = buffer_.data() + begin;
   const std::size_t length = end - begin;
-  // The bytes after the line stay inside buffer_, whose capacity keeps the padding
-  // simdjson needs, so the line is parsed in place.
-  const std::size_t capacity = buffer_.capacity() - begin;
-  simdjson::ondemand::document document;
-  auto error = parser_.iterate(simdjson::padded_string_view(data, length, capacity)).get(document);
-  simdjson::ondemand::json_type type{};
-  if (error == simdjson::SUCCESS) error = document.type().get(type);
-  if (error == simdjson::SUCCESS && type != simdjson::ondemand::json_type::object) {
+  // One parse, in place: the bytes after the line stay inside buffer_, whose capacity keeps
+  // the padding simdjson needs. The DOM parser checks every value (stage 2; integers must
+  // fit 64 bits), not only what a handler reads, as On-Demand would (skipping a value there
+  // merely balances brackets, so {"a":{"b":}]} would pass).
+  simdjson::dom::element root;
+  auto error = parser_.parse(data, length, false).get(root);
+  simdjson::dom::object object;
+  if (error == simdjson::SUCCESS && root.get_object().get(object) != simdjson::SUCCESS) {
     report_bad("a record must be a JSON object");
     return;
   }
   if (error == simdjson::SUCCESS) {
-    if (const char* problem = check_structure(document, std::string_view(data, length))) {
-      report_bad(problem);
-      return;
-    }
-  }
-  if (error == simdjson::SUCCESS) {
-    NdjsonLine line{document, std::string_view(data, length), line_number_, {}};
+    NdjsonLine line{object, std::string_view(data, length), line_number_, {}};
     error = on_line_(line);
     if (error != simdjson::SUCCESS && !line.problem.empty()) {
       report_bad(line.problem);

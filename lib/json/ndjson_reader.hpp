@@ -1,5 +1,6 @@
-// NDJSON input on simdjson On-Demand: push bytes in, get one parsed document per line
-// (each line must be a JSON object: a record).
+// NDJSON input on simdjson's DOM parser: push bytes in, get each line parsed once, validated
+// whole (every value, as the record tools pass lines on byte for byte) and handed over as
+// its root object with the line's bytes (each line must be a JSON object: a record).
 // Bad lines (invalid JSON, rejected by the handler, too long) are counted and reported
 // with their line number; they are fatal only in strict mode.
 #pragma once
@@ -15,10 +16,10 @@
 namespace tp {
 
 struct NdjsonLine {
-  simdjson::ondemand::document& document;
-  std::string_view text;  // the raw line, without its newline
-  std::uint64_t number;   // 1-based
-  std::string problem;    // a handler may say why a line is bad (else simdjson's message)
+  simdjson::dom::object root;  // valid until the next line is parsed
+  std::string_view text;       // the raw line, without its newline
+  std::uint64_t number;        // 1-based
+  std::string problem;         // a handler may say why a line is bad (else simdjson's message)
 };
 
 class NdjsonReader {
@@ -49,14 +50,12 @@ class NdjsonReader {
 
  private:
   void process_line(std::size_t begin, std::size_t end);
-  const char* check_structure(simdjson::ondemand::document& document, std::string_view line);
   void report_bad(std::string_view message) { report_bad_line(line_number_, message); }
 
   LineHandler on_line_;
   BadLineHandler on_bad_line_;
-  simdjson::ondemand::parser parser_;
-  simdjson::dom::parser validator_;  // On-Demand does not check what it skips: this does
-  std::string buffer_;               // pending bytes; capacity keeps SIMDJSON_PADDING spare
+  simdjson::dom::parser parser_;
+  std::string buffer_;  // pending bytes; capacity keeps SIMDJSON_PADDING spare
   std::size_t max_line_;
   std::uint64_t line_number_ = 0;
   std::uint64_t bad_lines_ = 0;

@@ -32,9 +32,9 @@ CsvSink::CsvSink(const CsvOptions& options, BatchedWriter& writer, BadLine on_ba
 
 simdjson::error_code CsvSink::on_line(NdjsonLine& line) {
   // Only records and frames lines become rows: the record's one validator decides.
-  if (!check_record_line(line.document, line.problem)) return simdjson::INCORRECT_TYPE;
-  if (rows_) return write(line.document);
-  if (auto error = inference_.add(line.document); error != simdjson::SUCCESS) return error;
+  if (!check_record_line(line.root, line.problem)) return simdjson::INCORRECT_TYPE;
+  if (rows_) return write(line.root);
+  inference_.add(line.root);
   waiting_.push_back({line.number, std::string(line.text)});
   if (waiting_.size() >= options_.infer_lines) finish_inference();
   return simdjson::SUCCESS;
@@ -60,19 +60,18 @@ void CsvSink::start(std::vector<CsvColumn> columns) {
 
 void CsvSink::finish_inference() {
   start(inference_.columns());
-  simdjson::ondemand::parser parser;
+  simdjson::dom::parser parser;
   for (const Waiting& line : waiting_) {
-    const simdjson::padded_string padded(line.text);
-    simdjson::ondemand::document document;
-    simdjson::error_code error = parser.iterate(padded).get(document);
-    if (error == simdjson::SUCCESS) error = write(document);
+    simdjson::dom::object root;
+    simdjson::error_code error = parser.parse(line.text).get(root);
+    if (error == simdjson::SUCCESS) error = write(root);
     if (error != simdjson::SUCCESS) on_bad_line_(line.number, simdjson::error_message(error));
   }
   waiting_.clear();
 }
 
-simdjson::error_code CsvSink::write(simdjson::ondemand::document& document) {
-  const simdjson::error_code error = rows_->row(document, writer_.buffer());
+simdjson::error_code CsvSink::write(simdjson::dom::object root) {
+  const simdjson::error_code error = rows_->row(root, writer_.buffer());
   writer_.commit();
   return error;
 }

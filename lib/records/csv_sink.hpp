@@ -55,7 +55,7 @@ class CsvSink {
   };
   void start(std::vector<CsvColumn> columns);
   void finish_inference();
-  simdjson::error_code write(simdjson::ondemand::document& document);
+  simdjson::error_code write(simdjson::dom::object root);
 
   CsvOptions options_;
   bool write_header_;

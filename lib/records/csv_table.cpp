@@ -47,7 +47,7 @@ std::vector<CsvColumn> parse_columns(std::string_view list) {
       path = item.substr(eq + 1);
     }
     if (header.empty() || path.empty()) throw Error(ExitCode::usage, fmt::format("--columns: bad column '{}'", item));
-    columns.push_back(CsvColumn{std::string(header), dotted_to_pointer(resolve_field_alias(path))});
+    columns.push_back(CsvColumn{std::string(header), FieldPath(resolve_field_alias(path))});
   }
   if (columns.empty()) throw Error(ExitCode::usage, "--columns needs at least one column");
   return columns;
@@ -144,26 +144,23 @@ bool CsvRowWriter::append_time(OutBuffer& out, std::string_view timestamp, std::
   return true;
 }
 
-simdjson::error_code CsvRowWriter::row(simdjson::ondemand::document& document, OutBuffer& out) {
+simdjson::error_code CsvRowWriter::row(simdjson::dom::object root, OutBuffer& out) {
   const std::size_t start = out.size();
-  simdjson::ondemand::json_type type{};
-  if (auto error = document.type().get(type); error != simdjson::SUCCESS) return error;
-  if (type != simdjson::ondemand::json_type::object) return simdjson::INCORRECT_TYPE;
   if (time_ != TimeFormat::raw) {
-    ValueText clock;
     clock_.clear();
-    if (field_text(document, "/clock", clock) == simdjson::SUCCESS) clock_ = clock.text;
+    std::string_view clock;
+    if (root["clock"].get_string().get(clock) == simdjson::SUCCESS) clock_ = clock;
   }
+  ValueText value;
   for (std::size_t i = 0; i < columns_.size(); ++i) {
     if (i != 0) out += delimiter_;
-    ValueText value;
-    const simdjson::error_code error = field_text(document, columns_[i].pointer, value);
+    const simdjson::error_code error = field_text(root, columns_[i].field, value);
     if (error != simdjson::SUCCESS && !is_missing_field(error)) {
       out.commit_to(out.data() + start);
       return error;
     }
     if (error != simdjson::SUCCESS || value.type == ValueType::null) continue;  // an empty cell
-    if (time_ != TimeFormat::raw && columns_[i].pointer == "/timestamp" && value.type == ValueType::number) {
+    if (time_ != TimeFormat::raw && value.type == ValueType::number && columns_[i].field.pointer() == "/timestamp") {
       if (append_time(out, value.text, clock_)) continue;
       ++unconverted_times_;
     }
@@ -179,48 +176,33 @@ void ColumnInference::add_path(const std::string& path) {
   if (seen_.insert(path).second) paths_.push_back(path);
 }
 
-simdjson::error_code ColumnInference::walk(simdjson::ondemand::value value, std::string& path) {
-  simdjson::ondemand::json_type type{};
-  if (auto error = value.type().get(type); error != simdjson::SUCCESS) return error;
-  if (type != simdjson::ondemand::json_type::object) {
+void ColumnInference::walk(simdjson::dom::element value, std::string& path) {
+  simdjson::dom::object object;
+  if (value.get_object().get(object) != simdjson::SUCCESS) {
     add_path(path);
-    return simdjson::SUCCESS;
+    return;
   }
-  simdjson::ondemand::object object;
-  if (auto error = value.get_object().get(object); error != simdjson::SUCCESS) return error;
-  for (auto field : object) {
-    std::string_view key;
-    if (auto error = field.unescaped_key().get(key); error != simdjson::SUCCESS) return error;
+  for (const simdjson::dom::key_value_pair field : object) {
     const std::size_t length = path.size();
     if (!path.empty()) path += '.';
-    path += key;
-    simdjson::ondemand::value child;
-    if (auto error = field.value().get(child); error != simdjson::SUCCESS) return error;
-    if (auto error = walk(child, path); error != simdjson::SUCCESS) return error;
+    path += field.key;
+    walk(field.value, path);
     path.resize(length);
   }
-  return simdjson::SUCCESS;
 }
 
-simdjson::error_code ColumnInference::add(simdjson::ondemand::document& document) {
-  simdjson::ondemand::object object;
-  if (auto error = document.get_object().get(object); error != simdjson::SUCCESS) return error;
+void ColumnInference::add(simdjson::dom::object root) {
   std::string path;
-  for (auto field : object) {
-    std::string_view key;
-    if (auto error = field.unescaped_key().get(key); error != simdjson::SUCCESS) return error;
-    path.assign(key);
-    simdjson::ondemand::value child;
-    if (auto error = field.value().get(child); error != simdjson::SUCCESS) return error;
-    if (auto error = walk(child, path); error != simdjson::SUCCESS) return error;
+  for (const simdjson::dom::key_value_pair field : root) {
+    path.assign(field.key);
+    walk(field.value, path);
   }
-  return simdjson::SUCCESS;
 }
 
 std::vector<CsvColumn> ColumnInference::columns() const {
   std::vector<CsvColumn> columns;
   columns.reserve(paths_.size());
-  for (const std::string& path : paths_) columns.push_back(CsvColumn{path, dotted_to_pointer(path)});
+  for (const std::string& path : paths_) columns.push_back(CsvColumn{path, FieldPath(path)});
   return columns;
 }
 

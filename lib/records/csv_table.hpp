@@ -1,6 +1,6 @@
 // Records flattened to CSV rows (RFC 4180): columns are JSON Pointers into each record.
 // Strings are always quoted and numbers never, as jq's @csv does; null and missing
-// fields are empty cells; objects and arrays become their JSON text.
+// fields are empty cells; objects and arrays become their (minified) JSON text.
 #pragma once
 
 #include <simdjson.h>
@@ -12,12 +12,13 @@
 #include <vector>
 
 #include "core/out_buffer.hpp"
+#include "records/field_path.hpp"
 
 namespace tp {
 
 struct CsvColumn {
   std::string header;
-  std::string pointer;
+  FieldPath field;
 };
 
 enum class TimeFormat : std::uint8_t { raw, seconds, rfc3339 };
@@ -40,7 +41,7 @@ class CsvRowWriter {
 
   void header(OutBuffer& out) const;
   // Appends one row; on a bad line returns the error and leaves `out` as it was.
-  simdjson::error_code row(simdjson::ondemand::document& document, OutBuffer& out);
+  simdjson::error_code row(simdjson::dom::object root, OutBuffer& out);
   [[nodiscard]] const std::vector<CsvColumn>& columns() const noexcept { return columns_; }
   // Timestamps that could not be converted (e.g. cycles without --cpu-hz): left raw.
   [[nodiscard]] std::uint64_t unconverted_times() const noexcept { return unconverted_times_; }
@@ -61,11 +62,11 @@ class CsvRowWriter {
 // Columns inferred from sample records: every leaf path, in order of first appearance.
 class ColumnInference {
  public:
-  simdjson::error_code add(simdjson::ondemand::document& document);
+  void add(simdjson::dom::object root);
   [[nodiscard]] std::vector<CsvColumn> columns() const;
 
  private:
-  simdjson::error_code walk(simdjson::ondemand::value value, std::string& path);
+  void walk(simdjson::dom::element value, std::string& path);
   void add_path(const std::string& path);
 
   std::vector<std::string> paths_;

@@ -8,7 +8,7 @@
 namespace tp {
 namespace {
 
-using simdjson::ondemand::json_type;
+using simdjson::dom::element_type;
 
 constexpr std::uint64_t no_max = ~std::uint64_t{0};
 constexpr std::uint64_t u32_max = 0xFFFFFFFFU;
@@ -181,12 +181,11 @@ const KindRule* rule_for(std::string_view kind) noexcept {
   return nullptr;
 }
 
-bool is_byte_array(simdjson::ondemand::value value, std::size_t min_items = 0,
-                   std::size_t max_items = ~std::size_t{0}) {
-  simdjson::ondemand::array array;
+bool is_byte_array(simdjson::dom::element value, std::size_t min_items = 0, std::size_t max_items = ~std::size_t{0}) {
+  simdjson::dom::array array;
   if (value.get_array().get(array) != simdjson::SUCCESS) return false;
   std::size_t items = 0;
-  for (auto item : array) {
+  for (const simdjson::dom::element item : array) {
     std::uint64_t byte = 0;
     if (item.get_uint64().get(byte) != simdjson::SUCCESS || byte > 255) return false;
     ++items;
@@ -195,23 +194,17 @@ bool is_byte_array(simdjson::ondemand::value value, std::size_t min_items = 0,
 }
 
 // Whether `value` is what `rule` allows.
-bool field_valid(const FieldRule& rule, simdjson::ondemand::value value) {
-  json_type type{};
-  if (value.type().get(type) != simdjson::SUCCESS) return false;
-  if (type == json_type::null) return rule.nullable;
+bool field_valid(const FieldRule& rule, simdjson::dom::element value) {
+  if (value.type() == element_type::NULL_VALUE) return rule.nullable;
   switch (rule.type) {
     case FieldType::u64: {
       std::uint64_t number = 0;
       return value.get_uint64().get(number) == simdjson::SUCCESS && number <= rule.max;
     }
-    case FieldType::string: {
-      std::string_view text;
-      return value.get_string().get(text) == simdjson::SUCCESS;
-    }
-    case FieldType::boolean: {
-      bool flag = false;
-      return value.get_bool().get(flag) == simdjson::SUCCESS;
-    }
+    case FieldType::string:
+      return value.is_string();
+    case FieldType::boolean:
+      return value.is_bool();
     case FieldType::number: {
       double number = 0;
       return value.get_double().get(number) == simdjson::SUCCESS && number >= 0;
@@ -233,18 +226,13 @@ bool field_valid(const FieldRule& rule, simdjson::ondemand::value value) {
 }
 
 // event.data checked against the kind's rule, in one pass over its members.
-bool check_data(const KindRule& rule, simdjson::ondemand::object fields, std::string_view kind, std::string& problem) {
+bool check_data(const KindRule& rule, simdjson::dom::object fields, std::string_view kind, std::string& problem) {
   std::uint64_t seen = 0;  // bit i: the rule's field i was present
-  for (auto field : fields) {
-    std::string_view name;
-    if (field.unescaped_key().get(name) != simdjson::SUCCESS) {
-      problem = "malformed \"event\".\"data\"";
-      return false;
-    }
+  for (const simdjson::dom::key_value_pair field : fields) {
     for (std::size_t i = 0; i < rule.fields.size(); ++i) {
-      if (rule.fields[i].name != name) continue;
-      if (!field_valid(rule.fields[i], field.value())) {
-        problem = fmt::format("a {} event whose \"{}\" is not what the record schema says", kind, name);
+      if (rule.fields[i].name != field.key) continue;
+      if (!field_valid(rule.fields[i], field.value)) {
+        problem = fmt::format("a {} event whose \"{}\" is not what the record schema says", kind, field.key);
         return false;
       }
       seen |= std::uint64_t{1} << i;
@@ -260,30 +248,30 @@ bool check_data(const KindRule& rule, simdjson::ondemand::object fields, std::st
 }
 
 // event: {"kind":K, "data":{...}}, the data as the kind's rule says.
-bool check_event(simdjson::ondemand::value event, CheckedLine& line, std::string& problem) {
-  simdjson::ondemand::object object;
+bool check_event(simdjson::dom::element event, CheckedLine& line, std::string& problem) {
+  simdjson::dom::object object;
   if (event.get_object().get(object) != simdjson::SUCCESS) {
     problem = "\"event\" is not an object";
     return false;
   }
   std::string_view kind;
-  if (object.find_field_unordered("kind").get_string().get(kind) != simdjson::SUCCESS) {
+  if (object["kind"].get_string().get(kind) != simdjson::SUCCESS) {
     problem = "\"event\" has no \"kind\" string";
     return false;
   }
-  line.kind.assign(kind);
+  line.kind = kind;
   if (line.kind == "Itm") {
     problem = "kind \"Itm\" is reserved for frames lines";
     return false;
   }
   const KindRule* rule = rule_for(line.kind);
-  auto data = object.find_field_unordered("data");
+  const auto data = object["data"];
   if (data.error() == simdjson::NO_SUCH_FIELD) {
     if (rule == nullptr || !rule->has_data) return true;
     problem = fmt::format("a {} event without \"data\" (record schema)", line.kind);
     return false;
   }
-  simdjson::ondemand::object fields;
+  simdjson::dom::object fields;
   if (data.get_object().get(fields) != simdjson::SUCCESS) {
     problem = "\"event\".\"data\" is not an object";
     return false;
@@ -295,27 +283,27 @@ bool check_event(simdjson::ondemand::value event, CheckedLine& line, std::string
 constexpr std::array<std::string_view, 5> clocks = {"cycles", "ns", "us", "ticks", "none"};
 
 // frames: [{"port":0-255,"data":[1-4 bytes],"timestamp":T}, ...]
-bool check_frames(simdjson::ondemand::value value, CheckedLine& line, std::string& problem) {
-  simdjson::ondemand::array frames;
+bool check_frames(simdjson::dom::element value, CheckedLine& line, std::string& problem) {
+  simdjson::dom::array frames;
   if (value.get_array().get(frames) != simdjson::SUCCESS) {
     problem = "\"frames\" is not an array";
     return false;
   }
-  for (auto item : frames) {
-    simdjson::ondemand::object frame;
+  for (const simdjson::dom::element item : frames) {
+    simdjson::dom::object frame;
     std::uint64_t port = 0;
     if (item.get_object().get(frame) != simdjson::SUCCESS ||
-        frame.find_field_unordered("port").get_uint64().get(port) != simdjson::SUCCESS || port > 255) {
+        frame["port"].get_uint64().get(port) != simdjson::SUCCESS || port > 255) {
       problem = "a frame without a port 0-255";
       return false;
     }
-    simdjson::ondemand::value bytes;
-    if (frame.find_field_unordered("data").get(bytes) != simdjson::SUCCESS || !is_byte_array(bytes, 1, 4)) {
+    simdjson::dom::element bytes;
+    if (frame["data"].get(bytes) != simdjson::SUCCESS || !is_byte_array(bytes, 1, 4)) {
       problem = "a frame without 1 to 4 data bytes";
       return false;
     }
     std::uint64_t timestamp = 0;
-    if (frame.find_field_unordered("timestamp").get_uint64().get(timestamp) != simdjson::SUCCESS) {
+    if (frame["timestamp"].get_uint64().get(timestamp) != simdjson::SUCCESS) {
       problem = "a frame without a timestamp";
       return false;
     }
@@ -328,120 +316,129 @@ bool check_frames(simdjson::ondemand::value value, CheckedLine& line, std::strin
   return true;
 }
 
-// One member of the top level; false (with the problem) when it breaks a rule.
-bool check_member(std::string_view key, simdjson::ondemand::value value, CheckedLine& line, bool& has_timestamp,
-                  bool& has_port, bool& has_event, std::string& problem) {
-  if (key == "timestamp") {
-    has_timestamp = value.get_uint64().get(line.timestamp) == simdjson::SUCCESS;
-    if (!has_timestamp) problem = "\"timestamp\" is not an unsigned integer";
-    return has_timestamp;
+// The top-level fields the record defines, in record.schema.json's order.
+enum class TopField : std::uint8_t { timestamp, port, event, frames, source, clock, time_exact, other };
+
+// One length test and one comparison per key (every line has five or six of them).
+TopField top_field(std::string_view key) noexcept {
+  switch (key.size()) {
+    case 4:
+      return key == "port" ? TopField::port : TopField::other;
+    case 5:
+      return key == "event" ? TopField::event : key == "clock" ? TopField::clock : TopField::other;
+    case 6:
+      return key == "source" ? TopField::source : key == "frames" ? TopField::frames : TopField::other;
+    case 9:
+      return key == "timestamp" ? TopField::timestamp : TopField::other;
+    case 10:
+      return key == "time_exact" ? TopField::time_exact : TopField::other;
+    default:
+      return TopField::other;
   }
-  if (key == "port") {
-    std::uint64_t port = 0;
-    has_port = value.get_uint64().get(port) == simdjson::SUCCESS && port <= 255;
-    if (!has_port) problem = "\"port\" is not a port number 0-255";
-    line.port = static_cast<std::uint32_t>(port);
-    return has_port;
-  }
-  if (key == "event") {
-    has_event = true;
-    return check_event(value, line, problem);
-  }
-  if (key == "frames") {
-    line.frames = true;
-    return check_frames(value, line, problem);
-  }
-  if (key == "source") {
-    std::string_view source;
-    if (value.get_string().get(source) == simdjson::SUCCESS) {
-      line.source.emplace(source);
-      return true;
-    }
-    problem = "\"source\" is not a string";
-    return false;
-  }
-  if (key == "clock") {
-    std::string_view clock;
-    if (value.get_string().get(clock) == simdjson::SUCCESS &&
-        std::find(clocks.begin(), clocks.end(), clock) != clocks.end()) {
-      line.clock.assign(clock);
-      return true;
-    }
-    problem = "\"clock\" is not one of cycles, ns, us, ticks, none";
-    return false;
-  }
-  if (key == "time_exact") {
-    bool exact = true;
-    if (value.get_bool().get(exact) == simdjson::SUCCESS && !exact) return true;
-    problem = "\"time_exact\" is not false (it is present only when the time is not exact)";
-    return false;
-  }
-  return true;  // a field this validator does not know: ignored
 }
 
-constexpr std::array<std::string_view, 7> known_fields = {"timestamp", "port",  "event",     "frames",
-                                                          "source",    "clock", "time_exact"};
-
-std::optional<CheckedLine> check_object(simdjson::ondemand::document& document, std::string& problem) {
-  simdjson::ondemand::object object;
-  if (const auto error = document.get_object().get(object); error != simdjson::SUCCESS) {
-    problem = error == simdjson::INCORRECT_TYPE ? "not a JSON object" : simdjson::error_message(error);
-    return std::nullopt;
-  }
+struct TopLevel {
   CheckedLine line;
   bool has_timestamp = false;
   bool has_port = false;
   bool has_event = false;
-  std::uint8_t seen = 0;  // the fields below, each at most once
-  for (auto member : object) {
-    std::string_view key;
-    if (const auto error = member.unescaped_key().get(key); error != simdjson::SUCCESS) {
-      problem = simdjson::error_message(error);
-      return std::nullopt;
-    }
-    // A field given twice means two things: consumers (jq, simdjson, a browser) take one or
-    // the other, so the line could be judged as one record and read as another.
-    const auto* known = std::find(known_fields.begin(), known_fields.end(), key);
-    if (known != known_fields.end()) {
-      const auto bit = static_cast<std::uint8_t>(1U << static_cast<unsigned>(known - known_fields.begin()));
-      if ((seen & bit) != 0) {
-        problem = fmt::format("\"{}\" appears twice", key);
-        return std::nullopt;
+};
+
+bool check_port(simdjson::dom::element value, TopLevel& top, std::string& problem) {
+  std::uint64_t port = 0;
+  top.has_port = value.get_uint64().get(port) == simdjson::SUCCESS && port <= 255;
+  if (!top.has_port) problem = "\"port\" is not a port number 0-255";
+  top.line.port = static_cast<std::uint32_t>(port);
+  return top.has_port;
+}
+
+bool check_clock(simdjson::dom::element value, CheckedLine& line, std::string& problem) {
+  std::string_view clock;
+  if (value.get_string().get(clock) == simdjson::SUCCESS &&
+      std::find(clocks.begin(), clocks.end(), clock) != clocks.end()) {
+    line.clock = clock;
+    return true;
+  }
+  problem = "\"clock\" is not one of cycles, ns, us, ticks, none";
+  return false;
+}
+
+// One member of the top level; false (with the problem) when it breaks a rule.
+bool check_member(TopField field, simdjson::dom::element value, TopLevel& top, std::string& problem) {
+  CheckedLine& line = top.line;
+  switch (field) {
+    case TopField::timestamp:
+      top.has_timestamp = value.get_uint64().get(line.timestamp) == simdjson::SUCCESS;
+      if (!top.has_timestamp) problem = "\"timestamp\" is not an unsigned integer";
+      return top.has_timestamp;
+    case TopField::port:
+      return check_port(value, top, problem);
+    case TopField::event:
+      top.has_event = true;
+      return check_event(value, line, problem);
+    case TopField::frames:
+      line.frames = true;
+      return check_frames(value, line, problem);
+    case TopField::source: {
+      std::string_view source;
+      if (value.get_string().get(source) == simdjson::SUCCESS) {
+        line.source.emplace(source);
+        return true;
       }
-      seen |= bit;
+      problem = "\"source\" is not a string";
+      return false;
     }
-    if (!check_member(key, member.value(), line, has_timestamp, has_port, has_event, problem)) return std::nullopt;
+    case TopField::clock:
+      return check_clock(value, line, problem);
+    case TopField::time_exact: {
+      bool exact = true;
+      if (value.get_bool().get(exact) == simdjson::SUCCESS && !exact) return true;
+      problem = "\"time_exact\" is not false (it is present only when the time is not exact)";
+      return false;
+    }
+    case TopField::other:
+      break;
   }
-  if (!has_timestamp) {
+  return true;  // a field this validator does not know: ignored
+}
+
+// What the members together must be: a record or a frames line.
+bool check_whole(const TopLevel& top, std::string& problem) {
+  if (!top.has_timestamp) {
     problem = "no \"timestamp\"";
-    return std::nullopt;
-  }
-  if (has_event && line.frames) {
+  } else if (top.has_event && top.line.frames) {
     problem = "both \"event\" and \"frames\": neither a record nor a frames line";
-    return std::nullopt;
-  }
-  if (!has_event && !line.frames) {
+  } else if (!top.has_event && !top.line.frames) {
     problem = "neither a record (\"event\") nor a frames line (\"frames\")";
-    return std::nullopt;
-  }
-  if (has_event && !has_port) {
+  } else if (top.has_event && !top.has_port) {
     problem = "a record without \"port\"";
-    return std::nullopt;
+  } else {
+    return true;
   }
-  return line;
+  return false;
 }
 
 }  // namespace
 
-std::optional<CheckedLine> check_record_line(simdjson::ondemand::document& document, std::string& problem) {
-  std::optional<CheckedLine> line = check_object(document, problem);
-  // After some errors simdjson abandons the document; rewinding it then is not allowed.
-  if (!document.is_alive()) {
-    if (line) problem = "malformed JSON";
-    return std::nullopt;
+std::optional<CheckedLine> check_record_line(simdjson::dom::object root, std::string& problem) {
+  TopLevel top;
+  std::uint8_t seen = 0;  // the fields the record defines, each at most once
+  for (const simdjson::dom::key_value_pair member : root) {
+    const TopField field = top_field(member.key);
+    // A field given twice means two things: consumers (jq, simdjson, a browser) take one or
+    // the other, so the line could be judged as one record and read as another.
+    if (field != TopField::other) {
+      const auto bit = static_cast<std::uint8_t>(1U << static_cast<unsigned>(field));
+      if ((seen & bit) != 0) {
+        problem = fmt::format("\"{}\" appears twice", member.key);
+        return std::nullopt;
+      }
+      seen |= bit;
+    }
+    if (!check_member(field, member.value, top, problem)) return std::nullopt;
   }
-  document.rewind();
-  return line;
+  if (!check_whole(top, problem)) return std::nullopt;
+  return top.line;
 }
 
 std::span<const KindRule> record_kind_rules() noexcept {

@@ -27,17 +27,18 @@ struct CheckedLine {
   bool frames = false;  // a frames line (no port or event)
   std::uint64_t timestamp = 0;
   std::uint32_t port = 0;  // a record's port
-  std::string kind;        // a record's event.kind
-  std::string clock;       // empty when absent
-  std::optional<std::string> source;
+  // These point into the parsed line: valid until the next line is parsed.
+  std::string_view kind;   // a record's event.kind
+  std::string_view clock;  // empty when absent
+  std::optional<std::string_view> source;
   // A frames line's ports: bits for 0-31, and whether one is above 31.
   std::uint32_t frame_port_bits = 0;
   bool frame_high_port = false;
 };
 
-// Checks one parsed line. Returns what it is, or nothing with the reason in `problem`. The
-// document is rewound afterwards, so the caller may read it again.
-std::optional<CheckedLine> check_record_line(simdjson::ondemand::document& document, std::string& problem);
+// Checks one parsed line (its root object). Returns what it is, or nothing with the reason
+// in `problem`.
+std::optional<CheckedLine> check_record_line(simdjson::dom::object root, std::string& problem);
 
 // The rules, for the test that keeps them equal to record.schema.json.
 enum class FieldType : std::uint8_t { u64, string, boolean, number, bytes, string_enum, integer_enum };

@@ -38,7 +38,7 @@ FieldCondition parse_condition(std::string_view expression, std::string_view opt
                 fmt::format("{} '{}': expected FIELD=VALUE, e.g. event.data.message=boot", option, expression));
   }
   const std::string_view field = resolve_field_alias(expression.substr(0, eq));
-  return FieldCondition{std::string(field), dotted_to_pointer(field), std::string(expression.substr(eq + 1)), {}};
+  return FieldCondition{std::string(field), FieldPath(field), std::string(expression.substr(eq + 1)), {}};
 }
 
 }  // namespace
@@ -87,8 +87,8 @@ bool RecordFilter::in(const std::vector<std::string>& names, std::string_view na
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-Verdict RecordFilter::judge(simdjson::ondemand::document& document, std::string& why) const {
-  const std::optional<CheckedLine> line = check_record_line(document, why);
+Verdict RecordFilter::judge(simdjson::dom::object root, std::string& why) const {
+  const std::optional<CheckedLine> line = check_record_line(root, why);
   if (!line) return Verdict::bad;
   bool selected = true;
   if (line->frames) {
@@ -104,17 +104,17 @@ Verdict RecordFilter::judge(simdjson::ondemand::document& document, std::string&
   if (criteria_.since && line->timestamp < *criteria_.since) selected = false;
   if (criteria_.until && line->timestamp >= *criteria_.until) selected = false;
   if (selected && !criteria_.conditions.empty()) {
-    const Verdict verdict = judge_conditions(document, why);
+    const Verdict verdict = judge_conditions(root, why);
     if (verdict == Verdict::bad) return verdict;
     selected = verdict == Verdict::selected;
   }
   return selected != criteria_.invert ? Verdict::selected : Verdict::rejected;
 }
 
-Verdict RecordFilter::judge_conditions(simdjson::ondemand::document& document, std::string& why) const {
+Verdict RecordFilter::judge_conditions(simdjson::dom::object root, std::string& why) const {
   for (const FieldCondition& condition : criteria_.conditions) {
     ValueText value;
-    const simdjson::error_code error = field_text(document, condition.pointer, value);
+    const simdjson::error_code error = field_text(root, condition.field, value);
     if (is_missing_field(error)) return Verdict::rejected;
     if (error != simdjson::SUCCESS) {
       why = fmt::format("{}: {}", condition.path, simdjson::error_message(error));

@@ -1,5 +1,5 @@
 // Record selection for trace-filter: by port, kind, source, time window and field
-// values, on one simdjson On-Demand pass over each line. Lines are judged, never
+// values, on each line's one parse (its DOM). Lines are judged, never
 // re-encoded: a selected line is passed through byte for byte by the caller.
 #pragma once
 
@@ -12,13 +12,14 @@
 #include <utility>
 #include <vector>
 
+#include "records/field_path.hpp"
 #include "records/regex.hpp"
 
 namespace tp {
 
 struct FieldCondition {
-  std::string path;            // as given, for messages
-  std::string pointer;         // JSON Pointer
+  std::string path;  // as given, for messages
+  FieldPath field;
   std::string value;           // --match: the text the field must equal
   std::optional<Regex> regex;  // --regex: the pattern it must contain
 };
@@ -47,12 +48,12 @@ class RecordFilter {
   explicit RecordFilter(FilterCriteria criteria) : criteria_(std::move(criteria)) {}
 
   // Judges one parsed line. For a bad line, `why` says what is wrong with it.
-  Verdict judge(simdjson::ondemand::document& document, std::string& why) const;
+  Verdict judge(simdjson::dom::object root, std::string& why) const;
 
  private:
   [[nodiscard]] bool port_selected(std::uint64_t port) const;
   [[nodiscard]] static bool in(const std::vector<std::string>& names, std::string_view name);
-  Verdict judge_conditions(simdjson::ondemand::document& document, std::string& why) const;
+  Verdict judge_conditions(simdjson::dom::object root, std::string& why) const;
 
   FilterCriteria criteria_;
 };

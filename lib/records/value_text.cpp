@@ -1,57 +1,56 @@
 #include "records/value_text.hpp"
 
+#include <fmt/format.h>
+
 namespace tp {
 namespace {
-std::string_view trim_token(std::string_view token) {
-  while (!token.empty() &&
-         (token.back() == ' ' || token.back() == '\t' || token.back() == '\n' || token.back() == '\r')) {
-    token.remove_suffix(1);
-  }
-  return token;
+
+void set_storage(ValueText& out, std::string_view text) {
+  out.storage.assign(text);
+  out.text = out.storage;
 }
+
 }  // namespace
 
-simdjson::error_code value_text(simdjson::ondemand::value value, ValueText& out) {
-  simdjson::ondemand::json_type type{};
-  if (auto error = value.type().get(type); error != simdjson::SUCCESS) return error;
-  switch (type) {
-    case simdjson::ondemand::json_type::string:
+simdjson::error_code value_text(simdjson::dom::element value, ValueText& out) {
+  switch (value.type()) {
+    case simdjson::dom::element_type::STRING:
       out.type = ValueType::string;
       return value.get_string().get(out.text);
-    case simdjson::ondemand::json_type::object: {
-      out.type = ValueType::object;
-      simdjson::ondemand::object object;
-      if (auto error = value.get_object().get(object); error != simdjson::SUCCESS) return error;
-      return object.raw_json().get(out.text);
-    }
-    case simdjson::ondemand::json_type::array: {
-      out.type = ValueType::array;
-      simdjson::ondemand::array array;
-      if (auto error = value.get_array().get(array); error != simdjson::SUCCESS) return error;
-      return array.raw_json().get(out.text);
-    }
-    case simdjson::ondemand::json_type::number:
+    case simdjson::dom::element_type::INT64:
+      out.type = ValueType::number;
+      set_storage(out, fmt::format_int(value.get_int64().value_unsafe()).c_str());
+      return simdjson::SUCCESS;
+    case simdjson::dom::element_type::UINT64:
+      out.type = ValueType::number;
+      set_storage(out, fmt::format_int(value.get_uint64().value_unsafe()).c_str());
+      return simdjson::SUCCESS;
+    case simdjson::dom::element_type::DOUBLE:
       out.type = ValueType::number;
       break;
-    case simdjson::ondemand::json_type::boolean:
+    case simdjson::dom::element_type::BOOL:
       out.type = ValueType::boolean;
-      break;
-    case simdjson::ondemand::json_type::null:
+      out.text = value.get_bool().value_unsafe() ? "true" : "false";
+      return simdjson::SUCCESS;
+    case simdjson::dom::element_type::NULL_VALUE:
       out.type = ValueType::null;
+      out.text = "null";
+      return simdjson::SUCCESS;
+    case simdjson::dom::element_type::OBJECT:
+      out.type = ValueType::object;
+      break;
+    case simdjson::dom::element_type::ARRAY:
+      out.type = ValueType::array;
       break;
   }
-  out.text = trim_token(value.raw_json_token());
+  set_storage(out, simdjson::minify(value));
   return simdjson::SUCCESS;
 }
 
-simdjson::error_code field_text(simdjson::ondemand::document& document, std::string_view pointer, ValueText& out) {
-  // After some errors simdjson abandons the document; looking again would dereference
-  // its released parser. Such a line is bad, not merely missing the field.
-  if (!document.is_alive()) return simdjson::TAPE_ERROR;
-  simdjson::ondemand::value value;
-  simdjson::error_code error = document.at_pointer(pointer).get(value);
-  if (error == simdjson::SUCCESS) error = value_text(value, out);
-  return error == simdjson::SUCCESS || document.is_alive() ? error : simdjson::TAPE_ERROR;
+simdjson::error_code field_text(simdjson::dom::object root, const FieldPath& path, ValueText& out) {
+  simdjson::dom::element value;
+  const simdjson::error_code error = path.find(root, value);
+  return error == simdjson::SUCCESS ? value_text(value, out) : error;
 }
 
 bool is_missing_field(simdjson::error_code error) noexcept {

@@ -1,10 +1,14 @@
-// The text of a JSON value as filters and CSV cells see it: strings unescaped, numbers,
-// booleans and null as their JSON tokens, objects and arrays as their JSON text.
+// The text of a JSON value as filters and CSV cells see it: strings unescaped; integers,
+// booleans and null as their JSON tokens; other numbers, objects and arrays as minified JSON
+// (the parsed line keeps no raw text of them).
 #pragma once
 
 #include <simdjson.h>
 
+#include <string>
 #include <string_view>
+
+#include "records/field_path.hpp"
 
 namespace tp {
 
@@ -12,14 +16,14 @@ enum class ValueType : std::uint8_t { string, number, boolean, null, object, arr
 
 struct ValueText {
   ValueType type = ValueType::null;
-  std::string_view text;  // valid until the document is parsed or iterated again
+  std::string_view text;  // valid until the next line is parsed, and while this is not reused
+  std::string storage;    // holds the text of what is written out rather than pointed at
 };
 
-simdjson::error_code value_text(simdjson::ondemand::value value, ValueText& out);
+simdjson::error_code value_text(simdjson::dom::element value, ValueText& out);
 
-// Looks up a JSON Pointer; NO_SUCH_FIELD (and friends) when it is not there, TAPE_ERROR
-// when an earlier error made simdjson abandon the document.
-simdjson::error_code field_text(simdjson::ondemand::document& document, std::string_view pointer, ValueText& out);
+// Looks up a field; NO_SUCH_FIELD (and friends) when it is not there.
+simdjson::error_code field_text(simdjson::dom::object root, const FieldPath& path, ValueText& out);
 
 // True for the errors that mean "the path is not in this record" rather than "bad JSON".
 bool is_missing_field(simdjson::error_code error) noexcept;

@@ -30,7 +30,7 @@ void InputPump::run() {
   NdjsonReader reader(
       [&](NdjsonLine& line) {
         problem.clear();
-        const auto route = classifier_.classify(line.document, problem);
+        const auto route = classifier_.classify(line.root, problem);
         if (!route) {
           line.problem = problem;
           return simdjson::INCORRECT_TYPE;

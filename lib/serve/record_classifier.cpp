@@ -59,8 +59,8 @@ std::uint8_t RecordClassifier::kind_bit(std::string_view name) {
   return bit;
 }
 
-std::optional<RecordRoute> RecordClassifier::classify(simdjson::ondemand::document& doc, std::string& problem) {
-  const std::optional<CheckedLine> line = check_record_line(doc, problem);
+std::optional<RecordRoute> RecordClassifier::classify(simdjson::dom::object root, std::string& problem) {
+  const std::optional<CheckedLine> line = check_record_line(root, problem);
   if (!line) return std::nullopt;
   RecordRoute route;
   if (line->frames) {

@@ -62,7 +62,7 @@ class RecordClassifier {
  public:
   explicit RecordClassifier(KindTable& kinds) : kinds_(kinds) {}
   // The route of a record or frames line, or nullopt with the reason in `problem`.
-  std::optional<RecordRoute> classify(simdjson::ondemand::document& document, std::string& problem);
+  std::optional<RecordRoute> classify(simdjson::dom::object root, std::string& problem);
 
  private:
   std::uint8_t kind_bit(std::string_view name);

@@ -10,8 +10,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       [&](tp::NdjsonLine& line) -> simdjson::error_code {
         std::uint64_t timestamp = 0;
         std::string_view kind;
-        if (auto e = line.document["timestamp"].get_uint64().get(timestamp); e != simdjson::SUCCESS) return e;
-        if (auto e = line.document["event"]["kind"].get_string().get(kind); e != simdjson::SUCCESS) return e;
+        if (auto e = line.root["timestamp"].get_uint64().get(timestamp); e != simdjson::SUCCESS) return e;
+        if (auto e = line.root["event"]["kind"].get_string().get(kind); e != simdjson::SUCCESS) return e;
         ++good;
         return simdjson::SUCCESS;
       },

@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string problem;
   tp::NdjsonReader reader(
       [&](tp::NdjsonLine& line) {
-        const auto route = classifier.classify(line.document, problem);
+        const auto route = classifier.classify(line.root, problem);
         if (!route) return simdjson::INCORRECT_TYPE;
         builder.add(line.text, *route, 0);
         return simdjson::SUCCESS;

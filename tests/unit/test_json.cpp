@@ -70,7 +70,7 @@ TEST_CASE("NDJSON reader: lines across chunks, CRLF, blank lines, bad lines with
   NdjsonReader reader(
       [&](NdjsonLine& line) {
         std::uint64_t port = 0;
-        const auto error = line.document["port"].get_uint64().get(port);
+        const auto error = line.root["port"].get_uint64().get(port);
         if (error == simdjson::SUCCESS) ports.push_back(port);
         return error;
       },

@@ -35,7 +35,7 @@ std::vector<Verdict> judge_all(FilterCriteria criteria, std::string_view text) {
   std::vector<Verdict> verdicts;
   each_line(text, [&](NdjsonLine& line) {
     std::string why;
-    verdicts.push_back(filter.judge(line.document, why));
+    verdicts.push_back(filter.judge(line.root, why));
     return simdjson::SUCCESS;
   });
   return verdicts;
@@ -45,7 +45,7 @@ std::string csv_of(std::string_view text, const std::vector<CsvColumn>& columns,
                    std::uint64_t cpu_hz = 0) {
   CsvRowWriter rows(columns, ',', time, cpu_hz);
   OutBuffer out;
-  each_line(text, [&](NdjsonLine& line) { return rows.row(line.document, out); });
+  each_line(text, [&](NdjsonLine& line) { return rows.row(line.root, out); });
   return std::string(out.view());
 }
 
@@ -70,7 +70,7 @@ TEST_CASE("list and condition parsing, with clear errors") {
   CHECK_THROWS_AS(parse_port_list(","), Error);
   CHECK(parse_name_list("Text,,Marker") == std::vector<std::string>{"Text", "Marker"});
   const FieldCondition match = parse_match("message=a=b");
-  CHECK(match.pointer == "/event/data/message");
+  CHECK(match.field.pointer() == "/event/data/message");
   CHECK(match.value == "a=b");
   CHECK_THROWS_AS(parse_match("no-equals"), Error);
   CHECK_THROWS_AS(parse_regex("message=(unclosed"), Error);
@@ -116,10 +116,10 @@ TEST_CASE("the reader rejects incomplete and trailing JSON before any handler se
   int handled = 0;
   const auto bad =
       each_line("{\"a\": {\"b\": [1, 2}\n{\"a\":1} tail\n{\"a\":1}\n[1]\n{\"a\":\n", [&](NdjsonLine& line) {
-        simdjson::ondemand::value value;
+        simdjson::dom::element value;
         ++handled;
-        return line.document.at_pointer("/zzz").get(value) == simdjson::NO_SUCH_FIELD ? simdjson::SUCCESS
-                                                                                      : simdjson::TAPE_ERROR;
+        return line.root.at_pointer("/zzz").get(value) == simdjson::NO_SUCH_FIELD ? simdjson::SUCCESS
+                                                                                  : simdjson::TAPE_ERROR;
       });
   CHECK(handled == 1);
   CHECK(bad == 4);
@@ -157,7 +157,7 @@ TEST_CASE("CSV: timestamps in seconds by clock, RFC 3339 for host time") {
 TEST_CASE("CSV: presets and column errors") {
   CHECK(preset_columns("ekotrace").size() == 9);
   CHECK(preset_columns("ekotrace")[0].header == "session_id");
-  CHECK(preset_columns("basic")[3].pointer == "/event/data/message");
+  CHECK(preset_columns("basic")[3].field.pointer() == "/event/data/message");
   CHECK_THROWS_AS(preset_columns("nope"), Error);
   CHECK_THROWS_AS(parse_columns(","), Error);
   CHECK_THROWS_AS(parse_columns("a="), Error);
@@ -168,7 +168,10 @@ TEST_CASE("column inference: leaf paths in order of first appearance") {
   each_line(
       "{\"timestamp\":1,\"port\":0,\"event\":{\"kind\":\"Text\",\"data\":{\"message\":\"m\"}}}\n"
       "{\"timestamp\":2,\"port\":0,\"event\":{\"kind\":\"Raw\",\"data\":{\"data\":[1,2]}},\"source\":\"itm\"}\n",
-      [&](NdjsonLine& line) { return inference.add(line.document); });
+      [&](NdjsonLine& line) {
+        inference.add(line.root);
+        return simdjson::SUCCESS;
+      });
   std::vector<std::string> headers;
   for (const auto& column : inference.columns()) headers.push_back(column.header);
   CHECK(headers ==
@@ -232,11 +235,10 @@ TEST_CASE("CSV sink: lines wait for inferred columns; a waiting line that fails 
     CsvOptions options;
     options.infer_lines = 3;
     CsvSink sink(options, writer, [&](std::uint64_t number, std::string_view why) { bad.emplace_back(number, why); });
-    simdjson::ondemand::parser parser;
+    simdjson::dom::parser parser;
     const auto feed = [&](std::uint64_t number, std::string_view json, std::string_view text) {
-      const simdjson::padded_string padded(json);
-      simdjson::ondemand::document document = parser.iterate(padded);
-      NdjsonLine line{document, text, number, {}};
+      const simdjson::dom::object root = parser.parse(json).get_object().value();
+      NdjsonLine line{root, text, number, {}};
       CHECK(sink.on_line(line) == simdjson::SUCCESS);
     };
     const std::string_view idle = R"({"timestamp":1,"port":0,"event":{"kind":"IdleEnter"}})";
@@ -268,11 +270,10 @@ TEST_CASE("CSV sink: the header goes only into an empty output; bad options are 
   const auto write_one = [&](bool append) {
     BatchedWriter writer = BatchedWriter::open(file.path, append);
     CsvSink sink(options, writer, [](std::uint64_t, std::string_view) { FAIL("no bad line expected"); });
-    simdjson::ondemand::parser parser;
+    simdjson::dom::parser parser;
     const std::string_view record = R"({"timestamp":1,"port":7,"event":{"kind":"IdleEnter"}})";
-    const simdjson::padded_string padded(record);
-    simdjson::ondemand::document document = parser.iterate(padded);
-    NdjsonLine line{document, record, 1, {}};
+    const simdjson::dom::object root = parser.parse(record).get_object().value();
+    NdjsonLine line{root, record, 1, {}};
     CHECK(sink.on_line(line) == simdjson::SUCCESS);
     sink.finish(Logger{});
     writer.flush();
@@ -292,12 +293,12 @@ namespace {
 
 // The validator's verdict on one line: "" for a good one, else the problem.
 std::string check(std::string_view line) {
-  simdjson::ondemand::parser parser;
-  const simdjson::padded_string padded(line);
-  simdjson::ondemand::document document;
-  if (parser.iterate(padded).get(document) != simdjson::SUCCESS) return "unparsable";
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.parse(line).get(root) != simdjson::SUCCESS) return "unparsable";
+  if (!root.is_object()) return "not a JSON object";
   std::string problem;
-  const auto checked = check_record_line(document, problem);
+  const auto checked = check_record_line(root.get_object().value(), problem);
   if (checked) {
     CHECK(problem.empty());
     return "";

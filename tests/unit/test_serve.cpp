@@ -85,7 +85,7 @@ RecordRoute classify(std::string_view line, std::string* problem_out = nullptr) 
   std::string problem;
   NdjsonReader reader(
       [&](NdjsonLine& l) {
-        route = classifier.classify(l.document, problem);
+        route = classifier.classify(l.root, problem);
         return simdjson::SUCCESS;
       },
       [](std::uint64_t, std::string_view) {});

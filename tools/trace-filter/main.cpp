@@ -61,7 +61,7 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   stream = std::make_unique<tp::LineStream>(
       [&](tp::NdjsonLine& line) -> simdjson::error_code {
         why.clear();
-        const tp::Verdict verdict = filter.judge(line.document, why);
+        const tp::Verdict verdict = filter.judge(line.root, why);
         if (verdict == tp::Verdict::bad) {
           line.problem = why;
           return simdjson::INCORRECT_TYPE;
