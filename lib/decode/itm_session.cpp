@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <utility>
 
 #include "core/json_writer.hpp"
@@ -24,8 +25,7 @@ ItmSession::ItmSession(PortMap port_map, SessionOptions options, BatchedWriter& 
   if (options_.tpiu) tpiu_.emplace(options_.tpiu_stream);
   staging_.reserve(std::size_t{64} << 10U);
   pending_.reserve(options_.max_pending + 1);
-  recent_times_.resize(options_.max_line + 2);
-  port_health_.resize(PortMap::port_count);
+  recent_times_.resize(std::bit_ceil(options_.max_line + 2));
 }
 
 void ItmSession::feed(std::span<const std::uint8_t> bytes, std::uint64_t host_us) {
@@ -56,7 +56,7 @@ void ItmSession::on_byte_run(std::uint16_t port, std::span<const std::uint8_t> b
   if (options_.frames) {
     for (const std::uint8_t b : bytes) frames_.push_back(Frame{port, 1, b});
   }
-  port_health_[port % port_health_.size()].received += bytes.size();
+  port_health_[port % PortMap::port_count].received += bytes.size();
   router_.write_bytes(port, bytes, *this);
   release_if_full();
 }
@@ -71,7 +71,7 @@ void ItmSession::on_packet(const Packet& p) {
   switch (p.kind) {
     case PacketKind::instrumentation:
       if (options_.frames) frames_.push_back(Frame{p.port, p.length, static_cast<std::uint32_t>(p.value)});
-      port_health_[p.port % port_health_.size()].received += p.length;
+      port_health_[p.port % PortMap::port_count].received += p.length;
       router_.write(p.port, static_cast<std::uint32_t>(p.value), p.length, *this);
       break;
     case PacketKind::local_timestamp:
@@ -84,7 +84,7 @@ void ItmSession::on_packet(const Packet& p) {
       // LTS1's TC (D4.2.4): non-zero, the timestamp or the packets were delayed, so the
       // time is not exactly when the packets before it were generated. LTS2 is always exact.
       const bool exact = p.kind != PacketKind::local_timestamp || p.info == 0;
-      recent_times_[stats_.timestamps % recent_times_.size()] = Moment{target_time(), exact};
+      recent_time(stats_.timestamps) = Moment{target_time(), exact};
       if (had_time) cut_lines_at_pause(before);
       if (options_.timestamps == TimestampMode::target) {
         if (host_stamped_ != 0 && clock_.seen()) note_first_target_time();
@@ -140,6 +140,10 @@ void ItmSession::cut_lines_at_pause(std::uint64_t before) {
 }
 
 void ItmSession::on_hardware_packet(const Packet& p) {
+  if (!writes_records()) {  // --format none: every hardware packet is one record, counted
+    ++stats_.records;
+    return;
+  }
   Event event;
   event.source = EventSource::dwt;
   switch (p.kind) {
@@ -192,7 +196,7 @@ void ItmSession::on_event(const Event& event) {
 void ItmSession::note_port_result(const Event& event) {
   constexpr std::uint64_t enough_bytes = 16;
   if (event.kind != EventKind::malformed) return;
-  PortHealth& health = port_health_[event.port % port_health_.size()];
+  PortHealth& health = port_health_[event.port % PortMap::port_count];
   health.failed += event.a;
   if (health.warned || health.failed < enough_bytes || 2 * health.failed <= health.received) return;
   health.warned = true;
@@ -208,7 +212,7 @@ std::vector<std::string> ItmSession::take_warnings() {
 
 void ItmSession::stage(const Event& event) {
   ++stats_.records;
-  if (options_.format == OutputFormat::none && !options_.frames) return;
+  if (!writes_records()) return;
   formatter_.body(staging_, event);
   const Moment began = time_since(event.began);
   pending_.push_back(Pending{staging_.size(), host_us_, began.time, began.exact});
@@ -222,7 +226,7 @@ ItmSession::Moment ItmSession::time_since(std::uint64_t began) const noexcept {
   const std::uint64_t kept = recent_times_.size() - 1;
   const std::uint64_t oldest_kept = stats_.timestamps > kept ? stats_.timestamps - kept : 1;
   const std::uint64_t first_after = std::max(began + 1, oldest_kept);
-  return recent_times_[first_after % recent_times_.size()];
+  return recent_time(first_after);
 }
 
 std::uint64_t ItmSession::target_time() const noexcept {

@@ -126,6 +126,10 @@ class ItmSession final : private EventSink {
   // The target time an event that began at `began` has, if a timestamp came since then: that
   // of the first one after it (it dates the packets before it); else began_now.
   [[nodiscard]] Moment time_since(std::uint64_t began) const noexcept;
+  // Whether records are formatted and written (else only counted: --format none).
+  [[nodiscard]] bool writes_records() const noexcept {
+    return options_.format != OutputFormat::none || options_.frames;
+  }
   // Stages an event's record until its timestamp is known.
   void stage(const Event& event);
   void stamp_pending(std::uint64_t timestamp, std::string_view clock, bool exact);
@@ -153,12 +157,18 @@ class ItmSession final : private EventSink {
   std::string_view stamp_clock_;
   bool stamp_exact_ = true;
   std::vector<Pending> pending_;
-  // The target time after each of the last timestamp packets, by count modulo the size: a
-  // line spans at most max_line writes, so at most that many timestamps.
+  // The target time after each of the last timestamp packets, by count modulo the size (a
+  // power of two): a line spans at most max_line writes, so at most that many timestamps.
   std::vector<Moment> recent_times_;
+  [[nodiscard]] Moment& recent_time(std::uint64_t count) noexcept {
+    return recent_times_[count & (recent_times_.size() - 1)];
+  }
+  [[nodiscard]] const Moment& recent_time(std::uint64_t count) const noexcept {
+    return recent_times_[count & (recent_times_.size() - 1)];
+  }
   std::uint64_t host_stamped_ = 0;  // records given host time before the first target time
   std::vector<Frame> frames_;
-  std::vector<PortHealth> port_health_;
+  std::array<PortHealth, PortMap::port_count> port_health_{};
   std::vector<std::string> warnings_;
   std::uint64_t host_us_ = 0;
   std::uint64_t last_input_us_ = 0;

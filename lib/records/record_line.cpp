@@ -8,12 +8,6 @@ namespace tp {
 
 using namespace std::string_view_literals;
 
-RecordData& RecordData::boolean(std::string_view name, bool value) {
-  key(name);
-  *out_ += value ? "true"sv : "false"sv;
-  return *this;
-}
-
 RecordData& RecordData::number(std::string_view name, double value) {
   key(name);
   append_double(*out_, value);
