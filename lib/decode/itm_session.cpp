@@ -19,7 +19,7 @@ ItmSession::ItmSession(PortMap port_map, SessionOptions options, BatchedWriter& 
     : options_(options),
       writer_(writer),
       router_(std::move(port_map), options.allow_mask, PortDecoderLimits{options.max_line}),
-      formatter_(options.format, &router_.map()),
+      formatter_(options.format, &router_.map(), options.symbols),
       decoder_(itm::DecoderOptions{options.strict_sync, false}),
       clock_(options.prescaler) {
   if (options_.tpiu) tpiu_.emplace(options_.tpiu_stream);

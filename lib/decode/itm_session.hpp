@@ -39,9 +39,10 @@ struct SessionOptions {
   bool report_malformed = true;  // write Malformed records (they are always counted)
   std::uint32_t allow_mask = 0xFFFFFFFFU;
   std::size_t max_line = 4096;
-  std::size_t max_pending = 4096;           // records waiting for a timestamp
-  std::uint64_t max_pending_us = 50'000;    // ... and for at most this long (host time)
-  std::uint64_t line_timeout_us = 200'000;  // partial text lines are emitted after this pause
+  std::size_t max_pending = 4096;                // records waiting for a timestamp
+  std::uint64_t max_pending_us = 50'000;         // ... and for at most this long (host time)
+  std::uint64_t line_timeout_us = 200'000;       // partial text lines are emitted after this pause
+  const symbols::Symbolizer* symbols = nullptr;  // --elf: names for PC samples and handlers
   // Replaying a file (input that never pauses): a pause is seen in target time instead, a
   // timestamp delta longer than line_timeout_us ends partial lines, so a replay gives the
   // lines the live decode gave. Needs cpu_hz (target time in ns).

@@ -38,6 +38,12 @@ void append_printable(OutBuffer& out, std::string_view text) {
   }
 }
 
+// " function file:line" after a PC in the terminal format.
+void text_place(OutBuffer& out, const symbols::CodePlace& place) {
+  if (!place.function.empty()) fmt::format_to(std::back_inserter(out), " {}", place.function);
+  if (place.line) fmt::format_to(std::back_inserter(out), " {}:{}", place.line->file, place.line->line);
+}
+
 // The "data" of tracepipe's extended kinds (DESIGN.md "Extended kinds").
 void extended_data(RecordData& data, const Event& e) {
   switch (e.kind) {
@@ -84,7 +90,20 @@ void RecordFormatter::body(OutBuffer& out, const Event& event) const {
   }
 }
 
-void RecordFormatter::ndjson_body(OutBuffer& out, const Event& e) {
+void RecordFormatter::symbol_data(RecordData& data, const Event& e) const {
+  if (e.kind == EventKind::exception) {
+    if (const std::string_view handler = symbols_->handler(static_cast<std::uint32_t>(e.a)); !handler.empty()) {
+      data.string("handler", handler);
+    }
+    return;
+  }
+  if (e.kind != EventKind::pc_sample || e.b != 0) return;  // a sleep sample has no PC
+  const symbols::CodePlace place = symbols_->place(e.a);
+  if (!place.function.empty()) data.string("function", place.function);
+  if (place.line) data.string("file", place.line->file).uint("line", place.line->line);
+}
+
+void RecordFormatter::ndjson_body(OutBuffer& out, const Event& e) const {
   RecordBody body(out, e.port, event_kind_name(e.kind));
   RecordData& data = body.data();
   switch (e.kind) {
@@ -116,6 +135,7 @@ void RecordFormatter::ndjson_body(OutBuffer& out, const Event& e) {
       break;
     default:
       extended_data(data, e);
+      if (symbols_ != nullptr) symbol_data(data, e);
       break;
   }
   body.end(e.source == EventSource::dwt ? "dwt" : "itm");
@@ -155,12 +175,16 @@ void RecordFormatter::text_body(OutBuffer& out, const Event& e) const {
       break;
     case EventKind::exception:
       fmt::format_to(it, "{} {} ({})", exception_action_name(e.b), e.text, e.a);
+      if (symbols_ != nullptr && !symbols_->handler(static_cast<std::uint32_t>(e.a)).empty()) {
+        fmt::format_to(it, " {}", symbols_->handler(static_cast<std::uint32_t>(e.a)));
+      }
       break;
     case EventKind::pc_sample:
       if (e.b != 0) {
         out += "sleep"sv;
       } else {
         fmt::format_to(it, "0x{:08x}", e.a);
+        if (symbols_ != nullptr) text_place(out, symbols_->place(e.a));
       }
       break;
     case EventKind::data_trace:

@@ -14,6 +14,7 @@
 #include "ports/event.hpp"
 #include "ports/port_map.hpp"
 #include "records/record_line.hpp"
+#include "symbols/symbolizer.hpp"
 
 namespace tp {
 
@@ -21,7 +22,9 @@ enum class OutputFormat : std::uint8_t { ndjson, text, none };
 
 class RecordFormatter {
  public:
-  RecordFormatter(OutputFormat format, const PortMap* port_map) : format_(format), port_map_(port_map) {}
+  // `symbols`: names for PC samples and exception handlers (itm-decode --elf), or none.
+  RecordFormatter(OutputFormat format, const PortMap* port_map, const symbols::Symbolizer* symbols = nullptr)
+      : format_(format), port_map_(port_map), symbols_(symbols) {}
 
   void body(OutBuffer& out, const Event& event) const;
   // The parts of a line around its body, for writing many lines with one timestamp.
@@ -32,10 +35,13 @@ class RecordFormatter {
   static void line(OutBuffer& out, const Stamp& stamp, std::string_view body) { stamp.line(out, body); }
 
  private:
-  static void ndjson_body(OutBuffer& out, const Event& event);
+  void ndjson_body(OutBuffer& out, const Event& event) const;
   void text_body(OutBuffer& out, const Event& event) const;
+  // The names --elf adds to PcSample and Exception data.
+  void symbol_data(RecordData& data, const Event& event) const;
   OutputFormat format_;
   const PortMap* port_map_;
+  const symbols::Symbolizer* symbols_;
 };
 
 }  // namespace tp

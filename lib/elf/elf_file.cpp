@@ -10,7 +10,9 @@
 namespace tp::elf {
 namespace {
 
+constexpr std::uint32_t sht_progbits = 1;
 constexpr std::uint32_t sht_symtab = 2;
+constexpr std::uint64_t shf_alloc = 2;
 constexpr std::uint32_t sht_dynsym = 11;
 constexpr std::uint8_t stt_func = 2;
 constexpr std::uint8_t stt_section = 3;
@@ -51,7 +53,10 @@ class Reader {
 };
 
 struct Section {
+  std::uint32_t name = 0;  // index into the section name table
   std::uint32_t type = 0;
+  std::uint64_t flags = 0;
+  std::uint64_t address = 0;
   std::uint32_t link = 0;
   std::uint64_t offset = 0;
   std::uint64_t size = 0;
@@ -60,13 +65,18 @@ struct Section {
 
 Section read_section(const Reader& r, std::uint64_t at, bool is64) {
   Section s;
+  s.name = static_cast<std::uint32_t>(r.read(at, 4, "section name"));
   s.type = static_cast<std::uint32_t>(r.read(at + 4, 4, "section type"));
   if (is64) {
+    s.flags = r.read(at + 8, 8, "section flags");
+    s.address = r.read(at + 16, 8, "section address");
     s.offset = r.read(at + 24, 8, "section offset");
     s.size = r.read(at + 32, 8, "section size");
     s.link = static_cast<std::uint32_t>(r.read(at + 40, 4, "section link"));
     s.entry_size = r.read(at + 56, 8, "section entry size");
   } else {
+    s.flags = r.read(at + 8, 4, "section flags");
+    s.address = r.read(at + 12, 4, "section address");
     s.offset = r.read(at + 16, 4, "section offset");
     s.size = r.read(at + 20, 4, "section size");
     s.link = static_cast<std::uint32_t>(r.read(at + 24, 4, "section link"));
@@ -101,6 +111,29 @@ void read_symbols(const Reader& r, const std::vector<Section>& sections, const S
     symbol.dynamic = table.type == sht_dynsym;
     if (!symbol.name.empty()) out.push_back(std::move(symbol));
   }
+}
+
+// The sections loaded into target memory, with their names and contents.
+std::vector<LoadedSection> read_loaded(const Reader& r, std::span<const std::uint8_t> bytes,
+                                       const std::vector<Section>& sections, std::uint64_t names_index,
+                                       const std::string& file_name) {
+  std::vector<LoadedSection> loaded;
+  const Section* names = names_index < sections.size() ? &sections[names_index] : nullptr;
+  for (const Section& section : sections) {
+    if (section.type != sht_progbits || (section.flags & shf_alloc) == 0 || section.size == 0) continue;
+    if (section.offset > bytes.size() || bytes.size() - section.offset < section.size) {
+      throw Error(ExitCode::bad_input,
+                  fmt::format("{}: truncated ELF file (a section's contents at offset {} are past the end, {} bytes)",
+                              file_name, section.offset, bytes.size()));
+    }
+    LoadedSection out;
+    if (names != nullptr) out.name = r.string_at(names->offset, names->size, section.name);
+    out.address = section.address;
+    const auto begin = bytes.begin() + static_cast<std::ptrdiff_t>(section.offset);
+    out.bytes.assign(begin, begin + static_cast<std::ptrdiff_t>(section.size));
+    loaded.push_back(std::move(out));
+  }
+  return loaded;
 }
 
 }  // namespace
@@ -141,7 +174,26 @@ ElfFile ElfFile::parse(std::span<const std::uint8_t> bytes, std::string name) {
   for (const auto& section : sections) {
     if (section.type == sht_dynsym) read_symbols(r, sections, section, is64, file.symbols_);
   }
+  file.loaded_ = read_loaded(r, bytes, sections, r.read(is64 ? 62 : 50, 2, "e_shstrndx"), file.name_);
   return file;
+}
+
+std::optional<std::uint64_t> ElfFile::read_word(std::uint64_t address, unsigned size) const noexcept {
+  if (size == 0 || size > 8) return std::nullopt;
+  for (const LoadedSection& section : loaded_) {
+    if (address < section.address || address - section.address > section.bytes.size() ||
+        section.bytes.size() - (address - section.address) < size) {
+      continue;
+    }
+    const std::size_t at = address - section.address;
+    std::uint64_t value = 0;
+    for (unsigned i = 0; i < size; ++i) {
+      const unsigned shift = endian_ == Endian::little ? 8 * i : 8 * (size - 1 - i);
+      value |= static_cast<std::uint64_t>(section.bytes[at + i]) << shift;
+    }
+    return value;
+  }
+  return std::nullopt;
 }
 
 ElfFile ElfFile::load(const std::string& path) {

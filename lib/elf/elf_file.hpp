@@ -1,6 +1,7 @@
-// A reader for the parts of an ELF file eko-collect needs: the class (word size), the
-// data encoding (endianness), the machine, and the symbols of .symtab and .dynsym
-// (System V ABI, "ELF Header" and "Symbol Table"). Every offset is bounds-checked: a
+// A reader for the parts of an ELF file the tools need: the class (word size), the data
+// encoding (endianness), the machine, the symbols of .symtab and .dynsym, and the contents
+// of the sections loaded into target memory, by address (System V ABI, "ELF Header",
+// "Sections" and "Symbol Table"). Every offset is bounds-checked: a
 // truncated or hostile file gives an Error(bad_input), never a crash.
 #pragma once
 
@@ -23,6 +24,13 @@ struct Symbol {
   bool dynamic = false;   // from .dynsym
 };
 
+// A section that occupies target memory with contents from the file (SHF_ALLOC, PROGBITS).
+struct LoadedSection {
+  std::string name;
+  std::uint64_t address = 0;
+  std::vector<std::uint8_t> bytes;
+};
+
 class ElfFile {
  public:
   // `name` is used in error messages. Throws Error(bad_input).
@@ -35,6 +43,10 @@ class ElfFile {
   [[nodiscard]] std::uint16_t machine() const noexcept { return machine_; }
   [[nodiscard]] std::string_view machine_name() const noexcept;
   [[nodiscard]] const std::vector<Symbol>& symbols() const noexcept { return symbols_; }
+  [[nodiscard]] const std::vector<LoadedSection>& loaded_sections() const noexcept { return loaded_; }
+  // A word of `size` bytes (1-8) at a target address, in the file's byte order; nothing when
+  // no loaded section holds all of it.
+  [[nodiscard]] std::optional<std::uint64_t> read_word(std::uint64_t address, unsigned size) const noexcept;
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
 
   // A data or untyped symbol with this name (.symtab first, then .dynsym).
@@ -46,6 +58,7 @@ class ElfFile {
   Endian endian_ = Endian::little;
   std::uint16_t machine_ = 0;
   std::vector<Symbol> symbols_;
+  std::vector<LoadedSection> loaded_;
 };
 
 }  // namespace tp::elf

@@ -48,14 +48,18 @@ constexpr std::array<FieldRule, 2> counter_fields = {{
 constexpr std::array<FieldRule, 1> raw_fields = {{
     {"data", FieldType::bytes, true, false},
 }};
-constexpr std::array<FieldRule, 3> exception_fields = {{
+constexpr std::array<FieldRule, 4> exception_fields = {{
     {"number", FieldType::u64, true, false, 511},
     {"name", FieldType::string, true, false},
     {"action", FieldType::string_enum, true, false, no_max, exception_action_values},
+    {"handler", FieldType::string, false, false},
 }};
-constexpr std::array<FieldRule, 2> pc_sample_fields = {{
+constexpr std::array<FieldRule, 5> pc_sample_fields = {{
     {"pc", FieldType::u64, true, false, u32_max},
     {"sleep", FieldType::boolean, true, false},
+    {"function", FieldType::string, false, false},
+    {"file", FieldType::string, false, false},
+    {"line", FieldType::u64, false, false, u32_max},
 }};
 constexpr std::array<FieldRule, 4> data_trace_fields = {{
     {"comparator", FieldType::u64, true, false, 3},

@@ -2,12 +2,14 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <optional>
 
 #include "cli/cli.hpp"
 #include "core/clock.hpp"
 #include "core/number.hpp"
 #include "core/text_file.hpp"
 #include "decode/decode_loop.hpp"
+#include "symbols/symbolizer.hpp"
 
 namespace {
 
@@ -17,6 +19,7 @@ struct Options {
   unsigned tpiu_stream = 1;
   std::string port_map;
   std::string isr_names;
+  std::string elf;
   std::string ports = "0xFFFFFFFF";
   std::uint64_t cpu_hz = 0;
   unsigned prescaler = 1;
@@ -60,8 +63,15 @@ tp::SessionOptions session_options(const Options& o) {
 
 tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Logger& log) {
   tp::PortMap map = o.port_map.empty() ? tp::PortMap::standard() : tp::PortMap::load(o.port_map);
-  if (!o.isr_names.empty()) map.add_isr_names(tp::parse_id_names(tp::read_text_file(o.isr_names), o.isr_names));
+  std::optional<tp::symbols::Symbolizer> symbols;
+  if (!o.elf.empty()) symbols.emplace(tp::symbols::Symbolizer::load(o.elf));
+  if (!o.isr_names.empty()) {
+    map.add_isr_names(tp::parse_id_names(tp::read_text_file(o.isr_names), o.isr_names));
+  } else if (symbols) {
+    map.add_isr_names(symbols->handlers());  // an IsrEnter's isr_id as the exception number (IPSR)
+  }
   tp::SessionOptions options = session_options(o);
+  if (symbols) options.symbols = &*symbols;
   tp::ByteSource source = tp::ByteSource::open(o.input);
   source.follow(o.follow);
   options.cut_lines_by_target_time = source.size().has_value() && !o.follow;  // a file replay
@@ -110,6 +120,10 @@ int run_main(int argc, char** argv) {
   app.add_option("--port-map", o.port_map, "Port map JSON (Callisto ports_map form); default: the standard map")
       ->type_name("FILE");
   app.add_option("--isr-names", o.isr_names, "JSON object of ISR names for TaskIsr ports: {\"10\":\"TIM1_IRQHandler\"}")
+      ->type_name("FILE");
+  app.add_option("--elf", o.elf,
+                 "Firmware ELF: PC samples get their function (and file and line with DWARF), exceptions their "
+                 "handler from the vector table, IsrEnter names from it without --isr-names")
       ->type_name("FILE");
   app.add_option("--ports", o.ports, "Decode only these ports 0-31: a bit mask, e.g. 0x0F")->type_name("MASK");
   app.add_option("--cpu-hz", o.cpu_hz, "Target clock: timestamps in nanoseconds instead of cycles")->type_name("HZ");

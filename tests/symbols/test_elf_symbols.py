@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""itm-decode --elf against binutils as the oracle (issue 21, item 1).
+
+Builds two Cortex-M firmwares with Debian's arm-none-eabi toolchain and -g: the symbol
+firmware (tests/symbols/fw: a named vector table, C and C++ code, -fno-inline) and the
+Cortex-M rig firmware of the eko tests (-O2, inlining on). A PC-sample stream aimed at every
+halfword of every function (and at addresses outside them), exception packets for every
+exception number and TaskIsr IsrEnter records are written here from the ARM ARM (D4.3.2,
+D4.3.3) and the Callisto binary protocol, not by tracepipe's encoder. Then, record by record:
+  function   == the symbol `nm -C -S` says holds the PC (and, -fno-inline, addr2line -f -C)
+  file:line  == addr2line's (the DWARF line table, read by binutils)
+  handler    == the symbol at the vector table word (read with objcopy), as nm names it
+  IsrEnter   == the same handler name, with no --isr-names
+Exit 77 (skipped) without the cross compiler."""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+build_dir = sys.argv[1]
+source_dir = os.path.dirname(os.path.abspath(__file__))
+itm_decode = os.path.join(build_dir, "tools", "itm-decode")
+passed = 0
+failed = 0
+
+
+def check(condition, what):
+    global passed, failed
+    if condition:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL: {what}")
+
+
+def run(args, **kwargs):
+    return subprocess.run(args, check=True, capture_output=True, text=True, **kwargs).stdout
+
+
+def build_symbols_firmware(out):
+    fw = os.path.join(source_dir, "fw")
+    common = ["-mcpu=cortex-m3", "-mthumb", "-O1", "-fno-inline", "-g", "-ffreestanding", "-nostdlib"]
+    run(["arm-none-eabi-gcc", *common, "-c", os.path.join(fw, "startup.c"), "-o", os.path.join(out, "startup.o")])
+    run(["arm-none-eabi-g++", *common, "-fno-exceptions", "-fno-rtti", "-c", os.path.join(fw, "app.cpp"), "-o",
+         os.path.join(out, "app.o")])
+    elf = os.path.join(out, "symbols-fw.elf")
+    run(["arm-none-eabi-gcc", "-mcpu=cortex-m3", "-mthumb", "-nostdlib", "-nostartfiles", "-T",
+         os.path.join(source_dir, "..", "eko", "fw", "cm3.ld"), os.path.join(out, "startup.o"),
+         os.path.join(out, "app.o"), "-o", elf])
+    return elf
+
+
+def build_rig_firmware(out):
+    fw = os.path.join(source_dir, "..", "eko", "fw")
+    elf = os.path.join(out, "fw-cm3.elf")
+    run(["arm-none-eabi-gcc", "-mcpu=cortex-m3", "-mthumb", "-O2", "-g", "-ffreestanding", "-fno-builtin",
+         "-fno-tree-loop-distribute-patterns", "-nostdlib", "-nostartfiles", f"-I{fw}", "-Wl,--build-id=none",
+         "-DIDLE_LOOPS=200000", "-DHOLD_IN_USE=100", "-T", os.path.join(fw, "cm3.ld"),
+         os.path.join(fw, "cm3_startup.c"), os.path.join(fw, "tracer.c"), "-lgcc", "-o", elf])
+    return elf
+
+
+def functions_of(elf):
+    """(start, size, name) of every function: readelf -sW says which symbols are FUNC (nm's "t"
+    also marks data placed in .text), nm -C -S gives their demangled names."""
+    starts = set()
+    for line in run(["arm-none-eabi-readelf", "-sW", elf]).splitlines():
+        parts = line.split()
+        if len(parts) >= 8 and parts[3] == "FUNC":
+            starts.add(int(parts[1], 16) & ~1)
+    functions = []
+    for line in run(["arm-none-eabi-nm", "-C", "-S", "--defined-only", elf]).splitlines():
+        parts = line.split(maxsplit=3)
+        if len(parts) == 4 and int(parts[0], 16) in starts:
+            functions.append((int(parts[0], 16), int(parts[1], 16), parts[3]))
+    return functions
+
+
+def vector_words(elf, out):
+    raw = os.path.join(out, "vectors.bin")
+    run(["arm-none-eabi-objcopy", "-O", "binary", "--only-section=.isr_vector", elf, raw])
+    data = open(raw, "rb").read()
+    return list(struct.unpack(f"<{len(data) // 4}I", data[: len(data) // 4 * 4]))
+
+
+def addr2line(elf, addresses):
+    lines = run(["arm-none-eabi-addr2line", "-f", "-C", "-e", elf, *[hex(a) for a in addresses]]).splitlines()
+    return [(lines[2 * i], lines[2 * i + 1]) for i in range(len(addresses))]
+
+
+def stream(pcs, exception_numbers, isr_ids):
+    out = bytearray()
+    for pc in pcs:  # D4.3.3: discriminator 2, 4-byte payload
+        out += bytes([0x17]) + struct.pack("<I", pc)
+    for number in exception_numbers:  # D4.3.2: discriminator 1, 2-byte payload, FN 1 = entered
+        out += bytes([0x0E, number & 0xFF, ((number >> 8) & 1) | (1 << 4)])
+    for isr_id in isr_ids:  # Callisto TaskIsr on port 1: type 2 (IsrEnter), A = id, B = 0
+        out += bytes([0x09, 2]) + bytes([0x0B]) + struct.pack("<I", isr_id) + bytes([0x0B]) + struct.pack("<I", 0)
+    return bytes(out)
+
+
+def check_firmware(elf, out, label, addr2line_names):
+    functions = functions_of(elf)
+    check(len(functions) >= 5, f"{label}: nm lists the functions ({len(functions)})")
+    holder = {}
+    pcs = []
+    for start, size, name in functions:
+        for pc in range(start, start + max(size, 2), 2):
+            holder[pc] = name
+            pcs.append(pc)
+    ends = sorted(start + size for start, size, _ in functions)
+    outside = [pc for pc in (0x2, ends[-1] + 0x40, 0x20000000) if pc not in holder]
+    pcs += outside
+    words = vector_words(elf, out)
+    by_address = {start: name for start, _, name in functions}
+    handlers = {n: by_address[w & ~1] for n, w in enumerate(words) if n > 0 and w != 0 and (w & ~1) in by_address}
+    check(len(handlers) >= 3, f"{label}: the vector table names handlers ({len(handlers)})")
+    numbers = list(range(1, len(words)))
+    data = stream(pcs, numbers, sorted(handlers))
+    result = subprocess.run([itm_decode, "--elf", elf], input=data, capture_output=True, check=True)
+    records = [json.loads(line) for line in result.stdout.decode().splitlines()]
+    samples = [r["event"]["data"] for r in records if r["event"]["kind"] == "PcSample"]
+    exceptions = [r["event"]["data"] for r in records if r["event"]["kind"] == "Exception"]
+    isrs = [r["event"]["data"] for r in records if r["event"]["kind"] == "IsrEnter"]
+    check(len(samples) == len(pcs), f"{label}: a record per PC sample ({len(samples)} of {len(pcs)})")
+    oracle = addr2line(elf, pcs)
+    wrong_function = [s for s in samples if s.get("function") != holder.get(s["pc"])]
+    check(not wrong_function, f"{label}: every PC named by the function nm says holds it "
+                              f"({len(samples) - len(wrong_function)} of {len(samples)}; first wrong: "
+                              f"{wrong_function[:1]})")
+    if addr2line_names:
+        wrong = [(s, o) for s, o in zip(samples, oracle) if s["pc"] in holder and s.get("function") != o[0]]
+        check(not wrong, f"{label}: every function as addr2line -f names it (first wrong: {wrong[:1]})")
+    wrong_line = []
+    for sample, (_, place) in zip(samples, oracle):
+        file, _, line = place.rpartition(":")
+        line = line.split()[0]
+        expected = (file, int(line)) if file != "??" and line.isdigit() and int(line) > 0 else None
+        got = (sample["file"], sample["line"]) if "file" in sample else None
+        if got != expected:
+            wrong_line.append((sample["pc"], got, expected))
+    check(not wrong_line, f"{label}: every file:line as addr2line reads the DWARF line table "
+                          f"({len(samples) - len(wrong_line)} of {len(samples)}; first wrong: {wrong_line[:1]})")
+    named = sum(1 for s in samples if "file" in s)
+    check(named > len(samples) // 2, f"{label}: most samples have a line ({named} of {len(samples)})")
+    wrong_handler = [e for e in exceptions if e.get("handler") != handlers.get(e["number"])]
+    check(len(exceptions) == len(numbers) and not wrong_handler,
+          f"{label}: every exception's handler is the vector table's, as nm names it (first wrong: "
+          f"{wrong_handler[:1]})")
+    wrong_isr = [i for i in isrs if i.get("name") != handlers.get(i["isr_id"])]
+    check(len(isrs) == len(handlers) and not wrong_isr,
+          f"{label}: IsrEnter names from the vector table without --isr-names ({len(isrs)}; first wrong: "
+          f"{wrong_isr[:1]})")
+    text = subprocess.run([itm_decode, "--elf", elf, "--format", "text"], input=data, capture_output=True,
+                          check=True).stdout.decode()
+    first = functions[0]
+    check(first[2] in text, f"{label}: the text format names functions too")
+
+
+def main():
+    if shutil.which("arm-none-eabi-gcc") is None or shutil.which("arm-none-eabi-addr2line") is None:
+        print("SKIPPED: arm-none-eabi-gcc and binutils-arm-none-eabi are needed (scripts/install-deps)")
+        return 77
+    with tempfile.TemporaryDirectory() as out:
+        symbols_elf = build_symbols_firmware(out)
+        check_firmware(symbols_elf, out, "symbol firmware", addr2line_names=True)
+        cpp = [name for _, _, name in functions_of(symbols_elf) if "::" in name]
+        check(len(cpp) >= 3, f"C++ names are demangled as nm -C shows them ({cpp})")
+        check_firmware(build_rig_firmware(out), out, "rig firmware (-O2)", addr2line_names=False)
+        missing = subprocess.run([itm_decode, "--elf", os.path.join(out, "none.elf")], input=b"",
+                                 capture_output=True)
+        check(missing.returncode == 3 and b"none.elf" in missing.stderr,
+              f"a missing ELF is exit 3 naming it ({missing.returncode}: {missing.stderr[:120]})")
+        not_elf = os.path.join(out, "not.elf")
+        open(not_elf, "w").write("hello")
+        bad = subprocess.run([itm_decode, "--elf", not_elf], input=b"", capture_output=True)
+        check(bad.returncode == 6 and b"not an ELF" in bad.stderr,
+              f"a file that is not an ELF is exit 6 ({bad.returncode}: {bad.stderr[:120]})")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+sys.exit(main())
