@@ -149,7 +149,44 @@ constexpr std::array<FieldRule, 8> eko_clock_fields = {{
     {"lc_clock", FieldType::u64, true, false, u32_max},
 }};
 
-constexpr std::array<KindRule, 26> kind_rules = {{
+constexpr std::array<std::string_view, 2> top_handler_source_values = {"exception", "isr"};
+constexpr std::array<FieldRule, 7> top_summary_fields = {{
+    {"records", FieldType::u64, true, false},
+    {"span", FieldType::u64, true, false},
+    {"pc_samples", FieldType::u64, true, false},
+    {"sleep_samples", FieldType::u64, true, false},
+    {"overflows", FieldType::u64, true, false},
+    {"uncertain", FieldType::u64, true, false},
+    {"final", FieldType::boolean, true, false},
+}};
+constexpr std::array<FieldRule, 4> top_function_fields = {{
+    {"rank", FieldType::u64, true, false, u32_max},
+    {"function", FieldType::string, true, false},
+    {"samples", FieldType::u64, true, false},
+    {"share", FieldType::number, true, false},
+}};
+constexpr std::array<FieldRule, 11> top_handler_fields = {{
+    {"source", FieldType::string_enum, true, false, no_max, top_handler_source_values},
+    {"number", FieldType::u64, true, false, u32_max},
+    {"name", FieldType::string, true, true},
+    {"count", FieldType::u64, true, false},
+    {"total", FieldType::u64, true, false},
+    {"min", FieldType::u64, true, true},
+    {"avg", FieldType::number, true, false},
+    {"max", FieldType::u64, true, true},
+    {"max_nesting", FieldType::u64, true, false, u32_max},
+    {"share", FieldType::number, true, false},
+    {"uncertain", FieldType::u64, true, false},
+}};
+constexpr std::array<FieldRule, 5> top_task_fields = {{
+    {"task", FieldType::u64, true, true, u32_max},
+    {"name", FieldType::string, true, true},
+    {"time", FieldType::u64, true, false},
+    {"share", FieldType::number, true, false},
+    {"uncertain_time", FieldType::u64, true, false},
+}};
+
+constexpr std::array<KindRule, 30> kind_rules = {{
     {"Text", true, text_fields},
     {"Marker", true, marker_fields},
     {"TaskSwitch", true, task_switch_fields},
@@ -176,6 +213,10 @@ constexpr std::array<KindRule, 26> kind_rules = {{
     {"Trigger", true, trigger_fields},
     {"EkoEvent", true, eko_event_fields},
     {"EkoClock", true, eko_clock_fields},
+    {"TopSummary", true, top_summary_fields},
+    {"TopFunction", true, top_function_fields},
+    {"TopHandler", true, top_handler_fields},
+    {"TopTask", true, top_task_fields},
 }};
 
 const KindRule* rule_for(std::string_view kind) noexcept {

@@ -44,6 +44,6 @@ check "a header including a PRIVATE layer fails it" \
 plant cli core/log.hpp '#include <CLI/CLI.hpp>'
 check "CLI11 outside lib/cli fails it" refused "$work/cli" "lib/core/log.hpp: #include <CLI/CLI.hpp> (CLI11 is for lib/cli and tools/ only)"
 plant folder core/log.cpp '// an unchanged tree'
-mkdir "$work/folder/analysis"
-check "an undeclared folder fails it" refused "$work/folder" "lib/analysis/ is not a declared layer"
+mkdir "$work/folder/undeclared"
+check "an undeclared folder fails it" refused "$work/folder" "lib/undeclared/ is not a declared layer"
 summary

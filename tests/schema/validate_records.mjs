@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-const [root, decode, synth, shared, palmRecv, chibiPull, part] = process.argv.slice(2);
+const [root, decode, synth, shared, palmRecv, chibiPull, traceTop, part] = process.argv.slice(2);
 const sharedPart = part === 'shared';
 const sigrok = path.join(shared, 'reference/captures/sigrok-stm32f105/stm32f105_swo_tpiu_raw.bin');
 const callisto = path.join(shared, 'reference/callisto-schema/server-message.json');
@@ -138,6 +138,11 @@ async function chibiRecords() {
   return lines;
 }
 if (!sharedPart) outputs.push(['chibi-pull', await chibiRecords()]);
+// trace-top's snapshot records, over the decoded streams above (and an Overflow among them).
+const decoded = outputs.flatMap(([, lines]) => lines).filter((l) => !l.includes('"frames"'));
+decoded.splice(decoded.length >> 1, 0, '{"timestamp":1,"port":0,"event":{"kind":"Overflow","data":{}},"source":"itm"}');
+outputs.push(['trace-top', execFileSync(traceTop, ['--once', '--format', 'ndjson'], { input: decoded.join('\n') + '\n', maxBuffer: 1 << 28 })
+  .toString().split('\n').filter((l) => l)]);
 
 const seen = new Set();
 const core = new Set(['Text', 'Marker', 'TaskSwitch', 'IsrEnter', 'IsrExit', 'IdleEnter', 'IdleExit', 'Counter', 'Raw']);

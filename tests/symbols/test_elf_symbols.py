@@ -20,20 +20,13 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import Checks  # noqa: E402
+
 build_dir = sys.argv[1]
 source_dir = os.path.dirname(os.path.abspath(__file__))
 itm_decode = os.path.join(build_dir, "tools", "itm-decode")
-passed = 0
-failed = 0
-
-
-def check(condition, what):
-    global passed, failed
-    if condition:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL: {what}")
+check = Checks(show_passes=False)
 
 
 def run(args, **kwargs):
@@ -179,8 +172,7 @@ def main():
         bad = subprocess.run([itm_decode, "--elf", not_elf], input=b"", capture_output=True)
         check(bad.returncode == 6 and b"not an ELF" in bad.stderr,
               f"a file that is not an ELF is exit 6 ({bad.returncode}: {bad.stderr[:120]})")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return check.summary()
 
 
 sys.exit(main())

@@ -1,0 +1,174 @@
+#include "analysis/live_stats.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tp::analysis {
+
+void Durations::add(std::uint64_t duration, bool certain) noexcept {
+  ++count;
+  total += duration;
+  if (!certain) {
+    ++uncertain;
+    return;
+  }
+  min = std::min(min, duration);
+  max = std::max(max, duration);
+}
+
+void Profile::add(const Observation& sample) {
+  ++samples_;
+  if (sample.sleep) {
+    ++sleeping_;
+    return;
+  }
+  if (sample.name.empty()) {
+    ++by_pc_[sample.pc];
+    return;
+  }
+  if (const auto found = by_function_.find(sample.name); found != by_function_.end()) {
+    ++found->second;
+  } else {
+    by_function_.emplace(std::string(sample.name), 1);
+  }
+}
+
+std::vector<Profile::Entry> Profile::top(std::size_t n) const {
+  std::vector<Entry> entries;
+  entries.reserve(by_function_.size() + by_pc_.size());
+  for (const auto& [function, samples] : by_function_) entries.push_back(Entry{function, samples});
+  for (const auto& [pc, samples] : by_pc_) entries.push_back(Entry{fmt::format("0x{:08x}", pc), samples});
+  const auto most_first = [](const Entry& a, const Entry& b) {
+    return a.samples != b.samples ? a.samples > b.samples : a.function < b.function;
+  };
+  const auto shown = std::min(n, entries.size());
+  std::partial_sort(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(shown), entries.end(), most_first);
+  entries.resize(shown);
+  return entries;
+}
+
+void HandlerTracker::close_top(std::uint64_t at, bool uncertain) {
+  Active& top = stack_.back();
+  top.self += at >= top.since ? at - top.since : 0;
+  const bool certain = !top.uncertain && !uncertain;
+  handlers_[top.number].durations.add(top.self, certain);
+  total_time_ += top.self;
+  stack_.pop_back();
+  if (!stack_.empty()) stack_.back().since = at;  // the preempted one runs again
+}
+
+void HandlerTracker::enter(std::uint32_t number, std::uint64_t at, std::string_view name) {
+  if (!stack_.empty()) {
+    Active& preempted = stack_.back();
+    preempted.self += at >= preempted.since ? at - preempted.since : 0;
+  }
+  stack_.push_back(Active{number, at});
+  Handler& handler = handlers_[number];
+  if (handler.name.empty() && !name.empty()) handler.name.assign(name);
+  const auto depth = static_cast<std::uint32_t>(stack_.size());
+  handler.max_nesting = std::max(handler.max_nesting, depth);
+  max_nesting_ = std::max(max_nesting_, depth);
+}
+
+void HandlerTracker::exit(std::uint32_t number, std::uint64_t at) {
+  const auto open =
+      std::find_if(stack_.rbegin(), stack_.rend(), [number](const Active& a) { return a.number == number; });
+  if (open == stack_.rend()) {  // entered before the trace began, or its entry was lost
+    ++unmatched_exits_;
+    return;
+  }
+  // Handlers above it whose exits are missing: closed here, as uncertain.
+  while (stack_.back().number != number) close_top(at, true);
+  close_top(at, false);
+}
+
+void HandlerTracker::lose() noexcept {
+  for (Active& active : stack_) active.uncertain = true;
+}
+
+void TaskTracker::close_stretch(std::uint64_t at) {
+  if (!running_ || idle_since_) return;  // no task, or the CPU is idle: nothing runs
+  Task& task = tasks_[*running_];
+  const std::uint64_t stretch = at >= since_ ? at - since_ : 0;
+  task.time += stretch;
+  if (stretch_uncertain_) task.uncertain_time += stretch;
+}
+
+void TaskTracker::switch_to(std::uint32_t from, std::uint32_t to, std::uint64_t at, std::string_view name) {
+  (void)from;
+  close_stretch(at);
+  running_ = to;
+  since_ = at;
+  stretch_uncertain_ = false;
+  Task& next = tasks_[to];
+  if (!name.empty()) next.name.assign(name);
+}
+
+void TaskTracker::idle_enter(std::uint64_t at) {
+  if (idle_since_) return;
+  close_stretch(at);
+  idle_since_ = at;
+}
+
+void TaskTracker::idle_exit(std::uint64_t at) noexcept {
+  if (!idle_since_) return;
+  if (at >= *idle_since_) idle_time_ += at - *idle_since_;
+  idle_since_.reset();
+  since_ = at;  // the running task has the CPU again
+}
+
+void TaskTracker::lose() noexcept {
+  stretch_uncertain_ = running_.has_value();
+}
+
+std::map<std::uint32_t, TaskTracker::Task> TaskTracker::tasks_until(std::uint64_t at) const {
+  std::map<std::uint32_t, Task> tasks = tasks_;
+  if (running_ && !idle_since_ && at >= since_) {
+    Task& task = tasks[*running_];
+    task.time += at - since_;
+    if (stretch_uncertain_) task.uncertain_time += at - since_;
+  }
+  return tasks;
+}
+
+void LiveStats::add(const Observation& o) {
+  if (records_ == 0) first_ = o.timestamp;
+  ++records_;
+  last_ = std::max(last_, o.timestamp);
+  if (clock_.empty() && !o.clock.empty()) clock_.assign(o.clock);
+  switch (o.kind) {
+    case ObservationKind::pc_sample:
+      profile_.add(o);
+      break;
+    case ObservationKind::exception:
+      if (o.action == ExceptionAction::enter) exceptions_.enter(o.number, o.timestamp, o.name);
+      if (o.action == ExceptionAction::exit) exceptions_.exit(o.number, o.timestamp);
+      break;
+    case ObservationKind::isr_enter:
+      isrs_.enter(o.number, o.timestamp, o.name);
+      break;
+    case ObservationKind::isr_exit:
+      isrs_.exit(o.number, o.timestamp);
+      break;
+    case ObservationKind::task_switch:
+      tasks_.switch_to(o.from_task, o.number, o.timestamp, o.name);
+      break;
+    case ObservationKind::idle_enter:
+      tasks_.idle_enter(o.timestamp);
+      break;
+    case ObservationKind::idle_exit:
+      tasks_.idle_exit(o.timestamp);
+      break;
+    case ObservationKind::overflow:
+      ++overflows_;
+      exceptions_.lose();
+      isrs_.lose();
+      tasks_.lose();
+      break;
+    case ObservationKind::other:
+      break;
+  }
+}
+
+}  // namespace tp::analysis

@@ -1,0 +1,155 @@
+// Running statistics over a stream of records, in memory bounded by what the trace names
+// (functions, handlers, tasks), never by its length: a PC-sample profile, per-handler
+// durations with nesting (DWT exception trace, or TaskIsr IsrEnter/IsrExit), and CPU time
+// per task and idle. Loss-aware: an interval that was open when the target dropped packets
+// (an Overflow record) is counted but marked uncertain and kept out of min and max.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/observation.hpp"
+
+namespace tp::analysis {
+
+struct Durations {
+  std::uint64_t count = 0;  // every closed interval
+  std::uint64_t total = 0;
+  std::uint64_t min = std::numeric_limits<std::uint64_t>::max();  // of the certain ones
+  std::uint64_t max = 0;
+  std::uint64_t uncertain = 0;  // intervals that spanned a loss
+
+  void add(std::uint64_t duration, bool certain) noexcept;
+  [[nodiscard]] bool has_certain() const noexcept { return count > uncertain; }
+};
+
+class Profile {
+ public:
+  struct Entry {
+    std::string function;  // the record's function (--elf), else the PC in hex
+    std::uint64_t samples = 0;
+  };
+
+  void add(const Observation& sample);
+  // The n functions with the most samples, most first (ties by name).
+  [[nodiscard]] std::vector<Entry> top(std::size_t n) const;
+  [[nodiscard]] std::uint64_t samples() const noexcept { return samples_; }
+  [[nodiscard]] std::uint64_t sleeping() const noexcept { return sleeping_; }
+
+ private:
+  // Heterogeneous lookup: a sample's function (a view into its line) finds its entry
+  // without a string being made.
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view name) const noexcept { return std::hash<std::string_view>{}(name); }
+  };
+  std::unordered_map<std::string, std::uint64_t, NameHash, std::equal_to<>> by_function_;
+  std::unordered_map<std::uint64_t, std::uint64_t> by_pc_;  // samples without a function
+  std::uint64_t samples_ = 0;
+  std::uint64_t sleeping_ = 0;
+};
+
+// Handlers that preempt each other: the time of each is its own (self) time, without the
+// handlers that preempted it.
+class HandlerTracker {
+ public:
+  struct Handler {
+    std::string name;
+    Durations durations;
+    std::uint32_t max_nesting = 0;  // deepest stack it was on (1: preempted nothing)
+  };
+
+  void enter(std::uint32_t number, std::uint64_t at, std::string_view name);
+  void exit(std::uint32_t number, std::uint64_t at);
+  // Packets were lost: what is open now is uncertain.
+  void lose() noexcept;
+
+  [[nodiscard]] const std::map<std::uint32_t, Handler>& handlers() const noexcept { return handlers_; }
+  [[nodiscard]] std::uint32_t max_nesting() const noexcept { return max_nesting_; }
+  [[nodiscard]] std::uint64_t total_time() const noexcept { return total_time_; }
+  [[nodiscard]] std::uint64_t unmatched_exits() const noexcept { return unmatched_exits_; }
+
+ private:
+  struct Active {
+    std::uint32_t number;
+    std::uint64_t since;     // start of its current stretch on the CPU
+    std::uint64_t self = 0;  // its time so far
+    bool uncertain = false;
+  };
+  void close_top(std::uint64_t at, bool uncertain);
+
+  std::map<std::uint32_t, Handler> handlers_;
+  std::vector<Active> stack_;
+  std::uint32_t max_nesting_ = 0;
+  std::uint64_t total_time_ = 0;
+  std::uint64_t unmatched_exits_ = 0;
+};
+
+// CPU time per task from TaskSwitch (a task runs until the next switch) without its idle
+// stretches (IdleEnter to IdleExit: the CPU slept, or ran the idle loop, for it), so tasks
+// and idle add up to the span; interrupt time counts for the task it interrupted.
+class TaskTracker {
+ public:
+  struct Task {
+    std::string name;
+    std::uint64_t time = 0;
+    std::uint64_t uncertain_time = 0;  // of it, in stretches that spanned a loss
+  };
+
+  void switch_to(std::uint32_t from, std::uint32_t to, std::uint64_t at, std::string_view name);
+  void idle_enter(std::uint64_t at);
+  void idle_exit(std::uint64_t at) noexcept;
+  void lose() noexcept;
+  // The running task's stretch up to `at` (for a snapshot); nothing changes.
+  [[nodiscard]] std::map<std::uint32_t, Task> tasks_until(std::uint64_t at) const;
+  // Idle time up to `at`, an open idle stretch included.
+  [[nodiscard]] std::uint64_t idle_until(std::uint64_t at) const noexcept {
+    return idle_time_ + (idle_since_ && at >= *idle_since_ ? at - *idle_since_ : 0);
+  }
+  [[nodiscard]] bool seen() const noexcept { return running_ || !tasks_.empty(); }
+
+ private:
+  void close_stretch(std::uint64_t at);
+
+  std::map<std::uint32_t, Task> tasks_;
+  std::optional<std::uint32_t> running_;
+  std::uint64_t since_ = 0;
+  bool stretch_uncertain_ = false;
+  std::optional<std::uint64_t> idle_since_;
+  std::uint64_t idle_time_ = 0;
+};
+
+class LiveStats {
+ public:
+  void add(const Observation& o);
+
+  [[nodiscard]] std::uint64_t records() const noexcept { return records_; }
+  [[nodiscard]] std::uint64_t overflows() const noexcept { return overflows_; }
+  [[nodiscard]] std::uint64_t first_time() const noexcept { return first_; }
+  [[nodiscard]] std::uint64_t last_time() const noexcept { return last_; }
+  [[nodiscard]] std::uint64_t span() const noexcept { return records_ == 0 ? 0 : last_ - first_; }
+  [[nodiscard]] std::string_view clock() const noexcept { return clock_; }
+  [[nodiscard]] const Profile& profile() const noexcept { return profile_; }
+  [[nodiscard]] const HandlerTracker& exceptions() const noexcept { return exceptions_; }
+  [[nodiscard]] const HandlerTracker& isrs() const noexcept { return isrs_; }
+  [[nodiscard]] const TaskTracker& tasks() const noexcept { return tasks_; }
+
+ private:
+  std::uint64_t records_ = 0;
+  std::uint64_t overflows_ = 0;
+  std::uint64_t first_ = 0;
+  std::uint64_t last_ = 0;
+  std::string clock_;
+  Profile profile_;
+  HandlerTracker exceptions_;
+  HandlerTracker isrs_;
+  TaskTracker tasks_;
+};
+
+}  // namespace tp::analysis

@@ -1,0 +1,92 @@
+#include "analysis/observation.hpp"
+
+namespace tp::analysis {
+namespace {
+
+struct KindName {
+  std::string_view name;
+  ObservationKind kind;
+};
+
+constexpr KindName kinds[] = {
+    {"PcSample", ObservationKind::pc_sample},     {"Exception", ObservationKind::exception},
+    {"IsrEnter", ObservationKind::isr_enter},     {"IsrExit", ObservationKind::isr_exit},
+    {"TaskSwitch", ObservationKind::task_switch}, {"IdleEnter", ObservationKind::idle_enter},
+    {"IdleExit", ObservationKind::idle_exit},     {"Overflow", ObservationKind::overflow},
+};
+
+ObservationKind kind_of(std::string_view name) noexcept {
+  for (const KindName& known : kinds) {
+    if (known.name == name) return known.kind;
+  }
+  return ObservationKind::other;
+}
+
+ExceptionAction action_of(std::string_view name) noexcept {
+  if (name == "enter") return ExceptionAction::enter;
+  if (name == "exit") return ExceptionAction::exit;
+  if (name == "resume") return ExceptionAction::resume;
+  return ExceptionAction::other;
+}
+
+std::uint32_t u32(simdjson::dom::object data, std::string_view key) {
+  std::uint64_t value = 0;
+  if (data[key].get_uint64().get(value) != simdjson::SUCCESS) return 0;
+  return static_cast<std::uint32_t>(value);
+}
+
+std::string_view text(simdjson::dom::object data, std::string_view key) {
+  std::string_view value;
+  if (data[key].get_string().get(value) != simdjson::SUCCESS) return {};
+  return value;
+}
+
+// The fields of event.data each kind's statistics use.
+bool read_data(simdjson::dom::object data, Observation& o) {
+  switch (o.kind) {
+    case ObservationKind::pc_sample:
+      if (data["pc"].get_uint64().get(o.pc) != simdjson::SUCCESS) return false;
+      if (data["sleep"].get_bool().get(o.sleep) != simdjson::SUCCESS) o.sleep = false;
+      o.name = text(data, "function");
+      return true;
+    case ObservationKind::exception:
+      o.number = u32(data, "number");
+      o.action = action_of(text(data, "action"));
+      o.name = text(data, "handler");
+      if (o.name.empty()) o.name = text(data, "name");
+      return true;
+    case ObservationKind::isr_enter:
+    case ObservationKind::isr_exit:
+      o.number = u32(data, "isr_id");
+      o.name = text(data, "name");
+      return true;
+    case ObservationKind::task_switch:
+      o.from_task = u32(data, "from_task");
+      o.number = u32(data, "to_task");
+      o.name = text(data, "to_name");
+      return true;
+    default:
+      return true;
+  }
+}
+
+}  // namespace
+
+std::optional<Observation> observe(simdjson::dom::object record) {
+  Observation o;
+  if (record["timestamp"].get_uint64().get(o.timestamp) != simdjson::SUCCESS) return std::nullopt;
+  if (record["clock"].get_string().get(o.clock) != simdjson::SUCCESS) o.clock = {};
+  simdjson::dom::object event;
+  if (record["event"].get_object().get(event) != simdjson::SUCCESS) return std::nullopt;
+  std::string_view kind;
+  if (event["kind"].get_string().get(kind) != simdjson::SUCCESS) return std::nullopt;
+  o.kind = kind_of(kind);
+  simdjson::dom::object data;
+  if (event["data"].get_object().get(data) != simdjson::SUCCESS) {
+    return o.kind == ObservationKind::pc_sample ? std::nullopt : std::optional<Observation>(o);
+  }
+  if (!read_data(data, o)) return std::nullopt;
+  return o;
+}
+
+}  // namespace tp::analysis

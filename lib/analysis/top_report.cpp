@@ -1,0 +1,184 @@
+#include "analysis/top_report.hpp"
+
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "records/record_line.hpp"
+
+namespace tp::analysis {
+namespace {
+
+double share_of(std::uint64_t part, std::uint64_t whole) noexcept {
+  return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
+}
+
+RecordHead head(const LiveStats& stats, std::string_view kind) {
+  return RecordHead{stats.last_time(), stats.clock(), 0, kind, "trace-top"};
+}
+
+void write_handlers(OutBuffer& out, const LiveStats& stats, const HandlerTracker& tracker, std::string_view source) {
+  for (const auto& [number, handler] : tracker.handlers()) {
+    const Durations& d = handler.durations;
+    RecordLine line(out, head(stats, "TopHandler"));
+    RecordData& data = line.data();
+    data.string("source", source).uint("number", number);
+    if (handler.name.empty()) {
+      data.null("name");
+    } else {
+      data.string("name", handler.name);
+    }
+    data.uint("count", d.count).uint("total", d.total);
+    if (d.has_certain()) {
+      data.uint("min", d.min);
+    } else {
+      data.null("min");
+    }
+    data.number("avg", d.count == 0 ? 0.0 : static_cast<double>(d.total) / static_cast<double>(d.count));
+    if (d.has_certain()) {
+      data.uint("max", d.max);
+    } else {
+      data.null("max");
+    }
+    data.uint("max_nesting", handler.max_nesting)
+        .number("share", share_of(d.total, stats.span()))
+        .uint("uncertain", d.uncertain);
+    line.end();
+  }
+}
+
+std::uint64_t uncertain_intervals(const HandlerTracker& tracker) {
+  std::uint64_t uncertain = 0;
+  for (const auto& entry : tracker.handlers()) uncertain += entry.second.durations.uncertain;
+  return uncertain;
+}
+
+// Seconds when the clock allows, else the clock's own units.
+std::string duration_text(std::uint64_t value, std::string_view clock, std::uint64_t cpu_hz) {
+  std::optional<double> seconds;
+  if (clock == "ns") seconds = static_cast<double>(value) / 1e9;
+  if (clock == "us") seconds = static_cast<double>(value) / 1e6;
+  if (clock == "cycles" && cpu_hz != 0) seconds = static_cast<double>(value) / static_cast<double>(cpu_hz);
+  if (!seconds) return fmt::format("{} {}", value, clock.empty() ? "units" : clock);
+  if (*seconds >= 1.0) return fmt::format("{:.3f} s", *seconds);
+  if (*seconds >= 1e-3) return fmt::format("{:.3f} ms", *seconds * 1e3);
+  return fmt::format("{:.3f} us", *seconds * 1e6);
+}
+
+struct Style {
+  bool colour;
+  [[nodiscard]] std::string heading(std::string_view text) const {
+    return colour ? fmt::format("\x1b[1;36m{}\x1b[0m", text) : std::string(text);
+  }
+  [[nodiscard]] std::string warning(std::string_view text) const {
+    return colour ? fmt::format("\x1b[33m{}\x1b[0m", text) : std::string(text);
+  }
+};
+
+void table_handlers(std::string& out, const LiveStats& stats, const HandlerTracker& tracker, std::string_view title,
+                    const ReportOptions& options, const Style& style) {
+  if (tracker.handlers().empty()) return;
+  out += style.heading(fmt::format("\n{} (max nesting {})\n", title, tracker.max_nesting()));
+  out += fmt::format("{:>5}  {:<28} {:>9} {:>7} {:>12} {:>12} {:>12} {:>12}  {}\n", "#", "handler", "count", "CPU",
+                     "total", "min", "avg", "max", "nest");
+  const std::string_view clock = stats.clock();
+  std::size_t shown = 0;
+  for (const auto& [number, handler] : tracker.handlers()) {
+    if (shown++ == options.top) break;
+    const Durations& d = handler.durations;
+    const auto avg = d.count == 0 ? 0 : d.total / d.count;
+    out += fmt::format("{:>5}  {:<28.28} {:>9} {:>6.2f}% {:>12} {:>12} {:>12} {:>12}  {}{}\n", number,
+                       handler.name.empty() ? "-" : handler.name, d.count, 100.0 * share_of(d.total, stats.span()),
+                       duration_text(d.total, clock, options.cpu_hz),
+                       d.has_certain() ? duration_text(d.min, clock, options.cpu_hz) : "?",
+                       duration_text(avg, clock, options.cpu_hz),
+                       d.has_certain() ? duration_text(d.max, clock, options.cpu_hz) : "?", handler.max_nesting,
+                       d.uncertain != 0 ? style.warning(fmt::format("  ({} uncertain)", d.uncertain)) : "");
+  }
+}
+
+}  // namespace
+
+void write_snapshot(OutBuffer& out, const LiveStats& stats, const ReportOptions& options, bool final) {
+  {
+    RecordLine line(out, head(stats, "TopSummary"));
+    line.data()
+        .uint("records", stats.records())
+        .uint("span", stats.span())
+        .uint("pc_samples", stats.profile().samples())
+        .uint("sleep_samples", stats.profile().sleeping())
+        .uint("overflows", stats.overflows())
+        .uint("uncertain", uncertain_intervals(stats.exceptions()) + uncertain_intervals(stats.isrs()))
+        .boolean("final", final);
+    line.end();
+  }
+  std::uint64_t rank = 0;
+  for (const Profile::Entry& entry : stats.profile().top(options.top)) {
+    RecordLine line(out, head(stats, "TopFunction"));
+    line.data()
+        .uint("rank", ++rank)
+        .string("function", entry.function)
+        .uint("samples", entry.samples)
+        .number("share", share_of(entry.samples, stats.profile().samples()));
+    line.end();
+  }
+  write_handlers(out, stats, stats.exceptions(), "exception");
+  write_handlers(out, stats, stats.isrs(), "isr");
+  if (!stats.tasks().seen()) return;
+  for (const auto& [number, task] : stats.tasks().tasks_until(stats.last_time())) {
+    RecordLine line(out, head(stats, "TopTask"));
+    RecordData& data = line.data();
+    data.uint("task", number);
+    if (task.name.empty()) {
+      data.null("name");
+    } else {
+      data.string("name", task.name);
+    }
+    data.uint("time", task.time)
+        .number("share", share_of(task.time, stats.span()))
+        .uint("uncertain_time", task.uncertain_time);
+    line.end();
+  }
+  RecordLine idle(out, head(stats, "TopTask"));
+  idle.data()
+      .null("task")
+      .string("name", "idle")
+      .uint("time", stats.tasks().idle_until(stats.last_time()))
+      .number("share", share_of(stats.tasks().idle_until(stats.last_time()), stats.span()))
+      .uint("uncertain_time", 0);
+  idle.end();
+}
+
+std::string render_table(const LiveStats& stats, const ReportOptions& options) {
+  const Style style{options.colour};
+  const std::string_view clock = stats.clock();
+  std::string out = style.heading("trace-top");
+  out += fmt::format("  {} records over {}", stats.records(), duration_text(stats.span(), clock, options.cpu_hz));
+  if (stats.overflows() != 0) {
+    out += style.warning(fmt::format("  {} overflows: intervals across them are uncertain", stats.overflows()));
+  }
+  out += '\n';
+  const Profile& profile = stats.profile();
+  if (profile.samples() != 0) {
+    out += style.heading(fmt::format("\nPC samples: {} ({:.2f}% asleep)\n", profile.samples(),
+                                     100.0 * share_of(profile.sleeping(), profile.samples())));
+    for (const Profile::Entry& entry : profile.top(options.top)) {
+      out += fmt::format("{:>7.2f}%  {:>9}  {}\n", 100.0 * share_of(entry.samples, profile.samples()), entry.samples,
+                         entry.function);
+    }
+  }
+  table_handlers(out, stats, stats.exceptions(), "Exceptions", options, style);
+  table_handlers(out, stats, stats.isrs(), "ISRs (TaskIsr)", options, style);
+  if (stats.tasks().seen()) {
+    out += style.heading("\nTasks\n");
+    for (const auto& [number, task] : stats.tasks().tasks_until(stats.last_time())) {
+      out += fmt::format("{:>7.2f}%  task {:<6} {:<24} {}\n", 100.0 * share_of(task.time, stats.span()), number,
+                         task.name, duration_text(task.time, clock, options.cpu_hz));
+    }
+    out +=
+        fmt::format("{:>7.2f}%  idle\n", 100.0 * share_of(stats.tasks().idle_until(stats.last_time()), stats.span()));
+  }
+  return out;
+}
+
+}  // namespace tp::analysis

@@ -1,0 +1,24 @@
+// trace-top's output: snapshot records (TopSummary, TopFunction, TopHandler, TopTask in
+// record.schema.json) for pipes, and a table for a terminal.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "analysis/live_stats.hpp"
+#include "core/out_buffer.hpp"
+
+namespace tp::analysis {
+
+struct ReportOptions {
+  std::size_t top = 10;      // functions and handlers shown
+  std::uint64_t cpu_hz = 0;  // cycles to seconds in the table
+  bool colour = false;
+};
+
+// One snapshot as records, all stamped with the newest record's time.
+void write_snapshot(OutBuffer& out, const LiveStats& stats, const ReportOptions& options, bool final);
+// The same as a table.
+std::string render_table(const LiveStats& stats, const ReportOptions& options);
+
+}  // namespace tp::analysis

@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""trace-top against an independent model and the record schema (issue 21, item 2).
+
+The model below recomputes, from the records alone and the definitions in trace-top's man
+page, what trace-top reports: PC samples per function, each exception's count and own time
+(without nested handlers), min and max over intervals that did not span an Overflow, the
+deepest nesting, CPU time per task without idle stretches, idle time. It shares no code with
+lib/analysis. Streams: the simulated target (itm-decode's records) and, on a pseudo-terminal,
+the table redrawn while records arrive. Every snapshot record must validate against
+lib/records/record.schema.json (python-jsonschema, the project's record oracle)."""
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+
+import jsonschema
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import Checks  # noqa: E402
+
+build_dir, source_dir = sys.argv[1], sys.argv[2]
+tools = os.path.join(build_dir, "tools")
+check = Checks(show_passes=False)
+
+
+def records_of(seed, size):
+    capture = subprocess.run([os.path.join(tools, "swo-capture"), "--simulate", "--seed", str(seed), "--rate", "0",
+                              "--max-bytes", str(size)], capture_output=True, check=True).stdout
+    decoded = subprocess.run([os.path.join(tools, "itm-decode")], input=capture, capture_output=True, check=True)
+    return decoded.stdout
+
+
+def model(lines):
+    """The statistics as the man page defines them, from the records alone."""
+    functions, samples, sleeping = {}, 0, 0
+    handlers = {}  # number -> dict(count, total, certain: [durations], uncertain, nesting)
+    stack = []  # [number, since, own, uncertain]
+    tasks, running, since, idle_since, idle = {}, None, 0, None, 0
+    first = last = None
+    for line in lines:
+        r = json.loads(line)
+        if "event" not in r:
+            continue
+        t, kind, data = r["timestamp"], r["event"]["kind"], r["event"].get("data", {})
+        first = t if first is None else first
+        last = t if last is None else max(last, t)
+        if kind == "PcSample":
+            samples += 1
+            if data["sleep"]:
+                sleeping += 1
+            else:
+                key = data.get("function") or f"0x{data['pc']:08x}"
+                functions[key] = functions.get(key, 0) + 1
+        elif kind == "Exception" and data["action"] == "enter":
+            if stack:
+                stack[-1][2] += t - stack[-1][1]
+            stack.append([data["number"], t, 0, False])
+            h = handlers.setdefault(data["number"], {"count": 0, "total": 0, "certain": [], "uncertain": 0, "nesting": 0})
+            h["nesting"] = max(h["nesting"], len(stack))
+        elif kind == "Exception" and data["action"] == "exit":
+            if not any(a[0] == data["number"] for a in stack):
+                continue
+            while stack:
+                number, began, own, uncertain = stack.pop()
+                own += t - began
+                closes_it = number == data["number"]
+                h = handlers[number]
+                h["count"] += 1
+                h["total"] += own
+                if uncertain or not closes_it:
+                    h["uncertain"] += 1
+                else:
+                    h["certain"].append(own)
+                if stack:
+                    stack[-1][1] = t
+                if closes_it:
+                    break
+        elif kind == "Overflow":
+            for active in stack:
+                active[3] = True
+        elif kind == "TaskSwitch":
+            if running is not None and idle_since is None:
+                tasks[running] = tasks.get(running, 0) + t - since
+            running, since = data["to_task"], t
+            tasks.setdefault(running, 0)
+        elif kind == "IdleEnter" and idle_since is None:
+            if running is not None:
+                tasks[running] = tasks.get(running, 0) + t - since
+            idle_since = t
+        elif kind == "IdleExit" and idle_since is not None:
+            idle += t - idle_since
+            idle_since, since = None, t
+    if running is not None and idle_since is None:
+        tasks[running] = tasks.get(running, 0) + last - since
+    if idle_since is not None:
+        idle += last - idle_since
+    return {"functions": functions, "samples": samples, "sleeping": sleeping, "handlers": handlers, "tasks": tasks,
+            "idle": idle, "span": last - first, "records": sum(1 for _ in lines)}
+
+
+def snapshot(stdin, *args):
+    out = subprocess.run([os.path.join(tools, "trace-top"), "--once", "--top", "100000", *args], input=stdin,
+                         capture_output=True, check=True).stdout.decode()
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def check_stream(label, data, validator):
+    lines = [line for line in data.decode().splitlines() if line]
+    expected = model(lines)
+    got = snapshot(data)
+    bad = [r for r in got if not validator.is_valid(r)]
+    check(not bad, f"{label}: every snapshot record is valid under record.schema.json ({len(got)}; first bad: {bad[:1]})")
+    by_kind = {}
+    for r in got:
+        by_kind.setdefault(r["event"]["kind"], []).append(r["event"]["data"])
+    summary = by_kind["TopSummary"][0]
+    check(summary["records"] == len(lines) and summary["span"] == expected["span"] and summary["final"],
+          f"{label}: the summary covers every record and the span ({summary})")
+    check(summary["pc_samples"] == expected["samples"] and summary["sleep_samples"] == expected["sleeping"],
+          f"{label}: PC and sleep samples as counted ({summary['pc_samples']}, {expected['samples']})")
+    functions = {f["function"]: f["samples"] for f in by_kind.get("TopFunction", [])}
+    check(functions == expected["functions"], f"{label}: samples per function as the model counts them "
+                                              f"({len(functions)} functions)")
+    handlers = {h["number"]: h for h in by_kind.get("TopHandler", []) if h["source"] == "exception"}
+    wrong = []
+    for number, h in expected["handlers"].items():
+        mine = handlers.get(number)
+        certain = h["certain"]
+        want = (h["count"], h["total"], min(certain) if certain else None, max(certain) if certain else None,
+                h["nesting"], h["uncertain"])
+        have = None if mine is None else (mine["count"], mine["total"], mine["min"], mine["max"], mine["max_nesting"],
+                                          mine["uncertain"])
+        if want != have:
+            wrong.append((number, want, have))
+    check(not wrong and len(handlers) == len(expected["handlers"]),
+          f"{label}: every exception's count, own time, min, max, nesting and uncertain intervals as the model "
+          f"({len(handlers)} handlers; first wrong: {wrong[:1]})")
+    tasks = {t["task"]: t["time"] for t in by_kind.get("TopTask", [])}
+    check(tasks.pop(None, None) == expected["idle"], f"{label}: idle time as the model ({expected['idle']})")
+    check(tasks == expected["tasks"], f"{label}: CPU time per task as the model ({tasks} vs {expected['tasks']})")
+    if expected["tasks"]:
+        total = sum(expected["tasks"].values()) + expected["idle"]
+        first_switch = expected["span"] - total
+        check(0 <= first_switch < expected["span"] // 10,
+              f"{label}: tasks and idle add up to the span from the first switch on ({total} of {expected['span']})")
+    return got
+
+
+def check_terminal():
+    """On a terminal: the table, redrawn in place every --interval while records arrive."""
+    data = records_of(11, 400000).decode().splitlines(keepends=True)
+    leader, follower = pty.openpty()
+    top = subprocess.Popen([os.path.join(tools, "trace-top"), "--interval", "0.2", "--cpu-hz", "64000000"],
+                           stdin=subprocess.PIPE, stdout=follower, stderr=subprocess.PIPE, env={**os.environ, "TERM": "xterm"})
+    os.close(follower)
+    screen = b""
+    chunk = max(1, len(data) // 10)
+    for i in range(0, len(data), chunk):
+        top.stdin.write("".join(data[i:i + chunk]).encode())
+        top.stdin.flush()
+        deadline = time.time() + 0.3
+        while time.time() < deadline:
+            ready, _, _ = select.select([leader], [], [], 0.05)
+            if ready:
+                try:
+                    screen += os.read(leader, 65536)
+                except OSError:
+                    break
+    top.stdin.close()
+    top.wait(timeout=10)
+    while True:
+        ready, _, _ = select.select([leader], [], [], 0.2)
+        if not ready:
+            break
+        try:
+            more = os.read(leader, 65536)
+        except OSError:
+            break
+        if not more:
+            break
+        screen += more
+    os.close(leader)
+    redraws = screen.count(b"\x1b[H\x1b[2J")
+    check(redraws >= 3, f"on a terminal the table is redrawn in place every interval ({redraws} redraws)")
+    check(b"PC samples:" in screen and b"Exceptions (max nesting" in screen and b"Tasks" in screen,
+          "the table has the profile, the exceptions and the tasks")
+    check(b"\x1b[1;36m" in screen, "headings in colour on a terminal")
+    check(b'"kind"' not in screen, "no records on a terminal")
+
+
+def main():
+    schema_dir = os.path.join(source_dir, "lib", "records")
+    schema = json.load(open(os.path.join(schema_dir, "record.schema.json")))
+    validator = jsonschema.Draft7Validator(schema)
+    got = check_stream("simulated target", records_of(7, 3000000), validator)
+    check(any(r["event"]["kind"] == "TopTask" for r in got), "the simulated target's tasks are reported")
+    # Overflows in the middle of handlers: drop lines of a stream and put Overflow records in.
+    lines = records_of(9, 1000000).decode().splitlines()
+    lossy = []
+    for i, line in enumerate(lines):
+        if i % 500 == 250:
+            r = json.loads(line)
+            lossy.append(json.dumps({"timestamp": r["timestamp"], "port": 0, "event": {"kind": "Overflow", "data": {}},
+                                     "source": "itm", "clock": r.get("clock", "cycles")}))
+            continue
+        lossy.append(line)
+    got = check_stream("with overflows", ("\n".join(lossy) + "\n").encode(), validator)
+    summary = [r for r in got if r["event"]["kind"] == "TopSummary"][0]["event"]["data"]
+    check(summary["overflows"] > 0 and summary["uncertain"] > 0,
+          f"overflows make intervals uncertain ({summary['overflows']} overflows, {summary['uncertain']} uncertain)")
+    check_terminal()
+    empty = subprocess.run([os.path.join(tools, "trace-top"), "--once"], input=b"", capture_output=True)
+    check(empty.returncode == 0 and b"TopSummary" in empty.stdout, "no input: one summary of nothing, exit 0")
+    strict = subprocess.run([os.path.join(tools, "trace-top"), "--once", "--strict"], input=b"not json\n",
+                            capture_output=True)
+    check(strict.returncode == 6, f"--strict: a line that is not a record is exit 6 ({strict.returncode})")
+    return check.summary()
+
+
+sys.exit(main())

@@ -1,0 +1,173 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "analysis/live_stats.hpp"
+#include "analysis/observation.hpp"
+#include "analysis/top_report.hpp"
+
+using namespace tp::analysis;
+
+namespace {
+
+Observation at(std::uint64_t t, ObservationKind kind, std::uint32_t number = 0,
+               ExceptionAction action = ExceptionAction::other) {
+  Observation o;
+  o.timestamp = t;
+  o.clock = "cycles";
+  o.kind = kind;
+  o.number = number;
+  o.action = action;
+  return o;
+}
+
+Observation exception(std::uint64_t t, std::uint32_t number, ExceptionAction action) {
+  return at(t, ObservationKind::exception, number, action);
+}
+
+std::optional<Observation> parse(const std::string& line) {
+  static simdjson::dom::parser parser;
+  simdjson::dom::object root;
+  if (parser.parse(line).get_object().get(root) != simdjson::SUCCESS) return std::nullopt;
+  return observe(root);
+}
+
+}  // namespace
+
+TEST_CASE("handlers: own time without what preempted them, nesting, tail-chaining") {
+  LiveStats stats;
+  // SysTick (15) 100..200, preempted by IRQ3 (19) 120..150; then IRQ3 tail-chained after
+  // IRQ0 (16) 300..310, 310..330; thread resumes.
+  stats.add(exception(100, 15, ExceptionAction::enter));
+  stats.add(exception(120, 19, ExceptionAction::enter));
+  stats.add(exception(150, 19, ExceptionAction::exit));
+  stats.add(exception(150, 15, ExceptionAction::resume));
+  stats.add(exception(200, 15, ExceptionAction::exit));
+  stats.add(exception(200, 0, ExceptionAction::resume));
+  stats.add(exception(300, 16, ExceptionAction::enter));
+  stats.add(exception(310, 16, ExceptionAction::exit));
+  stats.add(exception(310, 19, ExceptionAction::enter));
+  stats.add(exception(330, 19, ExceptionAction::exit));
+  const auto& handlers = stats.exceptions().handlers();
+  REQUIRE(handlers.size() == 3);
+  CHECK(handlers.at(15).durations.count == 1);
+  CHECK(handlers.at(15).durations.total == 70);  // 100 cycles less the 30 of IRQ3
+  CHECK(handlers.at(15).max_nesting == 1);
+  CHECK(handlers.at(19).durations.count == 2);
+  CHECK(handlers.at(19).durations.min == 20);
+  CHECK(handlers.at(19).durations.max == 30);
+  CHECK(handlers.at(19).max_nesting == 2);
+  CHECK(handlers.at(16).durations.total == 10);
+  CHECK(stats.exceptions().max_nesting() == 2);
+  CHECK(stats.exceptions().total_time() == 130);
+  CHECK(stats.span() == 230);
+}
+
+TEST_CASE("handlers: an interval open across an Overflow is counted but uncertain, out of min and max") {
+  LiveStats stats;
+  stats.add(exception(0, 15, ExceptionAction::enter));
+  stats.add(exception(10, 15, ExceptionAction::exit));
+  stats.add(exception(20, 15, ExceptionAction::enter));
+  stats.add(at(25, ObservationKind::overflow));
+  stats.add(exception(1000, 15, ExceptionAction::exit));  // its exit may have been lost: 980 is not trusted
+  stats.add(exception(1100, 22, ExceptionAction::exit));  // an exit without an entry: not counted
+  const Durations& d = stats.exceptions().handlers().at(15).durations;
+  CHECK(d.count == 2);
+  CHECK(d.uncertain == 1);
+  CHECK(d.total == 990);
+  CHECK(d.min == 10);
+  CHECK(d.max == 10);
+  CHECK(stats.overflows() == 1);
+  CHECK(stats.exceptions().unmatched_exits() == 1);
+  CHECK(stats.exceptions().handlers().count(22) == 0);
+}
+
+TEST_CASE("handlers: a missing exit closes the handlers above as uncertain") {
+  HandlerTracker tracker;
+  tracker.enter(15, 0, "SysTick");
+  tracker.enter(19, 10, "");
+  tracker.exit(15, 50);  // 19's exit was lost
+  CHECK(tracker.handlers().at(19).durations.uncertain == 1);
+  CHECK(tracker.handlers().at(15).durations.count == 1);
+  CHECK(tracker.handlers().at(15).name == "SysTick");
+}
+
+TEST_CASE("tasks: time between switches without idle stretches; tasks and idle add up to the span") {
+  LiveStats stats;
+  Observation to1 = at(0, ObservationKind::task_switch, 1);
+  stats.add(to1);
+  stats.add(at(100, ObservationKind::idle_enter));
+  stats.add(at(160, ObservationKind::idle_exit));
+  stats.add(at(200, ObservationKind::task_switch, 2));
+  stats.add(at(230, ObservationKind::overflow));
+  stats.add(at(300, ObservationKind::task_switch, 1));
+  stats.add(at(350, ObservationKind::other));
+  const auto tasks = stats.tasks().tasks_until(stats.last_time());
+  CHECK(tasks.at(1).time == 100 + 40 + 50);  // 0-100, 160-200, and the running stretch 300-350
+  CHECK(tasks.at(2).time == 100);
+  CHECK(tasks.at(2).uncertain_time == 100);
+  CHECK(stats.tasks().idle_until(stats.last_time()) == 60);
+  CHECK(tasks.at(1).time + tasks.at(2).time + stats.tasks().idle_until(stats.last_time()) == stats.span());
+}
+
+TEST_CASE("profile: functions by samples, the PC in hex without a function, sleep apart") {
+  Profile profile;
+  Observation sample = at(0, ObservationKind::pc_sample);
+  sample.name = "main";
+  profile.add(sample);
+  profile.add(sample);
+  sample.name = "";
+  sample.pc = 0x08000100;
+  profile.add(sample);
+  sample.sleep = true;
+  profile.add(sample);
+  const auto top = profile.top(5);
+  REQUIRE(top.size() == 2);
+  CHECK(top[0].function == "main");
+  CHECK(top[0].samples == 2);
+  CHECK(top[1].function == "0x08000100");
+  CHECK(profile.samples() == 4);
+  CHECK(profile.sleeping() == 1);
+  CHECK(profile.top(1).size() == 1);
+}
+
+TEST_CASE("observations from records: the fields each statistic uses; malformed data is no observation") {
+  const auto pc = parse(R"({"timestamp":5,"port":0,"event":{"kind":"PcSample","data":{"pc":256,"sleep":false,)"
+                        R"("function":"main"}},"source":"dwt","clock":"cycles"})");
+  REQUIRE(pc);
+  CHECK(pc->kind == ObservationKind::pc_sample);
+  CHECK(pc->pc == 256);
+  CHECK(pc->name == "main");
+  CHECK(pc->clock == "cycles");
+  const auto ex = parse(R"({"timestamp":6,"port":0,"event":{"kind":"Exception","data":{"number":19,"name":"IRQ3",)"
+                        R"("action":"exit","handler":"TIM1_IRQHandler"}}})");
+  REQUIRE(ex);
+  CHECK(ex->action == ExceptionAction::exit);
+  CHECK(ex->name == "TIM1_IRQHandler");
+  const auto idle = parse(R"({"timestamp":7,"port":1,"event":{"kind":"IdleEnter"}})");
+  REQUIRE(idle);
+  CHECK(idle->kind == ObservationKind::idle_enter);
+  CHECK_FALSE(parse(R"({"timestamp":7,"port":0,"event":{"kind":"PcSample","data":{"sleep":true}}})"));
+  CHECK_FALSE(parse(R"({"port":0,"event":{"kind":"Text","data":{"message":"x"}}})"));
+  CHECK_FALSE(parse(R"({"timestamp":1,"frames":[]})"));
+  CHECK(parse(R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"x"}}})")->kind ==
+        ObservationKind::other);
+}
+
+TEST_CASE("snapshots: records of the schema's Top kinds; the table shows what is uncertain") {
+  LiveStats stats;
+  stats.add(exception(0, 15, ExceptionAction::enter));
+  stats.add(at(5, ObservationKind::overflow));
+  stats.add(exception(10, 15, ExceptionAction::exit));
+  tp::OutBuffer out;
+  write_snapshot(out, stats, ReportOptions{}, true);
+  const std::string text(out.view());
+  CHECK(text.find(R"("kind":"TopSummary","data":{"records":3,"span":10,"pc_samples":0,"sleep_samples":0,)"
+                  R"("overflows":1,"uncertain":1,"final":true})") != std::string::npos);
+  CHECK(text.find(R"("kind":"TopHandler","data":{"source":"exception","number":15,"name":null,"count":1,)"
+                  R"("total":10,"min":null,"avg":10,"max":null,"max_nesting":1,"share":1,"uncertain":1})") !=
+        std::string::npos);
+  const std::string table = render_table(stats, ReportOptions{});
+  CHECK(table.find("1 overflows") != std::string::npos);
+  CHECK(table.find("(1 uncertain)") != std::string::npos);
+}

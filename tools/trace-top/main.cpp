@@ -1,0 +1,113 @@
+// trace-top: live statistics over records (orbtop's job): where the PC samples fall, how
+// long and how often each exception or ISR handler runs and how deeply they nest, the CPU
+// load of each task. A table redrawn on a terminal, snapshot records in a pipe.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "analysis/live_stats.hpp"
+#include "analysis/observation.hpp"
+#include "analysis/top_report.hpp"
+#include "cli/cli.hpp"
+#include "records/line_stream.hpp"
+
+namespace {
+
+struct Options {
+  std::string input = "-";
+  double interval = 1.0;
+  bool once = false;
+  std::size_t top = 10;
+  std::uint64_t cpu_hz = 0;
+  std::string format = "auto";
+  bool strict = false;
+};
+
+// Where the output goes decides its form unless --format says: a terminal gets the table.
+bool wants_table(const Options& o, const tp::CommonOptions& common) {
+  if (o.format != "auto") return o.format == "table";
+  return common.output == "-" && ::isatty(STDOUT_FILENO) == 1;
+}
+
+tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Logger& log) {
+  const bool table = wants_table(o, common);
+  tp::analysis::ReportOptions report;
+  report.top = o.top;
+  report.cpu_hz = o.cpu_hz;
+  report.colour = table && common.output == "-" && ::isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr;
+  tp::ByteSource source = tp::ByteSource::open(o.input);
+  tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append);
+  tp::analysis::LiveStats stats;
+  tp::LineStream stream(
+      [&](tp::NdjsonLine& line) -> simdjson::error_code {
+        // The fields the statistics use, read and checked; frames lines carry none.
+        if (const auto observation = tp::analysis::observe(line.root)) {
+          stats.add(*observation);
+          return simdjson::SUCCESS;
+        }
+        if (line.root["frames"].error() == simdjson::SUCCESS) return simdjson::SUCCESS;
+        line.problem =
+            "not a record: no unsigned \"timestamp\", no \"event\" with a \"kind\", or a PcSample "
+            "without \"pc\"";
+        return simdjson::INCORRECT_TYPE;
+      },
+      log, o.strict);
+  const auto emit = [&](bool final) {
+    tp::OutBuffer& out = writer.buffer();
+    if (table) {
+      // Redrawn in place (cursor home, clear screen) when there are several; the last stays.
+      if (!o.once) out += "\x1b[H\x1b[2J";
+      out += tp::analysis::render_table(stats, report);
+    } else {
+      tp::analysis::write_snapshot(out, stats, report, final);
+    }
+    writer.commit();
+    writer.flush();
+  };
+  tp::StreamLoopOptions loop;
+  if (!o.once) {
+    loop.report_every_us = static_cast<std::uint64_t>(o.interval * 1e6);
+    loop.on_report = [&] { emit(false); };
+  }
+  tp::Progress progress(source.size(), false);
+  tp::run_stream_loop(source, stream, writer, progress, loop);
+  emit(true);
+  stream.report_summary(source.name());
+  return tp::ExitCode::ok;
+}
+
+int run_main(int argc, char** argv) {
+  CLI::App app{
+      "Live statistics over tracepipe records: PC-sample profile by function, exception and ISR\n"
+      "handlers (count, rate, total/min/avg/max time, nesting, CPU share), CPU load per task.\n"
+      "On a terminal a table redrawn every --interval; in a pipe snapshot records (TopSummary,\n"
+      "TopFunction, TopHandler, TopTask) every interval and at the end.\n\n"
+      "Examples:\n"
+      "  swo-capture --simulate | itm-decode | trace-top\n"
+      "  itm-decode --elf fw.elf swo.bin | trace-top --once --cpu-hz 64000000\n"
+      "  itm-decode swo.bin | trace-top --once | trace-csv --columns kind,name,count,max",
+      "trace-top"};
+  Options o;
+  tp::CommonOptions common;
+  app.add_option("FILE", o.input, "Records ('-' or none = stdin)");
+  app.add_option("--interval", o.interval, "Seconds between redraws or snapshots")
+      ->check(CLI::Range(0.05, 3600.0))
+      ->default_val(1.0);
+  app.add_flag("--once", o.once, "Only the statistics at the end of input");
+  app.add_option("--top", o.top, "Functions and handlers shown")->check(CLI::Range(1, 100000))->default_val(10);
+  app.add_option("--cpu-hz", o.cpu_hz, "Target clock: times in the table in seconds for cycle timestamps")
+      ->type_name("HZ");
+  app.add_option("--format", o.format, "auto (table on a terminal, else ndjson), table or ndjson")
+      ->check(CLI::IsMember({"auto", "table", "ndjson"}))
+      ->default_val("auto");
+  app.add_flag("--strict", o.strict, "A line that is not a record is an error (exit 6), not skipped");
+  tp::add_common_options(app, common);
+  return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) { return run(o, common, log); });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return tp::guard_main("trace-top", [&] { return run_main(argc, argv); });
+}
