@@ -634,7 +634,9 @@ def main():
         return 77
     os.makedirs(work, exist_ok=True)
     reader_finds_collisions()
-    subprocess.run([os.path.join(here, "fw", "build.sh"), work], check=True)
+    # The firmware's pace: slow enough that a 10 ms poll keeps up with it on a loaded 2-core
+    # machine (a CI run beside other work once let tracer 1 drop 19 events at 200000).
+    subprocess.run([os.path.join(here, "fw", "build.sh"), work, "400000", "100"], check=True)
     for target in TARGETS:
         command, elf = TARGETS[target][0][0], TARGETS[target][1]
         if not shutil.which(command) or not os.path.exists(os.path.join(work, elf)):
