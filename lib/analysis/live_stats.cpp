@@ -27,10 +27,16 @@ void Profile::add(const Observation& sample) {
     ++by_pc_[sample.pc];
     return;
   }
-  if (const auto found = by_function_.find(sample.name); found != by_function_.end()) {
+  std::string_view key = sample.name;
+  if (by_line_ && !sample.file.empty()) {
+    key_.clear();
+    fmt::format_to(std::back_inserter(key_), "{} {}:{}", sample.name, sample.file, sample.line);
+    key = key_;
+  }
+  if (const auto found = by_function_.find(key); found != by_function_.end()) {
     ++found->second;
   } else {
-    by_function_.emplace(std::string(sample.name), 1);
+    by_function_.emplace(std::string(key), 1);
   }
 }
 
@@ -132,6 +138,28 @@ std::map<std::uint32_t, TaskTracker::Task> TaskTracker::tasks_until(std::uint64_
   return tasks;
 }
 
+std::string TaskTracker::current() const {
+  if (idle_since_) return "idle";
+  if (!running_) return {};
+  const auto task = tasks_.find(*running_);
+  return task != tasks_.end() && !task->second.name.empty() ? task->second.name : fmt::format("task {}", *running_);
+}
+
+void LiveStats::add_place(const Observation& sample) {
+  PlaceProfile::Place place;
+  place.task = tasks_.current();
+  if (sample.sleep) {
+    place.function = "[sleep]";
+  } else if (!sample.name.empty()) {
+    place.function.assign(sample.name);
+  } else {
+    place.function = fmt::format("0x{:08x}", sample.pc);
+  }
+  place.file.assign(sample.file);
+  place.line = sample.line;
+  places_.add(std::move(place));
+}
+
 void LiveStats::add(const Observation& o) {
   if (records_ == 0) first_ = o.timestamp;
   ++records_;
@@ -140,6 +168,7 @@ void LiveStats::add(const Observation& o) {
   switch (o.kind) {
     case ObservationKind::pc_sample:
       profile_.add(o);
+      if (keep_places_) add_place(o);
       break;
     case ObservationKind::exception:
       if (o.action == ExceptionAction::enter) exceptions_.enter(o.number, o.timestamp, o.name);

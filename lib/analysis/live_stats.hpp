@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -36,6 +37,9 @@ class Profile {
     std::uint64_t samples = 0;
   };
 
+  // `by_line`: entries are "function file:line" where the sample has a line (--lines).
+  explicit Profile(bool by_line = false) : by_line_(by_line) {}
+
   void add(const Observation& sample);
   // The n functions with the most samples, most first (ties by name).
   [[nodiscard]] std::vector<Entry> top(std::size_t n) const;
@@ -51,6 +55,8 @@ class Profile {
   };
   std::unordered_map<std::string, std::uint64_t, NameHash, std::equal_to<>> by_function_;
   std::unordered_map<std::uint64_t, std::uint64_t> by_pc_;  // samples without a function
+  bool by_line_;
+  std::string key_;
   std::uint64_t samples_ = 0;
   std::uint64_t sleeping_ = 0;
 };
@@ -113,6 +119,8 @@ class TaskTracker {
     return idle_time_ + (idle_since_ && at >= *idle_since_ ? at - *idle_since_ : 0);
   }
   [[nodiscard]] bool seen() const noexcept { return running_ || !tasks_.empty(); }
+  // What has the CPU now: "idle", the running task (its name, else "task N"), or empty.
+  [[nodiscard]] std::string current() const;
 
  private:
   void close_stretch(std::uint64_t at);
@@ -125,8 +133,33 @@ class TaskTracker {
   std::uint64_t idle_time_ = 0;
 };
 
+// Samples per place, for the exports: a flame graph's stacks (task;function) and
+// KCacheGrind's file/function/line.
+class PlaceProfile {
+ public:
+  struct Place {
+    std::string task;  // "task 3", a task's name, "idle", or empty without task records
+    std::string function;
+    std::string file;
+    std::uint32_t line = 0;
+    bool operator<(const Place& other) const noexcept {
+      return std::tie(task, function, file, line) < std::tie(other.task, other.function, other.file, other.line);
+    }
+  };
+
+  void add(Place place) { ++samples_[std::move(place)]; }
+  [[nodiscard]] const std::map<Place, std::uint64_t>& samples() const noexcept { return samples_; }
+
+ private:
+  std::map<Place, std::uint64_t> samples_;
+};
+
 class LiveStats {
  public:
+  // `places`: also count samples per task, function, file and line (the exports need it);
+  // `by_line`: the profile by function and line.
+  explicit LiveStats(bool places = false, bool by_line = false) : profile_(by_line), keep_places_(places) {}
+
   void add(const Observation& o);
 
   [[nodiscard]] std::uint64_t records() const noexcept { return records_; }
@@ -139,14 +172,19 @@ class LiveStats {
   [[nodiscard]] const HandlerTracker& exceptions() const noexcept { return exceptions_; }
   [[nodiscard]] const HandlerTracker& isrs() const noexcept { return isrs_; }
   [[nodiscard]] const TaskTracker& tasks() const noexcept { return tasks_; }
+  [[nodiscard]] const PlaceProfile& places() const noexcept { return places_; }
 
  private:
+  void add_place(const Observation& sample);
+
+  Profile profile_;
+  bool keep_places_;
+  PlaceProfile places_;
   std::uint64_t records_ = 0;
   std::uint64_t overflows_ = 0;
   std::uint64_t first_ = 0;
   std::uint64_t last_ = 0;
   std::string clock_;
-  Profile profile_;
   HandlerTracker exceptions_;
   HandlerTracker isrs_;
   TaskTracker tasks_;

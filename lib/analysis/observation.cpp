@@ -48,6 +48,8 @@ bool read_data(simdjson::dom::object data, Observation& o) {
       if (data["pc"].get_uint64().get(o.pc) != simdjson::SUCCESS) return false;
       if (data["sleep"].get_bool().get(o.sleep) != simdjson::SUCCESS) o.sleep = false;
       o.name = text(data, "function");
+      o.file = text(data, "file");
+      o.line = u32(data, "line");
       return true;
     case ObservationKind::exception:
       o.number = u32(data, "number");

@@ -34,6 +34,8 @@ struct Observation {
   std::uint64_t pc = 0;
   bool sleep = false;
   std::string_view name;  // function (PcSample, --elf), handler or name (Exception, IsrEnter), task name
+  std::string_view file;  // PcSample with DWARF (--elf): the source file and line of pc
+  std::uint32_t line = 0;
 };
 
 // Nothing for a line that is not a record (a frames line) or lacks a needed field.

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <optional>
+#include <utility>
 
 #include "records/record_line.hpp"
 
@@ -97,7 +99,48 @@ void table_handlers(std::string& out, const LiveStats& stats, const HandlerTrack
   }
 }
 
+// A frame of a folded stack: ';' separates frames and the last ' ' the count.
+std::string frame_name(std::string_view name) {
+  std::string frame(name);
+  for (char& c : frame) {
+    if (c == ';') c = ':';
+  }
+  return frame;
+}
+
 }  // namespace
+
+std::string folded_stacks(const LiveStats& stats) {
+  std::map<std::string, std::uint64_t> stacks;
+  for (const auto& [place, samples] : stats.places().samples()) {
+    std::string stack = place.task.empty() ? std::string() : frame_name(place.task) + ';';
+    stack += frame_name(place.function);
+    stacks[stack] += samples;
+  }
+  std::string out;
+  for (const auto& [stack, samples] : stacks) out += fmt::format("{} {}\n", stack, samples);
+  return out;
+}
+
+std::string callgrind_profile(const LiveStats& stats) {
+  // Callgrind Format Specification (valgrind docs): a header, then per "fl=" file and "fn="
+  // function, "line cost" lines; the places are already ordered by task, function, file, line.
+  std::map<std::pair<std::string, std::string>, std::map<std::uint32_t, std::uint64_t>> costs;
+  std::uint64_t total = 0;
+  for (const auto& [place, samples] : stats.places().samples()) {
+    costs[{place.file.empty() ? "???" : place.file, place.function}][place.line] += samples;
+    total += samples;
+  }
+  std::string out = fmt::format(
+      "# callgrind format\nversion: 1\ncreator: trace-top (tracepipe)\npositions: line\nevents: Samples\n"
+      "summary: {}\n",
+      total);
+  for (const auto& [where, lines] : costs) {
+    out += fmt::format("\nfl={}\nfn={}\n", where.first, where.second);
+    for (const auto& [line, samples] : lines) out += fmt::format("{} {}\n", line, samples);
+  }
+  return out;
+}
 
 void write_snapshot(OutBuffer& out, const LiveStats& stats, const ReportOptions& options, bool final) {
   {

@@ -21,4 +21,12 @@ void write_snapshot(OutBuffer& out, const LiveStats& stats, const ReportOptions&
 // The same as a table.
 std::string render_table(const LiveStats& stats, const ReportOptions& options);
 
+// The PC samples as folded stacks for flame-graph tools (flamegraph.pl, speedscope,
+// inferno): "task;function count" per line, the task being what had the CPU at the sample.
+// Needs LiveStats(places = true).
+std::string folded_stacks(const LiveStats& stats);
+// The PC samples in the Callgrind format (KCacheGrind, QCachegrind): one "Samples" event per
+// file, function and line (line 0 without DWARF). Needs LiveStats(places = true).
+std::string callgrind_profile(const LiveStats& stats);
+
 }  // namespace tp::analysis

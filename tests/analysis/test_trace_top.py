@@ -11,6 +11,7 @@ lib/records/record.schema.json (python-jsonschema, the project's record oracle).
 import json
 import os
 import pty
+import re
 import select
 import subprocess
 import sys
@@ -35,7 +36,7 @@ def records_of(seed, size):
 
 def model(lines):
     """The statistics as the man page defines them, from the records alone."""
-    functions, samples, sleeping = {}, 0, 0
+    functions, samples, sleeping, stacks = {}, 0, 0, {}
     handlers = {}  # number -> dict(count, total, certain: [durations], uncertain, nesting)
     stack = []  # [number, since, own, uncertain]
     tasks, running, since, idle_since, idle = {}, None, 0, None, 0
@@ -51,9 +52,14 @@ def model(lines):
             samples += 1
             if data["sleep"]:
                 sleeping += 1
+                key = "[sleep]"
             else:
                 key = data.get("function") or f"0x{data['pc']:08x}"
                 functions[key] = functions.get(key, 0) + 1
+            # What had the CPU at the sample, as a flame graph's first frame.
+            task = "idle" if idle_since is not None else (f"task {running}" if running is not None else "")
+            frames = f"{task};{key}" if task else key
+            stacks[frames] = stacks.get(frames, 0) + 1
         elif kind == "Exception" and data["action"] == "enter":
             if stack:
                 stack[-1][2] += t - stack[-1][1]
@@ -98,7 +104,7 @@ def model(lines):
     if idle_since is not None:
         idle += last - idle_since
     return {"functions": functions, "samples": samples, "sleeping": sleeping, "handlers": handlers, "tasks": tasks,
-            "idle": idle, "span": last - first, "records": sum(1 for _ in lines)}
+            "idle": idle, "span": last - first, "records": sum(1 for _ in lines), "stacks": stacks}
 
 
 def snapshot(stdin, *args):
@@ -149,6 +155,40 @@ def check_stream(label, data, validator):
     return got
 
 
+def check_exports(data, expected):
+    """--format folded as the model's stacks; --format callgrind read back by valgrind's own
+    callgrind_annotate (an independent reader of the format)."""
+    top = os.path.join(tools, "trace-top")
+    folded = subprocess.run([top, "--format", "folded"], input=data, capture_output=True, check=True).stdout.decode()
+    stacks = {}
+    for line in folded.splitlines():
+        stack, _, count = line.rpartition(" ")
+        stacks[stack] = int(count)
+    check(stacks == expected["stacks"], f"folded stacks (task;function count) as the model ({len(stacks)} stacks, "
+                                        f"{sum(stacks.values())} samples)")
+    callgrind = os.path.join(build_dir, "trace-top.callgrind")
+    with open(callgrind, "wb") as f:
+        f.write(subprocess.run([top, "--format", "callgrind"], input=data, capture_output=True, check=True).stdout)
+    annotated = subprocess.run(["callgrind_annotate", "--threshold=100", "--auto=no", callgrind], capture_output=True,
+                               check=True).stdout.decode()
+    totals = {}
+    program = None
+    for line in annotated.splitlines():
+        row = re.match(r"^\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(.*)$", line)
+        if not row:
+            continue
+        samples, where = int(row.group(1).replace(",", "")), row.group(2)
+        if where == "PROGRAM TOTALS":
+            program = samples
+        else:
+            totals[where.split(":", 1)[1]] = samples
+    want = dict(expected["functions"])
+    if expected["sleeping"]:
+        want["[sleep]"] = expected["sleeping"]
+    check(program == expected["samples"], f"callgrind_annotate reads the profile: {program} samples in all")
+    check(totals == want, f"callgrind_annotate's samples per function as the model ({len(totals)} functions)")
+
+
 def check_terminal():
     """On a terminal: the table, redrawn in place every --interval while records arrive."""
     data = records_of(11, 400000).decode().splitlines(keepends=True)
@@ -195,7 +235,9 @@ def main():
     schema_dir = os.path.join(source_dir, "lib", "records")
     schema = json.load(open(os.path.join(schema_dir, "record.schema.json")))
     validator = jsonschema.Draft7Validator(schema)
-    got = check_stream("simulated target", records_of(7, 3000000), validator)
+    simulated = records_of(7, 3000000)
+    got = check_stream("simulated target", simulated, validator)
+    check_exports(simulated, model([line for line in simulated.decode().splitlines() if line]))
     check(any(r["event"]["kind"] == "TopTask" for r in got), "the simulated target's tasks are reported")
     # Overflows in the middle of handlers: drop lines of a stream and put Overflow records in.
     lines = records_of(9, 1000000).decode().splitlines()

@@ -21,6 +21,7 @@ struct Options {
   std::size_t top = 10;
   std::uint64_t cpu_hz = 0;
   std::string format = "auto";
+  bool lines = false;
   bool strict = false;
 };
 
@@ -28,6 +29,11 @@ struct Options {
 bool wants_table(const Options& o, const tp::CommonOptions& common) {
   if (o.format != "auto") return o.format == "table";
   return common.output == "-" && ::isatty(STDOUT_FILENO) == 1;
+}
+
+// The profile exports, written once at the end of input.
+bool is_export(const Options& o) {
+  return o.format == "folded" || o.format == "callgrind";
 }
 
 tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Logger& log) {
@@ -38,7 +44,7 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   report.colour = table && common.output == "-" && ::isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr;
   tp::ByteSource source = tp::ByteSource::open(o.input);
   tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append);
-  tp::analysis::LiveStats stats;
+  tp::analysis::LiveStats stats(is_export(o), o.lines);
   tp::LineStream stream(
       [&](tp::NdjsonLine& line) -> simdjson::error_code {
         // The fields the statistics use, read and checked; frames lines carry none.
@@ -55,7 +61,11 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
       log, o.strict);
   const auto emit = [&](bool final) {
     tp::OutBuffer& out = writer.buffer();
-    if (table) {
+    if (o.format == "folded") {
+      out += tp::analysis::folded_stacks(stats);
+    } else if (o.format == "callgrind") {
+      out += tp::analysis::callgrind_profile(stats);
+    } else if (table) {
       // Redrawn in place (cursor home, clear screen) when there are several; the last stays.
       if (!o.once) out += "\x1b[H\x1b[2J";
       out += tp::analysis::render_table(stats, report);
@@ -66,7 +76,7 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
     writer.flush();
   };
   tp::StreamLoopOptions loop;
-  if (!o.once) {
+  if (!o.once && !is_export(o)) {
     loop.report_every_us = static_cast<std::uint64_t>(o.interval * 1e6);
     loop.on_report = [&] { emit(false); };
   }
@@ -86,7 +96,8 @@ int run_main(int argc, char** argv) {
       "Examples:\n"
       "  swo-capture --simulate | itm-decode | trace-top\n"
       "  itm-decode --elf fw.elf swo.bin | trace-top --once --cpu-hz 64000000\n"
-      "  itm-decode swo.bin | trace-top --once | trace-csv --columns kind,name,count,max",
+      "  itm-decode swo.bin | trace-top --once | trace-csv --columns kind,name,count,max\n"
+      "  itm-decode --elf fw.elf swo.bin | trace-top --format folded > samples.folded",
       "trace-top"};
   Options o;
   tp::CommonOptions common;
@@ -98,9 +109,12 @@ int run_main(int argc, char** argv) {
   app.add_option("--top", o.top, "Functions and handlers shown")->check(CLI::Range(1, 100000))->default_val(10);
   app.add_option("--cpu-hz", o.cpu_hz, "Target clock: times in the table in seconds for cycle timestamps")
       ->type_name("HZ");
-  app.add_option("--format", o.format, "auto (table on a terminal, else ndjson), table or ndjson")
-      ->check(CLI::IsMember({"auto", "table", "ndjson"}))
+  app.add_option("--format", o.format,
+                 "auto (table on a terminal, else ndjson), table, ndjson; at the end only: folded (flame graphs: "
+                 "task;function count) or callgrind (KCacheGrind)")
+      ->check(CLI::IsMember({"auto", "table", "ndjson", "folded", "callgrind"}))
       ->default_val("auto");
+  app.add_flag("--lines", o.lines, "Profile by function and source line (PcSample records that carry file and line)");
   app.add_flag("--strict", o.strict, "A line that is not a record is an error (exit 6), not skipped");
   tp::add_common_options(app, common);
   return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) { return run(o, common, log); });
