@@ -267,9 +267,11 @@ void WsClient::note_drops(std::uint64_t events) {
   last_overflow_report_us_ = now;
 }
 
-void WsClient::send(const std::string& message, bool advisory) {
-  if (closing_) return;
-  if (queue_.push_control(make_frame(Opcode::text, message), advisory)) write_more();
+bool WsClient::send(const std::string& message, bool advisory) {
+  if (closing_) return false;
+  if (!queue_.push_control(make_frame(Opcode::text, message), advisory)) return false;
+  write_more();
+  return true;
 }
 
 void WsClient::send_error(std::optional<ErrorCode> code, std::string_view message, bool advisory) {
@@ -279,11 +281,12 @@ void WsClient::send_error(std::optional<ErrorCode> code, std::string_view messag
 // Only to connected clients: the reference server sends no Stats before Connect.
 void WsClient::send_stats(double cpu_load, double interval_s, bool final) {
   if (!connected_ || closing_) return;
+  unsent_interval_s_ += interval_s;
   StatsInfo stats;
   const std::uint64_t sent = events_sent_ - last_events_;
   const std::uint64_t dropped = dropped_ - last_dropped_;
-  stats.events_per_sec = static_cast<double>(sent) / interval_s;
-  stats.bytes_per_sec = static_cast<double>(bytes_sent_ - last_bytes_) / interval_s;
+  stats.events_per_sec = static_cast<double>(sent) / unsent_interval_s_;
+  stats.bytes_per_sec = static_cast<double>(bytes_sent_ - last_bytes_) / unsent_interval_s_;
   stats.drop_rate = sent + dropped == 0 ? 0.0 : static_cast<double>(dropped) / static_cast<double>(sent + dropped);
   stats.cpu_load = cpu_load;
   stats.events_total = events_sent_;
@@ -291,11 +294,12 @@ void WsClient::send_stats(double cpu_load, double interval_s, bool final) {
   stats.queued_bytes = queue_.data_bytes();
   stats.offered_total = offered_;
   stats.final = final;
+  // The final one is not advisory: it carries the totals a client checks its count with.
+  if (!send(stats_message(rfc3339_now(), stats), !final)) return;
   last_events_ = events_sent_;
   last_bytes_ = bytes_sent_;
   last_dropped_ = dropped_;
-  // The final one is not advisory: it carries the totals a client checks its count with.
-  send(stats_message(rfc3339_now(), stats), !final);
+  unsent_interval_s_ = 0;
 }
 
 void WsClient::write_more() {

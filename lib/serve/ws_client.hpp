@@ -26,9 +26,12 @@ class WsClient : public std::enable_shared_from_this<WsClient> {
   // Sends Hello, handles bytes the client sent along with its upgrade request, reads on.
   void start(std::string_view early_bytes);
   void deliver(const std::shared_ptr<const Batch>& batch);
-  void send(const std::string& message, bool advisory = false);
+  // False when an advisory message did not fit the control budget (or the client closes).
+  bool send(const std::string& message, bool advisory = false);
   void send_error(std::optional<ErrorCode> code, std::string_view message, bool advisory = false);
-  // Stats for the interval; `final` marks the closing Stats of a stream (never dropped).
+  // Stats since the last Stats the client was sent: an advisory one refused while the
+  // client is stalled leaves its interval (and its drops) to the next. `final` marks the
+  // closing Stats of a stream (never refused).
   void send_stats(double cpu_load, double interval_s, bool final = false);
   // Sends a close frame after what is queued, then closes the socket.
   void close(std::uint16_t code, std::string_view reason);
@@ -111,6 +114,7 @@ class WsClient : public std::enable_shared_from_this<WsClient> {
   std::uint64_t last_events_ = 0;
   std::uint64_t last_bytes_ = 0;
   std::uint64_t last_dropped_ = 0;
+  double unsent_interval_s_ = 0;  // the time since the last Stats that was queued
   std::uint64_t drops_unreported_ = 0;
   std::uint64_t last_overflow_report_us_ = 0;
 };
