@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 namespace tp::analysis {
 
@@ -109,6 +110,7 @@ void TaskTracker::switch_to(std::uint32_t from, std::uint32_t to, std::uint64_t 
   stretch_uncertain_ = false;
   Task& next = tasks_[to];
   if (!name.empty()) next.name.assign(name);
+  running_label_ = next.name.empty() ? fmt::format("task {}", to) : next.name;
 }
 
 void TaskTracker::idle_enter(std::uint64_t at) {
@@ -138,26 +140,24 @@ std::map<std::uint32_t, TaskTracker::Task> TaskTracker::tasks_until(std::uint64_
   return tasks;
 }
 
-std::string TaskTracker::current() const {
-  if (idle_since_) return "idle";
-  if (!running_) return {};
-  const auto task = tasks_.find(*running_);
-  return task != tasks_.end() && !task->second.name.empty() ? task->second.name : fmt::format("task {}", *running_);
+void PlaceProfile::add(const PlaceView& place) {
+  if (const auto found = samples_.find(place); found != samples_.end()) {
+    ++found->second;
+    return;
+  }
+  samples_.emplace(Place{std::string(place.task), std::string(place.function), std::string(place.file), place.line}, 1);
 }
 
 void LiveStats::add_place(const Observation& sample) {
-  PlaceProfile::Place place;
-  place.task = tasks_.current();
+  std::array<char, 2 + 16> pc_text{};  // "0x" and a 64-bit PC in hex
+  std::string_view function = sample.name;
   if (sample.sleep) {
-    place.function = "[sleep]";
-  } else if (!sample.name.empty()) {
-    place.function.assign(sample.name);
-  } else {
-    place.function = fmt::format("0x{:08x}", sample.pc);
+    function = "[sleep]";
+  } else if (function.empty()) {
+    const auto written = fmt::format_to_n(pc_text.data(), pc_text.size(), "0x{:08x}", sample.pc);
+    function = std::string_view(pc_text.data(), written.size);
   }
-  place.file.assign(sample.file);
-  place.line = sample.line;
-  places_.add(std::move(place));
+  places_.add(PlaceProfile::PlaceView{tasks_.current(), function, sample.file, sample.line});
 }
 
 void LiveStats::add(const Observation& o) {

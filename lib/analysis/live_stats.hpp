@@ -120,13 +120,17 @@ class TaskTracker {
   }
   [[nodiscard]] bool seen() const noexcept { return running_ || !tasks_.empty(); }
   // What has the CPU now: "idle", the running task (its name, else "task N"), or empty.
-  [[nodiscard]] std::string current() const;
+  [[nodiscard]] std::string_view current() const noexcept {
+    if (idle_since_) return "idle";
+    return running_label_;
+  }
 
  private:
   void close_stretch(std::uint64_t at);
 
   std::map<std::uint32_t, Task> tasks_;
   std::optional<std::uint32_t> running_;
+  std::string running_label_;  // current()'s, set at each switch rather than per sample
   std::uint64_t since_ = 0;
   bool stretch_uncertain_ = false;
   std::optional<std::uint64_t> idle_since_;
@@ -135,6 +139,8 @@ class TaskTracker {
 
 // Samples per place, for the exports: a flame graph's stacks (task;function) and
 // KCacheGrind's file/function/line.
+using PlaceKey = std::tuple<std::string_view, std::string_view, std::string_view, std::uint32_t>;
+
 class PlaceProfile {
  public:
   struct Place {
@@ -142,17 +148,39 @@ class PlaceProfile {
     std::string function;
     std::string file;
     std::uint32_t line = 0;
-    bool operator<(const Place& other) const noexcept {
-      return std::tie(task, function, file, line) < std::tie(other.task, other.function, other.file, other.line);
-    }
+  };
+  // A sample's place as views into its line: found without making strings, copied only
+  // when it is new.
+  struct PlaceView {
+    std::string_view task;
+    std::string_view function;
+    std::string_view file;
+    std::uint32_t line = 0;
   };
 
-  void add(Place place) { ++samples_[std::move(place)]; }
-  [[nodiscard]] const std::map<Place, std::uint64_t>& samples() const noexcept { return samples_; }
+  void add(const PlaceView& place);
+  [[nodiscard]] const std::map<Place, std::uint64_t, std::less<>>& samples() const noexcept { return samples_; }
 
  private:
-  std::map<Place, std::uint64_t> samples_;
+  std::map<Place, std::uint64_t, std::less<>> samples_;
 };
+
+[[nodiscard]] inline PlaceKey place_key(const PlaceProfile::Place& p) noexcept {
+  return {p.task, p.function, p.file, p.line};
+}
+[[nodiscard]] inline PlaceKey place_key(const PlaceProfile::PlaceView& p) noexcept {
+  return {p.task, p.function, p.file, p.line};
+}
+// std::less<> orders places, and views against places, by the same key.
+[[nodiscard]] inline bool operator<(const PlaceProfile::Place& a, const PlaceProfile::Place& b) noexcept {
+  return place_key(a) < place_key(b);
+}
+[[nodiscard]] inline bool operator<(const PlaceProfile::Place& a, const PlaceProfile::PlaceView& b) noexcept {
+  return place_key(a) < place_key(b);
+}
+[[nodiscard]] inline bool operator<(const PlaceProfile::PlaceView& a, const PlaceProfile::Place& b) noexcept {
+  return place_key(a) < place_key(b);
+}
 
 class LiveStats {
  public:

@@ -87,7 +87,7 @@ void ItmSession::on_packet(const Packet& p) {
       recent_time(stats_.timestamps) = Moment{target_time(), exact};
       if (had_time) cut_lines_at_pause(before);
       if (options_.timestamps == TimestampMode::target) {
-        if (host_stamped_ != 0 && clock_.seen()) note_first_target_time();
+        if (host_stamped_ != 0) note_first_target_time();
         stamp_pending(target_time(), target_clock(), exact);
       }
       return;

@@ -210,11 +210,15 @@ def check_terminal():
                 except OSError:
                     break
     top.stdin.close()
-    top.wait(timeout=10)
+    # The rest of the output, to the end: reading the pty ends (EIO) once trace-top has exited
+    # and closed it; a deadline that runs out fails the test instead of cutting it short.
+    deadline = time.time() + 60
     while True:
-        ready, _, _ = select.select([leader], [], [], 0.2)
+        if time.time() > deadline:
+            raise AssertionError(f"trace-top's output on the pty did not end within 60 s ({len(screen)} bytes)")
+        ready, _, _ = select.select([leader], [], [], 1.0)
         if not ready:
-            break
+            continue
         try:
             more = os.read(leader, 65536)
         except OSError:
@@ -222,6 +226,7 @@ def check_terminal():
         if not more:
             break
         screen += more
+    top.wait(timeout=60)
     os.close(leader)
     redraws = screen.count(b"\x1b[H\x1b[2J")
     check(redraws >= 3, f"on a terminal the table is redrawn in place every interval ({redraws} redraws)")
