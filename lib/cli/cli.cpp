@@ -15,6 +15,12 @@
 
 namespace tp {
 
+void add_threads_option(CLI::App& app, unsigned& threads) {
+  app.add_option("--threads", threads, "Threads reading a file input (default: one per core, up to 8; 1: line by line)")
+      ->type_name("N")
+      ->check(CLI::Range(0U, 64U));
+}
+
 void add_common_options(CLI::App& app, CommonOptions& options, CommonFlags flags) {
   if (flags.output)
     app.add_option("-o,--output", options.output, "Write output to FILE ('-' = stdout)")->type_name("FILE");

@@ -28,6 +28,10 @@ struct CommonFlags {
 // Adds -o/--output, --append, -q/--quiet, -v/--verbose, --log-format and --version.
 void add_common_options(CLI::App& app, CommonOptions& options, CommonFlags flags = {});
 
+// Adds --threads N for the record tools: threads reading a file input (0, the default: one
+// per core, up to 8; 1: line by line, as from a pipe).
+void add_threads_option(CLI::App& app, unsigned& threads);
+
 // The exit-code table printed at the end of every --help.
 [[nodiscard]] std::string exit_code_help();
 

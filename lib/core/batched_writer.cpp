@@ -47,7 +47,17 @@ BatchedWriter::~BatchedWriter() {
 void BatchedWriter::flush() {
   last_flush_us_ = monotonic_us();
   if (buffer_.empty()) return;
-  std::string_view rest = buffer_.view();
+  write_all(buffer_.view());
+  buffer_.clear();
+}
+
+void BatchedWriter::write_large(std::string_view bytes) {
+  flush();
+  write_all(bytes);
+}
+
+void BatchedWriter::write_all(std::string_view bytes) {
+  std::string_view rest = bytes;
   while (!rest.empty()) {
     const ssize_t n = ::write(fd_.get(), rest.data(), rest.size());
     if (n < 0) {
@@ -62,7 +72,6 @@ void BatchedWriter::flush() {
     bytes_written_ += static_cast<std::uint64_t>(n);
     rest.remove_prefix(static_cast<std::size_t>(n));
   }
-  buffer_.clear();
 }
 
 bool BatchedWriter::reader_gone() const noexcept {

@@ -30,6 +30,7 @@ class BatchedWriter {
   // The buffer to append to; call commit() after appending a whole record.
   [[nodiscard]] OutBuffer& buffer() noexcept { return buffer_; }
   void write(std::string_view bytes) {
+    if (bytes.size() >= capacity_ / 2) return write_large(bytes);  // a batch already: no copy
     buffer_.append(bytes);
     commit();
   }
@@ -53,6 +54,9 @@ class BatchedWriter {
   void set_max_delay_us(std::uint64_t us) noexcept { max_delay_us_ = us; }
 
  private:
+  void write_large(std::string_view bytes);
+  void write_all(std::string_view bytes);
+
   FileDescriptor fd_;
   OutBuffer buffer_;
   std::size_t capacity_;

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <ctime>
 
@@ -46,6 +47,12 @@ ByteSource ByteSource::open(std::string_view path) {
 
 ByteSource ByteSource::from_fd(int fd, std::string name, bool owned) {
   return ByteSource(FileDescriptor(fd, owned), std::move(name));
+}
+
+ByteSource::Range ByteSource::unread_range() const noexcept {
+  const off_t here = ::lseek(fd_.get(), 0, SEEK_CUR);
+  const std::uint64_t begin = here > 0 ? static_cast<std::uint64_t>(here) : 0;
+  return {begin, std::max(begin, size_.value_or(0))};
 }
 
 ReadResult ByteSource::read(std::span<std::uint8_t> buffer, int timeout_ms) {

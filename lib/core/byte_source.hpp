@@ -35,6 +35,17 @@ class ByteSource {
   // Size of a regular file (for progress), if known.
   [[nodiscard]] std::optional<std::uint64_t> size() const noexcept { return size_; }
   [[nodiscard]] std::uint64_t bytes_read() const noexcept { return bytes_read_; }
+  // A regular file not followed: it can be read at any offset (pread), e.g. by several threads.
+  [[nodiscard]] bool seekable() const noexcept { return regular_ && !follow_; }
+  // The descriptor, for reading at offsets; the source keeps owning it.
+  [[nodiscard]] int fd() const noexcept { return fd_.get(); }
+  struct Range {
+    std::uint64_t begin;
+    std::uint64_t end;
+  };
+  // A seekable source's bytes from its file offset (stdin redirected from a file may have
+  // been read from already) to its size when opened.
+  [[nodiscard]] Range unread_range() const noexcept;
 
  private:
   ByteSource(FileDescriptor fd, std::string name);

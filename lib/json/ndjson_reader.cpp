@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -9,7 +10,11 @@
 namespace tp {
 
 NdjsonReader::NdjsonReader(LineHandler on_line, BadLineHandler on_bad_line, bool strict, std::size_t max_line)
-    : on_line_(std::move(on_line)), on_bad_line_(std::move(on_bad_line)), max_line_(max_line), strict_(strict) {}
+    : on_line_(std::move(on_line)), on_bad_line_(std::move(on_bad_line)), max_line_(max_line), strict_(strict) {
+#ifdef SIMDJSON_THREADS_ENABLED
+  many_parser_.threaded = false;  // read_ndjson_chunks already runs one reader per core
+#endif
+}
 
 void NdjsonReader::report_bad_line(std::uint64_t number, std::string_view message) {
   ++bad_lines_;
@@ -17,11 +22,20 @@ void NdjsonReader::report_bad_line(std::uint64_t number, std::string_view messag
   if (on_bad_line_) on_bad_line_(number, message);
 }
 
+void NdjsonReader::restart() noexcept {
+  buffer_.clear();
+  line_number_ = 0;
+  bad_lines_ = 0;
+  discarding_ = false;
+  stopped_ = false;
+}
+
 void NdjsonReader::process_line(std::size_t begin, std::size_t end) {
   ++line_number_;
   if (end > begin && buffer_[end - 1] == '\r') --end;
   std::size_t first = begin;
-  while (first < end && (buffer_[first] == ' ' || buffer_[first] == '\t')) ++first;
+  // Blank: only JSON whitespace (a stray CR too), as feed_lines judges the lines between records.
+  while (first < end && (buffer_[first] == ' ' || buffer_[first] == '\t' || buffer_[first] == '\r')) ++first;
   if (first == end) return;  // blank line: no record, nothing lost
   const char* data = buffer_.data() + begin;
   const std::size_t length = end - begin;
@@ -30,21 +44,63 @@ void NdjsonReader::process_line(std::size_t begin, std::size_t end) {
   // fit 64 bits), not only what a handler reads, as On-Demand would (skipping a value there
   // merely balances brackets, so {"a":{"b":}]} would pass).
   simdjson::dom::element root;
-  auto error = parser_.parse(data, length, false).get(root);
+  const auto error = parser_.parse(data, length, false).get(root);
+  if (error != simdjson::SUCCESS) return report_bad(simdjson::error_message(error));
+  handle_document(root, std::string_view(data, length));
+}
+
+void NdjsonReader::handle_document(simdjson::dom::element root, std::string_view text) {
   simdjson::dom::object object;
-  if (error == simdjson::SUCCESS && root.get_object().get(object) != simdjson::SUCCESS) {
-    report_bad("a record must be a JSON object");
-    return;
-  }
-  if (error == simdjson::SUCCESS) {
-    NdjsonLine line{object, std::string_view(data, length), line_number_, {}};
-    error = on_line_(line);
-    if (error != simdjson::SUCCESS && !line.problem.empty()) {
-      report_bad(line.problem);
-      return;
+  if (root.get_object().get(object) != simdjson::SUCCESS) return report_bad("a record must be a JSON object");
+  NdjsonLine line{object, text, line_number_, {}};
+  const simdjson::error_code error = on_line_(line);
+  if (error == simdjson::SUCCESS) return;
+  report_bad(line.problem.empty() ? std::string_view(simdjson::error_message(error)) : line.problem);
+}
+
+namespace {
+
+// Whitespace without a line's content: what may stand between two records' lines.
+bool only_blank(std::string_view bytes) noexcept {
+  return bytes.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
+}  // namespace
+
+void NdjsonReader::feed_lines(std::string_view lines) {
+  std::size_t pos = 0;  // where the first line not yet handled starts
+  simdjson::dom::document_stream stream;
+  const std::size_t batch = std::min(lines.size(), many_batch_size);
+  if (many_parser_.parse_many(lines.data(), lines.size(), batch).get(stream) == simdjson::SUCCESS) {
+    for (auto it = stream.begin(); it != stream.end() && !stopped_; ++it) {
+      simdjson::dom::element root;
+      const std::size_t start = it.current_index();
+      if ((*it).get(root) != simdjson::SUCCESS || start < pos || lines[start] != '{') break;
+      // Blank lines before this document count as lines, as they do one by one.
+      const std::string_view gap = lines.substr(pos, start - pos);
+      if (!only_blank(gap)) break;
+      const std::size_t last_blank_end = gap.rfind('\n');
+      if (last_blank_end != std::string_view::npos) {
+        line_number_ += static_cast<std::uint64_t>(std::count(gap.begin(), gap.end(), '\n'));
+        pos += last_blank_end + 1;
+      }
+      // The document must be the whole line: no newline inside, nothing after it.
+      const std::size_t document_end = start + it.source().size();
+      const std::size_t newline = lines.find('\n', start);
+      if (newline == std::string_view::npos || newline < document_end ||
+          !only_blank(lines.substr(document_end, newline - document_end)) || newline - pos > max_line_) {
+        break;
+      }
+      ++line_number_;
+      std::size_t text_end = newline;
+      if (lines[text_end - 1] == '\r') --text_end;
+      handle_document(root, lines.substr(pos, text_end - pos));
+      pos = newline + 1;
     }
   }
-  if (error != simdjson::SUCCESS) report_bad(simdjson::error_message(error));
+  // From the first line that is not one object alone (or that the stream did not reach), line
+  // by line: the same lines, numbers and reports either way.
+  if (pos < lines.size() && !stopped_) feed(lines.substr(pos));
 }
 
 void NdjsonReader::feed(std::span<const char> bytes) {

@@ -1,8 +1,13 @@
 #include "records/csv_sink.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 
 #include "core/error.hpp"
+#include "json/ndjson_reader.hpp"
 #include "records/record_check.hpp"
 
 namespace tp {
@@ -40,8 +45,56 @@ simdjson::error_code CsvSink::on_line(NdjsonLine& line) {
   return simdjson::SUCCESS;
 }
 
+std::vector<ChunkLineHandler> CsvSink::chunk_handlers(unsigned threads, const ByteSource& source) {
+  if (!rows_) infer_from_file(source);
+  std::vector<ChunkLineHandler> handlers;
+  for (unsigned i = 0; i < threads; ++i) {
+    auto rows = std::make_shared<CsvRowWriter>(*rows_);
+    thread_rows_.push_back(rows);
+    handlers.emplace_back([rows](NdjsonLine& line, OutBuffer& out) {
+      if (!check_record_line(line.root, line.problem)) return simdjson::INCORRECT_TYPE;
+      return rows->row(line.root, out);
+    });
+  }
+  return handlers;
+}
+
+// The columns on_line would infer: from the first infer_lines records (bad lines are left
+// to the reading that follows, which reports them).
+void CsvSink::infer_from_file(const ByteSource& source) {
+  const auto [begin, end] = source.unread_range();
+  std::size_t records = 0;
+  NdjsonReader reader(
+      [&](NdjsonLine& line) {
+        if (!check_record_line(line.root, line.problem)) return simdjson::INCORRECT_TYPE;
+        inference_.add(line.root);
+        ++records;
+        return simdjson::SUCCESS;
+      },
+      nullptr);
+  std::string piece(std::size_t{1} << 20U, '\0');
+  std::uint64_t offset = begin;
+  while (offset < end && records < options_.infer_lines) {
+    const ssize_t got = ::pread(source.fd(), piece.data(), piece.size(), static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw_system_error(errno, "cannot read the input");
+    if (got == 0) break;
+    offset += static_cast<std::uint64_t>(got);
+    // Line by line, to stop at exactly the record that completes the sample.
+    std::string_view rest(piece.data(), static_cast<std::size_t>(got));
+    while (!rest.empty() && records < options_.infer_lines) {
+      const std::size_t line_end = std::min(rest.find('\n'), rest.size() - 1) + 1;
+      reader.feed(rest.substr(0, line_end));
+      rest.remove_prefix(line_end);
+    }
+  }
+  if (records < options_.infer_lines) reader.finish();
+  start(inference_.columns());
+}
+
 void CsvSink::finish(const Logger& log) {
   if (!rows_) finish_inference();
+  for (const auto& rows : thread_rows_) rows_->add_unconverted_times(rows->unconverted_times());
   if (rows_->unconverted_times() != 0) {
     log.warn(
         fmt::format("{} timestamps were left unconverted (--time {} needs --cpu-hz for cycles; rfc3339 "

@@ -6,11 +6,14 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "core/batched_writer.hpp"
+#include "core/byte_source.hpp"
 #include "core/log.hpp"
+#include "json/ndjson_chunks.hpp"
 #include "json/ndjson_reader.hpp"
 #include "records/csv_table.hpp"
 
@@ -44,6 +47,11 @@ class CsvSink {
   CsvSink(const CsvOptions& options, BatchedWriter& writer, BadLine on_bad_line);
 
   simdjson::error_code on_line(NdjsonLine& line);
+  // For a file read on several threads (LineStream::run_chunks) instead of on_line: the
+  // columns are decided first (given, a preset, or inferred from the records that start the
+  // file's bytes [begin, end), read here), then each thread writes rows with its own copy of
+  // the row writer. The rows are those on_line would write.
+  std::vector<ChunkLineHandler> chunk_handlers(unsigned threads, const ByteSource& source);
   // End of input: the lines still waiting are written; what could not be converted is
   // reported.
   void finish(const Logger& log);
@@ -55,6 +63,7 @@ class CsvSink {
   };
   void start(std::vector<CsvColumn> columns);
   void finish_inference();
+  void infer_from_file(const ByteSource& source);
   simdjson::error_code write(simdjson::dom::object root);
 
   CsvOptions options_;
@@ -64,6 +73,7 @@ class CsvSink {
   std::optional<CsvRowWriter> rows_;
   ColumnInference inference_;
   std::deque<Waiting> waiting_;
+  std::vector<std::shared_ptr<CsvRowWriter>> thread_rows_;  // chunk_handlers' copies
 };
 
 }  // namespace tp

@@ -45,6 +45,8 @@ class CsvRowWriter {
   [[nodiscard]] const std::vector<CsvColumn>& columns() const noexcept { return columns_; }
   // Timestamps that could not be converted (e.g. cycles without --cpu-hz): left raw.
   [[nodiscard]] std::uint64_t unconverted_times() const noexcept { return unconverted_times_; }
+  // Those of a copy that wrote rows on another thread.
+  void add_unconverted_times(std::uint64_t count) noexcept { unconverted_times_ += count; }
 
  private:
   bool append_time(OutBuffer& out, std::string_view timestamp, std::string_view clock);

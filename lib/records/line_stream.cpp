@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <thread>
+
 #include "core/signals.hpp"
 
 namespace tp {
@@ -26,6 +29,66 @@ void LineStream::on_end(std::uint64_t /*now_us*/) {
   // the signal, not written that way. It is left out (whole lines only), not reported.
   if (stop_requested() != 0) return reader_.stop();
   reader_.finish();
+}
+
+unsigned LineStream::threads_for(const ByteSource& source, unsigned requested) noexcept {
+  if (!source.seekable()) return 1;
+  if (requested != 0) return requested;
+  return std::clamp(std::thread::hardware_concurrency(), 1U, max_threads);
+}
+
+void LineStream::run_chunks(ByteSource& source, std::vector<ChunkLineHandler> handlers, BatchedWriter& writer,
+                            Progress& progress, std::uint64_t max_output_lines) {
+  max_output_lines_ = max_output_lines;
+  const ByteSource::Range range = source.unread_range();  // a lambda may not capture a structured binding
+  NdjsonChunkOptions options;
+  options.mark_outputs = max_output_lines != 0;
+  read_ndjson_chunks(
+      source.fd(), range.begin, range.end, std::move(handlers),
+      [&](const NdjsonChunk& chunk) {
+        progress.update(chunk.end_offset - range.begin);
+        return take_chunk(chunk, writer);
+      },
+      options);
+  progress.finish();
+  writer.flush();
+}
+
+bool LineStream::take_chunk(const NdjsonChunk& chunk, BatchedWriter& writer) {
+  const std::string_view output(chunk.output.data(), chunk.output.size());
+  const std::uint64_t lines_before = reader_.lines();
+  std::size_t written = 0;
+  std::size_t next_mark = 0;
+  // Counts the lines that wrote output before `line` against the limit; at the limit writes
+  // up to that line's output and stops there, as reading line by line stops.
+  const auto within_limit = [&](std::uint64_t line) {
+    for (; max_output_lines_ != 0 && next_mark < chunk.marks.size() && chunk.marks[next_mark].line < line;
+         ++next_mark) {
+      if (++output_lines_ < max_output_lines_) continue;
+      writer.write(output.substr(written, chunk.marks[next_mark].output_end - written));
+      reader_.count_lines(chunk.marks[next_mark].line);
+      done_ = true;
+      return false;
+    }
+    return true;
+  };
+  const auto write_up_to = [&](std::size_t end) {
+    const std::string_view part = output.substr(written, end - written);
+    if (counting_output_ && max_output_lines_ == 0) {
+      output_lines_ += static_cast<std::uint64_t>(std::count(part.begin(), part.end(), '\n'));
+    }
+    writer.write(part);
+    written = end;
+  };
+  for (const NdjsonChunk::BadLine& bad : chunk.bad_lines) {
+    if (!within_limit(bad.line)) return false;
+    write_up_to(bad.output_size);
+    reader_.report_bad_line(lines_before + bad.line, bad.message);
+  }
+  if (!within_limit(~std::uint64_t{0})) return false;
+  write_up_to(output.size());
+  reader_.count_lines(chunk.lines);
+  return stop_requested() == 0;
 }
 
 void LineStream::report_summary(std::string_view source_name) const {

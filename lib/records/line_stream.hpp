@@ -8,6 +8,7 @@
 
 #include "core/log.hpp"
 #include "core/stream_loop.hpp"
+#include "json/ndjson_chunks.hpp"
 #include "json/ndjson_reader.hpp"
 
 namespace tp {
@@ -21,6 +22,13 @@ class LineStream final : public StreamHandler {
 
   void on_data(std::span<const std::uint8_t> bytes, std::uint64_t now_us) override;
   void on_end(std::uint64_t now_us) override;
+  // Instead of the stream loop, for a seekable source: its lines are read on one thread per
+  // handler (read_ndjson_chunks; a handler gets line numbers within its chunk), the outputs
+  // written in file order and bad lines reported with their numbers in the file, exactly as
+  // reading line by line would. Stops after `max_output_lines` lines of output (0: never),
+  // on SIGINT/SIGTERM between chunks, or on a bad line with --strict.
+  void run_chunks(ByteSource& source, std::vector<ChunkLineHandler> handlers, BatchedWriter& writer, Progress& progress,
+                  std::uint64_t max_output_lines = 0);
   [[nodiscard]] bool done() const override { return done_; }
   // No more input is wanted (e.g. --limit reached).
   void stop() noexcept {
@@ -31,15 +39,30 @@ class LineStream final : public StreamHandler {
   // A line found bad after its turn: counted and reported like the others.
   void report_bad_line(std::uint64_t number, std::string_view message) { reader_.report_bad_line(number, message); }
 
+  // How many threads to read `source` with: `requested` (0: one per core, at most
+  // max_threads), and 1 for what is not a seekable file (a pipe is read line by line, so
+  // each line goes out as soon as it comes in).
+  static constexpr unsigned max_threads = 8;
+  [[nodiscard]] static unsigned threads_for(const ByteSource& source, unsigned requested) noexcept;
+  // Output lines run_chunks wrote (the lines whose handler wrote output, with a limit):
+  // counted with a limit, or once asked for.
+  void count_output_lines() noexcept { counting_output_ = true; }
+  [[nodiscard]] std::uint64_t output_lines() const noexcept { return output_lines_; }
+
   [[nodiscard]] std::uint64_t lines() const noexcept { return reader_.lines(); }
   [[nodiscard]] std::uint64_t bad_lines() const noexcept { return reader_.bad_lines(); }
   // One warning summing up the bad lines, if there were any.
   void report_summary(std::string_view source_name) const;
 
  private:
+  bool take_chunk(const NdjsonChunk& chunk, BatchedWriter& writer);
+
   const Logger& logger_;
   NdjsonReader reader_;
   bool done_ = false;
+  std::uint64_t max_output_lines_ = 0;
+  std::uint64_t output_lines_ = 0;
+  bool counting_output_ = false;
 };
 
 }  // namespace tp

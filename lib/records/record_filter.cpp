@@ -84,7 +84,7 @@ bool RecordFilter::port_selected(std::uint64_t port) const {
 }
 
 bool RecordFilter::in(const std::vector<std::string>& names, std::string_view name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
+  return std::any_of(names.begin(), names.end(), [&](const std::string& wanted) { return same_text(wanted, name); });
 }
 
 Verdict RecordFilter::judge(simdjson::dom::object root, std::string& why) const {

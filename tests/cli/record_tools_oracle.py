@@ -186,6 +186,62 @@ def one_corpus(seed, work):
         check(reported, f"seed {seed} csv: {bad} bad lines not reported: {result.stderr[-200:]!r}")
 
 
+def chunked_reading(work):
+    """A file of several 1 MiB chunks (read on several threads) reads as a pipe does (line by
+    line): the same output, the same bad lines with the same numbers, --limit and --strict
+    stopping at the same line; and jq still agrees."""
+    rng = random.Random(2026)
+    lines = [record(rng) for _ in range(36000)]
+    for _ in range(40):  # bad lines, some of which break a whole simdjson batch
+        lines.insert(rng.randrange(len(lines)), rng.choice(BAD_LINES + ["{\"s\": \"\udcff\"}", "{\"open\": \"string"]))
+    raw = os.path.join(work, "chunked.ndjson")
+    with open(raw, "w", encoding="utf-8", newline="\n", errors="surrogateescape") as f:
+        f.write("\n".join(lines) + "\n\n" + lines[0])  # a blank line and no final newline
+    check(os.path.getsize(raw) > 4 << 20, "the chunked corpus spans several chunks")
+
+    def piped(args):
+        with open(raw, "rb") as f:
+            return subprocess.run(args, input=f.read(), capture_output=True)
+
+    cases = [[FILTER, "--stats", "--kind", "Text,Counter"], [FILTER, "--regex", "message=caf"],
+             [FILTER, "--limit", "9000", "--port", "0-99"], [FILTER, "--strict", "--kind", "Text"],
+             [CSV, "--columns", "time,port,kind,message"], [CSV], [CSV, "--preset", "exceptions", "--strict"]]
+    for args in cases:
+        line_by_line = piped(args)
+        for threads in ("2", "3"):
+            chunked = run(args + ["--threads", threads], raw)
+            same = (chunked.returncode, chunked.stdout, chunked.stderr) == (line_by_line.returncode, line_by_line.stdout,
+                                                                               line_by_line.stderr)
+            check(same, f"{os.path.basename(args[0])} {args[1:]} --threads {threads} on a file == through a pipe",
+                  f"exit {chunked.returncode}/{line_by_line.returncode} out {len(chunked.stdout)}/{len(line_by_line.stdout)} "
+                  f"err {chunked.stderr[-300:]!r} vs {line_by_line.stderr[-300:]!r}")
+    good = raw_good(raw, work)
+    numbers = [int(n) for n in jq('select(.event.kind == "Text") | input_line_number', good).split()]
+    good_lines = open(good, "rb").read().split(b"\n")
+    expected = b"".join(good_lines[n - 1] + b"\n" for n in numbers)
+    check(run([FILTER, "--kind", "Text", raw], os.devnull).stdout == expected, "chunked trace-filter --kind Text == jq")
+    # stdin from a file that a previous reader left part-way: only the rest is read.
+    with open(raw, "rb", buffering=0) as f:  # unbuffered: the descriptor's offset is where Python stands
+        f.seek(1000)
+        first = f.readline()
+        rest = subprocess.run([FILTER, "--kind", "Text,Counter,Marker"], stdin=f, capture_output=True).stdout
+        f.seek(1000 + len(first))
+        expected_rest = subprocess.run([FILTER, "--kind", "Text,Counter,Marker"], input=f.read(), capture_output=True).stdout
+    check(rest == expected_rest and rest, "a file on stdin is read from where its offset stands")
+
+
+def raw_good(raw, work):
+    """The lines of `raw` that are records, for jq (which stops at a bad line)."""
+    good = os.path.join(work, "chunked-good.ndjson")
+    bad = set(BAD_LINES)
+    with open(raw, encoding="utf-8", errors="surrogateescape") as f, \
+            open(good, "w", encoding="utf-8", newline="\n", errors="surrogateescape") as out:
+        kept = [line.rstrip("\n") for line in f]
+        out.write("\n".join(line for line in kept if line and line not in bad and "\udcff" not in line
+                             and not line.startswith("{\"open\"")) + "\n")
+    return good
+
+
 def stopped_mid_line():
     """SIGTERM/SIGINT while a line is half read: whole lines out, 130/143, no error for the
     cut line (the input did not end), even with --strict."""
@@ -215,6 +271,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for seed in range(1, 13):
             one_corpus(seed, work)
+        chunked_reading(work)
     stopped_mid_line()
     sys.exit(check.summary())
 

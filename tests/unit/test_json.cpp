@@ -1,9 +1,13 @@
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <limits>
 
 #include "core/error.hpp"
 #include "core/json_writer.hpp"
+#include "json/ndjson_chunks.hpp"
 #include "json/ndjson_reader.hpp"
 
 using namespace tp;
@@ -156,4 +160,189 @@ TEST_CASE("NDJSON reader: stop() ends reading at once, in the middle of a chunk 
   reader.finish();
   CHECK(handled == 2);
   CHECK(reader.lines() == 2);
+}
+
+namespace {
+
+// Lines of every shape a reader must judge alike however it reads them.
+std::string awkward_ndjson() {
+  std::string text;
+  for (int i = 0; i < 40; ++i) {
+    text += R"({"port":)" + std::to_string(i) + R"(,"event":{"kind":"Text","data":{"message":"é line )" +
+            std::to_string(i) + "\"}}}\n";
+    switch (i % 13) {
+      case 0:
+        text += "{\"a\":1}\r\n";
+        break;  // CRLF
+      case 1:
+        text += "\n   \n\t\n";
+        break;  // blank lines
+      case 2:
+        text += "{bad json\n";
+        break;  // invalid
+      case 3:
+        text += "42\n";
+        break;  // not an object
+      case 4:
+        text += "{\"a\":1}{\"b\":2}\n";
+        break;  // two documents on a line
+      case 5:
+        text += "{\"a\":\n1}\n";
+        break;  // one document over two lines
+      case 6:
+        text += "  {\"lead\":true}  \n";
+        break;  // spaces around
+      case 7:
+        text += "{\"s\":\"\xff\"}\n";
+        break;  // invalid UTF-8
+      case 8:
+        text += "{\"a\":[1,]}\n";
+        break;  // trailing comma
+      case 9:
+        text += "{\"n\":12345678901234567890}\n";
+        break;  // the largest integers
+      case 10:
+        text += "[1,2]\n";
+        break;  // an array
+      case 11:
+        text += "{\"x\":\"unclosed\n";
+        break;  // a string left open
+      default:
+        text += "{\"a\":{\"b\":}]}\n";
+        break;  // nested error
+    }
+  }
+  return text + R"({"last":"no newline"})";
+}
+
+struct ReadOutcome {
+  std::string output;  // each good line's text, in order
+  std::vector<std::pair<std::uint64_t, std::string>> bad;
+  std::uint64_t lines = 0;
+  bool operator==(const ReadOutcome&) const = default;
+};
+
+simdjson::error_code copy_line(NdjsonLine& line, std::string& out) {
+  if (line.root["reject"].error() == simdjson::SUCCESS) {
+    line.problem = "rejected by the handler";
+    return simdjson::INCORRECT_TYPE;
+  }
+  out.append(line.text);
+  out += '\n';
+  return simdjson::SUCCESS;
+}
+
+ReadOutcome read_line_by_line(std::string_view input) {
+  ReadOutcome outcome;
+  NdjsonReader reader([&](NdjsonLine& line) { return copy_line(line, outcome.output); },
+                      [&](std::uint64_t n, std::string_view m) { outcome.bad.emplace_back(n, std::string(m)); });
+  reader.feed(input);
+  reader.finish();
+  outcome.lines = reader.lines();
+  return outcome;
+}
+
+struct TempNdjson {
+  std::string path;
+  int fd = -1;
+  explicit TempNdjson(std::string_view content) {
+    char name[] = "/tmp/tracepipe-chunks-XXXXXX";
+    fd = ::mkstemp(name);
+    path = name;
+    REQUIRE(::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size()));
+  }
+  TempNdjson(const TempNdjson&) = delete;
+  TempNdjson& operator=(const TempNdjson&) = delete;
+  ~TempNdjson() {
+    ::close(fd);
+    ::unlink(path.c_str());
+  }
+};
+
+}  // namespace
+
+TEST_CASE("NDJSON reader: whole lines at once (parse_many) judge every line as line by line does") {
+  // Good lines of odd shapes first (the one-pass path takes them), then the bad ones.
+  std::string input;
+  for (int i = 0; i < 30; ++i) {
+    input += "{\"a\":" + std::to_string(i) + "}\r\n\n  \t\n  {\"lead\":\"é\"}  \t\n{\"reject\":1}\n{}\n";
+  }
+  // Bad lines that simdjson's stage 1 passes (it fails a whole batch on bad UTF-8 or an open
+  // string: the chunks test has those): the stream stops there, the rest goes line by line.
+  input += "{\"a\":1}{\"b\":2}\n{\"a\":\n1}\n42\n" + input;
+  const ReadOutcome expected = read_line_by_line(input);
+  CHECK(expected.bad.size() > 20);
+  ReadOutcome outcome;
+  NdjsonReader reader([&](NdjsonLine& line) { return copy_line(line, outcome.output); },
+                      [&](std::uint64_t n, std::string_view m) { outcome.bad.emplace_back(n, std::string(m)); });
+  const std::size_t size = input.size();
+  input.append(simdjson::SIMDJSON_PADDING, ' ');
+  reader.feed_lines(std::string_view(input.data(), size));
+  reader.finish();
+  outcome.lines = reader.lines();
+  CHECK(outcome == expected);
+}
+
+TEST_CASE("NDJSON chunks: any chunk size and thread count reads the lines that reading line by line does") {
+  const std::string input =
+      awkward_ndjson() + "\n" + std::string(3000, ' ') + "{\"wide\":1}\n{\"reject\":2}\n" + awkward_ndjson();
+  const ReadOutcome expected = read_line_by_line(input);
+  const TempNdjson file(input);
+  for (const std::size_t chunk_size : {std::size_t{1}, std::size_t{2}, std::size_t{7}, std::size_t{64},
+                                       std::size_t{333}, std::size_t{4096}, std::size_t{1} << 20U}) {
+    for (const unsigned threads : {1U, 2U, 5U}) {
+      CAPTURE(chunk_size);
+      CAPTURE(threads);
+      std::vector<ChunkLineHandler> handlers;
+      for (unsigned i = 0; i < threads; ++i) {
+        handlers.emplace_back([](NdjsonLine& line, OutBuffer& out) {
+          std::string text;
+          const auto error = copy_line(line, text);
+          out.append(text);
+          return error;
+        });
+      }
+      ReadOutcome outcome;
+      read_ndjson_chunks(file.fd, 0, input.size(), std::move(handlers),
+                         [&](NdjsonChunk& chunk) {
+                           for (const NdjsonChunk::BadLine& bad : chunk.bad_lines) {
+                             outcome.bad.emplace_back(outcome.lines + bad.line, bad.message);
+                           }
+                           outcome.output.append(chunk.output.data(), chunk.output.size());
+                           outcome.lines += chunk.lines;
+                           return true;
+                         },
+                         {chunk_size, NdjsonReader::default_max_line});
+      CHECK(outcome == expected);
+    }
+  }
+}
+
+TEST_CASE("NDJSON chunks: stopping hands back no later chunk; a handler's exception reaches the caller") {
+  std::string input;
+  for (int i = 0; i < 5000; ++i) input += "{\"n\":" + std::to_string(i) + "}\n";
+  const TempNdjson file(input);
+  const auto copy = [](NdjsonLine& line, OutBuffer& out) {
+    out.append(line.text);
+    return simdjson::SUCCESS;
+  };
+  int chunks = 0;
+  read_ndjson_chunks(file.fd, 0, input.size(), {copy, copy}, [&](NdjsonChunk&) { return ++chunks < 3; },
+                     {1024, NdjsonReader::default_max_line});
+  CHECK(chunks == 3);
+
+  const auto thrower = [](NdjsonLine& line, OutBuffer&) -> simdjson::error_code {
+    if (line.text == "{\"n\":4000}") throw Error(ExitCode::bad_input, "line 4000 refused");
+    return simdjson::SUCCESS;
+  };
+  std::uint64_t lines_before_error = 0;
+  CHECK_THROWS_WITH_AS(read_ndjson_chunks(file.fd, 0, input.size(), {thrower, thrower},
+                                          [&](NdjsonChunk& chunk) {
+                                            lines_before_error += chunk.lines;
+                                            return true;
+                                          },
+                                          {1024, NdjsonReader::default_max_line}),
+                       "line 4000 refused", Error);
+  CHECK(lines_before_error < 4001);
+  CHECK(lines_before_error > 3900);
 }

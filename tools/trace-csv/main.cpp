@@ -19,6 +19,7 @@ struct Options {
   bool crlf = false;
   std::size_t infer_lines = 1000;
   bool strict = false;
+  unsigned threads = 0;
 };
 
 tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Logger& log) {
@@ -33,7 +34,12 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
                    [&](std::uint64_t number, std::string_view message) { stream->report_bad_line(number, message); });
   stream.emplace([&](tp::NdjsonLine& line) { return sink.on_line(line); }, log, o.strict);
   tp::Progress progress(source.size(), log.verbosity() != tp::Verbosity::quiet);
-  tp::run_stream_loop(source, *stream, writer, progress);
+  const unsigned threads = tp::LineStream::threads_for(source, o.threads);
+  if (threads > 1) {
+    stream->run_chunks(source, sink.chunk_handlers(threads, source), writer, progress);
+  } else {
+    tp::run_stream_loop(source, *stream, writer, progress);
+  }
   sink.finish(log);
   writer.flush();
   stream->report_summary(source.name());
@@ -69,6 +75,7 @@ int run_main(int argc, char** argv) {
       ->default_val(1000)
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
   app.add_flag("--strict", o.strict, "A line that is not JSON is an error (exit 6), not skipped");
+  tp::add_threads_option(app, o.threads);
   tp::add_common_options(app, common);
   return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) { return run(o, common, log); });
 }

@@ -23,6 +23,7 @@ struct Options {
   std::uint64_t limit = 0;
   bool strict = false;
   bool stats = false;
+  unsigned threads = 0;
 };
 
 tp::FilterCriteria criteria_from(const Options& o) {
@@ -47,6 +48,24 @@ void warn_unknown_kinds(const tp::FilterCriteria& criteria, const tp::Logger& lo
                          spelled ? fmt::format(" (kinds are case-sensitive: {}?)", *spelled) : "",
                          fmt::join(tp::known_record_kinds(), ", ")));
   }
+}
+
+// One filter per thread: a regular expression's match data is its own.
+tp::ChunkLineHandler chunk_filter(const Options& o) {
+  auto filter = std::make_shared<const tp::RecordFilter>(criteria_from(o));
+  return [filter, why = std::string()](tp::NdjsonLine& line, tp::OutBuffer& out) mutable {
+    why.clear();
+    const tp::Verdict verdict = filter->judge(line.root, why);
+    if (verdict == tp::Verdict::bad) {
+      line.problem = why;
+      return simdjson::INCORRECT_TYPE;
+    }
+    if (verdict == tp::Verdict::selected) {
+      out += line.text;
+      out += '\n';
+    }
+    return simdjson::SUCCESS;
+  };
 }
 
 tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Logger& log) {
@@ -77,7 +96,16 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
       },
       log, o.strict);
   tp::Progress progress(source.size(), log.verbosity() != tp::Verbosity::quiet);
-  tp::run_stream_loop(source, *stream, writer, progress);
+  const unsigned threads = tp::LineStream::threads_for(source, o.threads);
+  if (threads > 1) {
+    std::vector<tp::ChunkLineHandler> handlers;
+    for (unsigned i = 0; i < threads; ++i) handlers.push_back(chunk_filter(o));
+    if (o.stats) stream->count_output_lines();
+    stream->run_chunks(source, std::move(handlers), writer, progress, o.limit);
+    selected = stream->output_lines();
+  } else {
+    tp::run_stream_loop(source, *stream, writer, progress);
+  }
   if (o.stats) {
     log.report(fmt::format("{} lines, {} selected, {} bad", stream->lines(), selected, stream->bad_lines()));
   }
@@ -112,6 +140,7 @@ int run_main(int argc, char** argv) {
   app.add_option("--limit", o.limit, "Stop after N selected records")->type_name("N");
   app.add_flag("--strict", o.strict, "A line that is not a record is an error (exit 6), not skipped");
   app.add_flag("--stats", o.stats, "Print line, selected and bad counts on stderr at exit");
+  tp::add_threads_option(app, o.threads);
   tp::add_common_options(app, common);
   return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) { return run(o, common, log); });
 }
