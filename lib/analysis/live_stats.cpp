@@ -195,6 +195,10 @@ void LiveStats::add(const Observation& o) {
       isrs_.lose();
       tasks_.lose();
       break;
+    case ObservationKind::marker:
+    case ObservationKind::text:
+    case ObservationKind::counter:
+    case ObservationKind::malformed:
     case ObservationKind::other:
       break;
   }

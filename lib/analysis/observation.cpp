@@ -13,6 +13,8 @@ constexpr KindName kinds[] = {
     {"IsrEnter", ObservationKind::isr_enter},     {"IsrExit", ObservationKind::isr_exit},
     {"TaskSwitch", ObservationKind::task_switch}, {"IdleEnter", ObservationKind::idle_enter},
     {"IdleExit", ObservationKind::idle_exit},     {"Overflow", ObservationKind::overflow},
+    {"Marker", ObservationKind::marker},          {"Text", ObservationKind::text},
+    {"Counter", ObservationKind::counter},        {"Malformed", ObservationKind::malformed},
 };
 
 ObservationKind kind_of(std::string_view name) noexcept {
@@ -67,6 +69,19 @@ bool read_data(simdjson::dom::object data, Observation& o) {
       o.number = u32(data, "to_task");
       o.name = text(data, "to_name");
       return true;
+    case ObservationKind::marker:
+      o.number = u32(data, "id");
+      o.name = text(data, "name");
+      return true;
+    case ObservationKind::text:
+      o.text = text(data, "message");
+      return true;
+    case ObservationKind::counter:
+      o.number = u32(data, "counter_id");
+      return data["value"].get_uint64().get(o.value) == simdjson::SUCCESS;
+    case ObservationKind::malformed:
+      o.text = text(data, "reason");
+      return true;
     default:
       return true;
   }
@@ -78,6 +93,8 @@ std::optional<Observation> observe(simdjson::dom::object record) {
   Observation o;
   if (record["timestamp"].get_uint64().get(o.timestamp) != simdjson::SUCCESS) return std::nullopt;
   if (record["clock"].get_string().get(o.clock) != simdjson::SUCCESS) o.clock = {};
+  std::uint64_t port = 0;
+  if (record["port"].get_uint64().get(port) == simdjson::SUCCESS) o.port = static_cast<std::uint32_t>(port);
   simdjson::dom::object event;
   if (record["event"].get_object().get(event) != simdjson::SUCCESS) return std::nullopt;
   std::string_view kind;
@@ -85,7 +102,8 @@ std::optional<Observation> observe(simdjson::dom::object record) {
   o.kind = kind_of(kind);
   simdjson::dom::object data;
   if (event["data"].get_object().get(data) != simdjson::SUCCESS) {
-    return o.kind == ObservationKind::pc_sample ? std::nullopt : std::optional<Observation>(o);
+    const bool needs_data = o.kind == ObservationKind::pc_sample || o.kind == ObservationKind::counter;
+    return needs_data ? std::nullopt : std::optional<Observation>(o);
   }
   if (!read_data(data, o)) return std::nullopt;
   return o;

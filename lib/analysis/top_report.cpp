@@ -67,6 +67,17 @@ std::string duration_text(std::uint64_t value, std::string_view clock, std::uint
   return fmt::format("{:.3f} us", *seconds * 1e6);
 }
 
+// Events per second over the span, when the clock allows; "-" otherwise.
+std::string rate_text(std::uint64_t count, std::uint64_t span, std::string_view clock, std::uint64_t cpu_hz) {
+  double seconds = 0;
+  if (clock == "ns") seconds = static_cast<double>(span) / 1e9;
+  if (clock == "us") seconds = static_cast<double>(span) / 1e6;
+  if (clock == "cycles" && cpu_hz != 0) seconds = static_cast<double>(span) / static_cast<double>(cpu_hz);
+  if (seconds <= 0) return "-";
+  const double rate = static_cast<double>(count) / seconds;
+  return rate >= 100 ? fmt::format("{:.0f}/s", rate) : fmt::format("{:.2f}/s", rate);
+}
+
 struct Style {
   bool colour;
   [[nodiscard]] std::string heading(std::string_view text) const {
@@ -81,21 +92,21 @@ void table_handlers(std::string& out, const LiveStats& stats, const HandlerTrack
                     const ReportOptions& options, const Style& style) {
   if (tracker.handlers().empty()) return;
   out += style.heading(fmt::format("\n{} (max nesting {})\n", title, tracker.max_nesting()));
-  out += fmt::format("{:>5}  {:<28} {:>9} {:>7} {:>12} {:>12} {:>12} {:>12}  {}\n", "#", "handler", "count", "CPU",
-                     "total", "min", "avg", "max", "nest");
+  out += fmt::format("{:>5}  {:<28} {:>9} {:>9} {:>7} {:>12} {:>12} {:>12} {:>12}  {}\n", "#", "handler", "count",
+                     "rate", "CPU", "total", "min", "avg", "max", "nest");
   const std::string_view clock = stats.clock();
   std::size_t shown = 0;
   for (const auto& [number, handler] : tracker.handlers()) {
     if (shown++ == options.top) break;
     const Durations& d = handler.durations;
     const auto avg = d.count == 0 ? 0 : d.total / d.count;
-    out += fmt::format("{:>5}  {:<28.28} {:>9} {:>6.2f}% {:>12} {:>12} {:>12} {:>12}  {}{}\n", number,
-                       handler.name.empty() ? "-" : handler.name, d.count, 100.0 * share_of(d.total, stats.span()),
-                       duration_text(d.total, clock, options.cpu_hz),
-                       d.has_certain() ? duration_text(d.min, clock, options.cpu_hz) : "?",
-                       duration_text(avg, clock, options.cpu_hz),
-                       d.has_certain() ? duration_text(d.max, clock, options.cpu_hz) : "?", handler.max_nesting,
-                       d.uncertain != 0 ? style.warning(fmt::format("  ({} uncertain)", d.uncertain)) : "");
+    out += fmt::format(
+        "{:>5}  {:<28.28} {:>9} {:>9} {:>6.2f}% {:>12} {:>12} {:>12} {:>12}  {}{}\n", number,
+        handler.name.empty() ? "-" : handler.name, d.count, rate_text(d.count, stats.span(), clock, options.cpu_hz),
+        100.0 * share_of(d.total, stats.span()), duration_text(d.total, clock, options.cpu_hz),
+        d.has_certain() ? duration_text(d.min, clock, options.cpu_hz) : "?", duration_text(avg, clock, options.cpu_hz),
+        d.has_certain() ? duration_text(d.max, clock, options.cpu_hz) : "?", handler.max_nesting,
+        d.uncertain != 0 ? style.warning(fmt::format("  ({} uncertain)", d.uncertain)) : "");
   }
 }
 
@@ -203,8 +214,9 @@ std::string render_table(const LiveStats& stats, const ReportOptions& options) {
   out += '\n';
   const Profile& profile = stats.profile();
   if (profile.samples() != 0) {
-    out += style.heading(fmt::format("\nPC samples: {} ({:.2f}% asleep)\n", profile.samples(),
-                                     100.0 * share_of(profile.sleeping(), profile.samples())));
+    out += style.heading(fmt::format("\nPC samples: {} ({:.2f}% asleep, {})\n", profile.samples(),
+                                     100.0 * share_of(profile.sleeping(), profile.samples()),
+                                     rate_text(profile.samples(), stats.span(), clock, options.cpu_hz)));
     for (const Profile::Entry& entry : profile.top(options.top)) {
       out += fmt::format("{:>7.2f}%  {:>9}  {}\n", 100.0 * share_of(entry.samples, profile.samples()), entry.samples,
                          entry.function);

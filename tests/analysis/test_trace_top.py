@@ -236,6 +236,24 @@ def check_terminal():
     check(b'"kind"' not in screen, "no records on a terminal")
 
 
+def check_rates(records):
+    """The table's rates: samples and handler activations per second of the span (--cpu-hz)."""
+    lines = [json.loads(line) for line in records.decode().splitlines() if line]
+    stamps = [r["timestamp"] for r in lines]
+    seconds = (max(stamps) - min(stamps)) / 64e6
+    samples = sum(1 for r in lines if r.get("event", {}).get("kind") == "PcSample")
+    systick = sum(1 for r in lines if r.get("event", {}).get("kind") == "Exception"
+                  and r["event"]["data"]["number"] == 15 and r["event"]["data"]["action"] == "exit")
+    table = subprocess.run([os.path.join(tools, "trace-top"), "--once", "--format", "table", "--cpu-hz", "64000000"],
+                           input=records, capture_output=True, check=True).stdout.decode()
+    shown = re.search(r"PC samples: (\d+) \([\d.]+% asleep, ([\d.]+)/s\)", table)
+    check(shown and abs(float(shown.group(2)) - samples / seconds) <= 1,
+          "the table's samples per second: samples over the span", f"{shown and shown.group(2)} vs {samples / seconds}")
+    row = re.search(r"^\s+15\s+SysTick\s+(\d+)\s+([\d.]+)/s", table, re.M)
+    check(row and abs(float(row.group(2)) - systick / seconds) <= 1,
+          "the table's SysTick rate: its exits over the span", f"{row and row.group(0)} vs {systick / seconds}")
+
+
 def main():
     schema_dir = os.path.join(source_dir, "lib", "records")
     schema = json.load(open(os.path.join(schema_dir, "record.schema.json")))
@@ -244,6 +262,7 @@ def main():
     got = check_stream("simulated target", simulated, validator)
     check_exports(simulated, model([line for line in simulated.decode().splitlines() if line]))
     check(any(r["event"]["kind"] == "TopTask" for r in got), "the simulated target's tasks are reported")
+    check_rates(simulated)
     # Overflows in the middle of handlers: drop lines of a stream and put Overflow records in.
     lines = records_of(9, 1000000).decode().splitlines()
     lossy = []

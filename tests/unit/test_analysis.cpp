@@ -1,9 +1,13 @@
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include "analysis/live_stats.hpp"
 #include "analysis/observation.hpp"
+#include "analysis/timeline.hpp"
 #include "analysis/top_report.hpp"
 
 using namespace tp::analysis;
@@ -150,8 +154,14 @@ TEST_CASE("observations from records: the fields each statistic uses; malformed 
   CHECK_FALSE(parse(R"({"timestamp":7,"port":0,"event":{"kind":"PcSample","data":{"sleep":true}}})"));
   CHECK_FALSE(parse(R"({"port":0,"event":{"kind":"Text","data":{"message":"x"}}})"));
   CHECK_FALSE(parse(R"({"timestamp":1,"frames":[]})"));
-  CHECK(parse(R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"x"}}})")->kind ==
-        ObservationKind::other);
+  const auto text = parse(R"({"timestamp":1,"port":3,"event":{"kind":"Text","data":{"message":"x"}}})");
+  REQUIRE(text);
+  CHECK(text->kind == ObservationKind::text);
+  CHECK(text->text == "x");
+  CHECK(text->port == 3);
+  CHECK_FALSE(parse(R"({"timestamp":1,"port":0,"event":{"kind":"Counter","data":{"counter_id":1}}})"));
+  CHECK_FALSE(parse(R"({"timestamp":1,"port":0,"event":{"kind":"Counter"}})"));
+  CHECK(parse(R"({"timestamp":1,"port":0,"event":{"kind":"Hardware","data":{}}})")->kind == ObservationKind::other);
 }
 
 TEST_CASE("snapshots: records of the schema's Top kinds; the table shows what is uncertain") {
@@ -170,4 +180,123 @@ TEST_CASE("snapshots: records of the schema's Top kinds; the table shows what is
   const std::string table = render_table(stats, ReportOptions{});
   CHECK(table.find("1 overflows") != std::string::npos);
   CHECK(table.find("(1 uncertain)") != std::string::npos);
+}
+
+namespace {
+
+// The events of a timeline as "phase track ts name" lines (track by its thread_name), in order.
+std::vector<std::string> timeline_events(const TimelineOptions& options, const std::vector<Observation>& observations) {
+  TimelineWriter timeline(options);
+  tp::OutBuffer out;
+  timeline.begin(out);
+  for (const Observation& o : observations) timeline.add(o, out);
+  timeline.finish(out);
+  static simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  REQUIRE(parser.parse(std::string(out.data(), out.size())).get(root) == simdjson::SUCCESS);
+  std::map<std::int64_t, std::string> tracks;
+  std::vector<std::string> events;
+  for (const simdjson::dom::element e : root["traceEvents"].get_array()) {
+    const std::string_view phase = e["ph"].get_string().value();
+    const std::int64_t tid = e["tid"].get_int64().value();
+    if (phase == "M") {
+      if (e["name"].get_string().value() == "thread_name") tracks[tid] = e["args"]["name"].get_string().value();
+      continue;
+    }
+    std::string line = std::string(phase) + " " + (tid == 0 ? "-" : tracks.at(tid)) + " ";
+    // As written: integers for unscaled clocks, three decimals (ns) for microseconds.
+    const simdjson::dom::element ts = e["ts"];
+    line += ts.is_uint64() ? std::to_string(ts.get_uint64().value()) : fmt::format("{:.3f}", ts.get_double().value());
+    line += " " + std::string(e["name"].get_string().value());
+    if (e["args"]["uncertain"].error() == simdjson::SUCCESS) line += " uncertain";
+    events.push_back(line);
+  }
+  return events;
+}
+
+Observation named(Observation o, std::string_view name) {
+  o.name = name;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("timeline: task slices between switches and around idle; handlers nest; a lost exit ends uncertain") {
+  const std::vector<Observation> observations = {
+      named(at(100, ObservationKind::task_switch, 1), "blink"),
+      named(exception(150, 15, ExceptionAction::enter), "SysTick"),
+      named(exception(160, 19, ExceptionAction::enter), "IRQ3"),  // its exit is lost
+      exception(180, 15, ExceptionAction::exit),
+      exception(190, 99, ExceptionAction::exit),  // an exit without its entry: nothing
+      at(200, ObservationKind::idle_enter),
+      at(250, ObservationKind::task_switch, 2),  // while idle: task 2 gets the CPU back
+      at(300, ObservationKind::idle_exit),
+      at(350, ObservationKind::overflow),
+      at(400, ObservationKind::task_switch, 1),
+  };
+  const std::vector<std::string> expected = {
+      "B blink 100 blink",
+      "B SysTick 150 SysTick",
+      "B exceptions 150 SysTick",
+      "B IRQ3 160 IRQ3",
+      "B exceptions 160 IRQ3",
+      "E IRQ3 180 IRQ3 uncertain",
+      "E exceptions 180 IRQ3 uncertain",
+      "E SysTick 180 SysTick",
+      "E exceptions 180 SysTick",
+      "E blink 200 blink",
+      "B idle 200 idle",
+      "E idle 300 idle",
+      "B task 2 300 task 2",
+      "i - 350 overflow: packets lost",
+      "E task 2 400 task 2 uncertain",
+      "B blink 400 blink",
+      "E blink 400 blink",
+  };
+  CHECK(timeline_events({}, observations) == expected);
+}
+
+TEST_CASE("timeline: microseconds from cycles; a window starts what runs and ends it at its end") {
+  const std::vector<Observation> observations = {
+      at(1000, ObservationKind::task_switch, 1), at(2000, ObservationKind::isr_enter, 7),
+      at(3000, ObservationKind::marker, 5),      at(4000, ObservationKind::isr_exit, 7),
+      at(9000, ObservationKind::task_switch, 2),
+  };
+  // 1 MHz: one cycle is one microsecond; 3 MHz: thirds, written to the nanosecond.
+  CHECK(timeline_events({3'000'000, {}, {}}, {at(1000, ObservationKind::marker, 1)}) ==
+        std::vector<std::string>{"i markers 333.333 marker 1"});
+  const std::vector<std::string> window = {
+      "B task 1 2500.000 task 1",    "B ISR 7 2500.000 ISR 7", "B interrupts 2500.000 ISR 7",
+      "i markers 3000.000 marker 5", "E ISR 7 4000.000 ISR 7", "E interrupts 4000.000 ISR 7",
+      "E task 1 5000.000 task 1",
+  };
+  CHECK(timeline_events({1'000'000, 2500, 5000}, observations) == window);
+  // A window no record falls into still shows what ran through it.
+  CHECK(timeline_events({1'000'000, 5000, 6000}, observations) ==
+        std::vector<std::string>{"B task 1 5000.000 task 1", "E task 1 6000.000 task 1"});
+}
+
+TEST_CASE("timeline: PC samples with functions as runs, console lines cut at a character, counters") {
+  Observation text = at(10, ObservationKind::text);
+  text.port = 2;
+  const std::string long_line = std::string(119, 'x') + "\xc3\xa9" + "tail";  // é across the cut
+  text.text = long_line;
+  Observation counter = at(20, ObservationKind::counter, 3);
+  counter.value = 42;
+  Observation sample = named(at(30, ObservationKind::pc_sample), "main");
+  Observation unnamed = at(40, ObservationKind::pc_sample);
+  Observation asleep = at(50, ObservationKind::pc_sample);
+  asleep.sleep = true;
+  const std::vector<std::string> events =
+      timeline_events({}, {at(5, ObservationKind::pc_sample), text, counter, sample,
+                           named(at(35, ObservationKind::pc_sample), "main"), unnamed, asleep});
+  const std::vector<std::string> expected = {
+      "i console port 2 10 " + std::string(119, 'x'),
+      "C - 20 counter 3",
+      "B PC samples 30 main",
+      "E PC samples 40 main",
+      "B PC samples 50 [sleep]",
+      "E PC samples 50 [sleep]",
+  };
+  CHECK(events == expected);
 }

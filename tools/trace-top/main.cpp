@@ -46,17 +46,10 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append);
   tp::analysis::LiveStats stats(is_export(o), o.lines);
   tp::LineStream stream(
-      [&](tp::NdjsonLine& line) -> simdjson::error_code {
+      [&](tp::NdjsonLine& line) {
         // The fields the statistics use, read and checked; frames lines carry none.
-        if (const auto observation = tp::analysis::observe(line.root)) {
-          stats.add(*observation);
-          return simdjson::SUCCESS;
-        }
-        if (line.root["frames"].error() == simdjson::SUCCESS) return simdjson::SUCCESS;
-        line.problem =
-            "not a record: no unsigned \"timestamp\", no \"event\" with a \"kind\", or a PcSample "
-            "without \"pc\"";
-        return simdjson::INCORRECT_TYPE;
+        return tp::analysis::observe_line(
+            line, [&](const tp::analysis::Observation& observation) { stats.add(observation); });
       },
       log, o.strict);
   const auto emit = [&](bool final) {

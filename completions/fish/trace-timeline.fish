@@ -1,0 +1,12 @@
+# fish completion for trace-timeline (tracepipe)
+complete -c trace-timeline -s h -l help -d 'Print help and exit'
+complete -c trace-timeline -l cpu-hz -x -d 'Target clock: cycle timestamps in microseconds'
+complete -c trace-timeline -l since -x -d 'Only from timestamp T on'
+complete -c trace-timeline -l until -x -d 'Only before timestamp T'
+complete -c trace-timeline -l strict -d 'A line that is not a record is an error'
+complete -c trace-timeline -s o -l output -r -F -d 'Write to FILE'
+complete -c trace-timeline -l append -d 'Append to the output file'
+complete -c trace-timeline -s q -l quiet -d 'Errors only'
+complete -c trace-timeline -s v -l verbose -d 'More diagnostics'
+complete -c trace-timeline -l log-format -x -a 'text json' -d 'Diagnostics format'
+complete -c trace-timeline -l version -d 'Print version and exit'
