@@ -3,17 +3,19 @@
 #include <array>
 #include <vector>
 
+#include "analysis/observation.hpp"
+#include "analysis/top_report.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
-#include "json/ndjson_reader.hpp"
+#include "core/out_buffer.hpp"
 
 namespace tp::serve {
 
-InputPump::InputPump(ByteSource source, KindTable& kinds, PumpCallbacks callbacks, std::size_t batch_bytes)
+InputPump::InputPump(ByteSource source, KindTable& kinds, PumpCallbacks callbacks, PumpOptions options)
     : source_(std::move(source)),
       classifier_(kinds),
       callbacks_(std::move(callbacks)),
-      batch_bytes_(batch_bytes),
+      options_(std::move(options)),
       thread_([this] { run(); }) {}
 
 InputPump::~InputPump() {
@@ -21,42 +23,71 @@ InputPump::~InputPump() {
   if (thread_.joinable()) thread_.join();
 }
 
+// One good line: classified, named (--elf), counted for the statistics, batched.
+simdjson::error_code InputPump::take(NdjsonLine& line, std::uint64_t now) {
+  problem_.clear();
+  const auto route = classifier_.classify(line.root, problem_);
+  if (!route) {
+    line.problem = problem_;
+    return simdjson::INCORRECT_TYPE;
+  }
+  if (route->cycles_clock && !cycles_clock_.load(std::memory_order_relaxed)) cycles_clock_.store(true);
+  const std::optional<std::string> named = options_.symbols ? options_.symbols->named(line.root) : std::nullopt;
+  if (options_.top_interval_s > 0) {
+    if (const auto observation = analysis::observe(line.root)) stats_.add(*observation);
+  }
+  builder_.add(named ? std::string_view(*named) : line.text, *route, now);
+  records_.fetch_add(1, std::memory_order_relaxed);
+  if (builder_.bytes() >= options_.batch_bytes) callbacks_.publish(builder_.take());
+  return simdjson::SUCCESS;
+}
+
+// trace-top's snapshot records, routed and batched like the input's (kinds Top*, port 0).
+void InputPump::add_snapshot(std::uint64_t now) {
+  if (options_.top_interval_s <= 0 || now < next_snapshot_us_ || stats_.records() == records_at_snapshot_) return;
+  next_snapshot_us_ = now + static_cast<std::uint64_t>(options_.top_interval_s * 1e6);
+  records_at_snapshot_ = stats_.records();
+  OutBuffer snapshot;
+  analysis::write_snapshot(snapshot, stats_, analysis::ReportOptions{}, false);
+  simdjson::dom::parser parser;
+  std::string_view rest(snapshot.data(), snapshot.size());
+  while (!rest.empty()) {
+    const std::size_t end = rest.find('\n');
+    const std::string_view line = rest.substr(0, end);
+    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
+    simdjson::dom::object root;
+    if (parser.parse(line).get_object().get(root) != simdjson::SUCCESS) continue;
+    problem_.clear();
+    if (const auto route = classifier_.classify(root, problem_)) builder_.add(line, *route, now);
+  }
+}
+
 void InputPump::run() {
   std::uint64_t now = 0;
-  std::string problem;
   const auto publish = [this] {
     if (!builder_.empty()) callbacks_.publish(builder_.take());
   };
-  NdjsonReader reader(
-      [&](NdjsonLine& line) {
-        problem.clear();
-        const auto route = classifier_.classify(line.root, problem);
-        if (!route) {
-          line.problem = problem;
-          return simdjson::INCORRECT_TYPE;
-        }
-        if (route->cycles_clock && !cycles_clock_.load(std::memory_order_relaxed)) cycles_clock_.store(true);
-        builder_.add(line.text, *route, now);
-        records_.fetch_add(1, std::memory_order_relaxed);
-        if (builder_.bytes() >= batch_bytes_) publish();
-        return simdjson::SUCCESS;
-      },
-      [&](std::uint64_t number, std::string_view message) {
-        bad_lines_.fetch_add(1, std::memory_order_relaxed);
-        callbacks_.bad_line(number, message);
-      });
+  NdjsonReader reader([&](NdjsonLine& line) { return take(line, now); },
+                      [&](std::uint64_t number, std::string_view message) {
+                        bad_lines_.fetch_add(1, std::memory_order_relaxed);
+                        callbacks_.bad_line(number, message);
+                      });
   std::vector<std::uint8_t> buffer(1U << 20U);
   std::string error;
   try {
     while (!stop_.load(std::memory_order_relaxed)) {
       const ReadResult result = source_.read(buffer, 20);
       if (result.status == ReadStatus::end_of_input) break;
-      if (result.status != ReadStatus::data) continue;
       now = monotonic_us();
-      reader.feed(std::span<const char>(reinterpret_cast<const char*>(buffer.data()), result.size));
+      if (result.status == ReadStatus::data) {
+        reader.feed(std::span<const char>(reinterpret_cast<const char*>(buffer.data()), result.size));
+      }
+      add_snapshot(now);
       publish();
     }
     reader.finish();
+    next_snapshot_us_ = 0;  // the last statistics, whatever the interval
+    add_snapshot(monotonic_us());
     publish();
   } catch (const Error& e) {
     publish();

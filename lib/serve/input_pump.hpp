@@ -11,10 +11,22 @@
 #include <string_view>
 #include <thread>
 
+#include "analysis/live_stats.hpp"
 #include "core/byte_source.hpp"
+#include "json/ndjson_reader.hpp"
 #include "serve/broadcast.hpp"
+#include "serve/record_classifier.hpp"
+#include "serve/record_symbols.hpp"
 
 namespace tp::serve {
+
+struct PumpOptions {
+  std::shared_ptr<const RecordSymbols> symbols;  // --elf: names added to records that lack them
+  // trace-top's snapshot records (TopSummary, TopFunction, TopHandler, TopTask) over what was
+  // read, every this many seconds while records come (0: none): the viewer's Statistics tab.
+  double top_interval_s = 0;
+  std::size_t batch_bytes = 256U << 10U;
+};
 
 struct PumpCallbacks {
   std::function<void(std::shared_ptr<const Batch>)> publish;                   // on the pump's thread
@@ -24,10 +36,7 @@ struct PumpCallbacks {
 
 class InputPump {
  public:
-  static constexpr std::size_t default_batch_bytes = 256U << 10U;
-
-  InputPump(ByteSource source, KindTable& kinds, PumpCallbacks callbacks,
-            std::size_t batch_bytes = default_batch_bytes);
+  InputPump(ByteSource source, KindTable& kinds, PumpCallbacks callbacks, PumpOptions options = {});
   InputPump(const InputPump&) = delete;
   InputPump& operator=(const InputPump&) = delete;
   InputPump(InputPump&&) = delete;
@@ -42,12 +51,18 @@ class InputPump {
 
  private:
   void run();
+  simdjson::error_code take(NdjsonLine& line, std::uint64_t now);
+  void add_snapshot(std::uint64_t now);
 
   ByteSource source_;
   RecordClassifier classifier_;
   PumpCallbacks callbacks_;
-  std::size_t batch_bytes_;
+  PumpOptions options_;
   BatchBuilder builder_;
+  analysis::LiveStats stats_;
+  std::uint64_t records_at_snapshot_ = 0;
+  std::uint64_t next_snapshot_us_ = 0;
+  std::string problem_;
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> records_{0};
   std::atomic<std::uint64_t> bad_lines_{0};

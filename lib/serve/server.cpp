@@ -183,7 +183,10 @@ void Server::Impl::start_pump(ByteSource source) {
   callbacks.ended = [this](std::string_view error) {
     asio::post(tcp_.io(), [this, error = std::string(error)] { pump_ended(error); });
   };
-  pump_ = std::make_unique<InputPump>(std::move(source), kinds_, std::move(callbacks));
+  PumpOptions pump_options;
+  pump_options.symbols = options_.symbols;
+  pump_options.top_interval_s = options_.top_interval_s;
+  pump_ = std::make_unique<InputPump>(std::move(source), kinds_, std::move(callbacks), std::move(pump_options));
 }
 
 // On the pump's thread. When the server thread itself falls behind (not a client: clients

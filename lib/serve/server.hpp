@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/log.hpp"
+#include "serve/record_symbols.hpp"
 
 namespace tp::serve {
 
@@ -37,6 +38,8 @@ struct ServeOptions {
   std::size_t queue_limit = 1U << 20U;        // per-client send queue of records, bytes
   double stats_interval_s = 1.0;
   bool exit_on_eof = false;
+  std::shared_ptr<const RecordSymbols> symbols;  // --elf
+  double top_interval_s = 0;                     // trace-top's snapshots for the viewer (0: none)
 };
 
 struct ServeStats {

@@ -27,8 +27,9 @@ const known = [
   { timestamp: 600, port: 1, event: { kind: 'IdleExit' }, source: 'itm', clock: 'cycles' },
   { timestamp: 650, port: 2, event: { kind: 'Marker', data: { id: 7, name: 'checkpoint' } }, source: 'itm', clock: 'cycles' },
   { timestamp: 700, port: 1, event: { kind: 'TaskSwitch', data: { from_task: 2, to_task: 1 } }, source: 'itm', clock: 'cycles' },
-  { timestamp: 710, port: 0, event: { kind: 'Exception', data: { number: 15, name: 'SysTick', action: 'enter' } }, source: 'dwt', clock: 'cycles' },
+  { timestamp: 710, port: 0, event: { kind: 'Exception', data: { number: 15, name: 'SysTick', action: 'enter', handler: 'SysTick_Handler' } }, source: 'dwt', clock: 'cycles' },
   { timestamp: 720, port: 0, event: { kind: 'PcSample', data: { pc: 134218000, sleep: false } }, source: 'dwt', clock: 'cycles' },
+  { timestamp: 725, port: 0, event: { kind: 'PcSample', data: { pc: 134218200, sleep: false, function: 'sensor_read' } }, source: 'dwt', clock: 'cycles' },
 ];
 for (let i = 0; i < 50; i++) {
   known.push({ timestamp: 800 + i * 10, port: 3, event: { kind: 'Counter', data: { counter_id: 1, value: i * i } }, source: 'itm', clock: 'cycles' });
@@ -36,7 +37,7 @@ for (let i = 0; i < 50; i++) {
 const knownLines = known.map((r) => JSON.stringify(r));
 const generated = generateRecords(buildDir, 3000000, 4).split('\n').filter((l) => l);
 
-const server = await startServer(path.join(buildDir, 'tools/trace-serve'), ['--cpu-hz', '48000000']);
+const server = await startServer(path.join(buildDir, 'tools/trace-serve'), ['--cpu-hz', '48000000', '--top-interval', '0.2']);
 const browser = await chromium.launch({
   executablePath: browserPath,
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
@@ -104,13 +105,32 @@ try {
   await waitInPage(page, () => document.querySelector('#exception-counts tbody').textContent.includes('SysTick'), null,
                    'the exception view', () => document.querySelector('#exception-counts tbody').textContent);
   const exceptionRows = await page.locator('#exception-counts tbody tr').allTextContents();
-  check(exceptionRows.length === 1 && exceptionRows[0].includes('SysTick'),
-        `the exception view shows the exception (extended kinds reach the viewer): ${JSON.stringify(exceptionRows)}`);
+  check(exceptionRows.length === 1 && exceptionRows[0].includes('SysTick_Handler'),
+        `the exception view shows the exception by its handler's name (extended kinds reach the viewer): ${JSON.stringify(exceptionRows)}`);
   await page.click('#tabs button[data-tab="pcsamples"]');
   await waitInPage(page, () => document.querySelector('#pc-top tbody').textContent.includes('0x08000110'), null,
                    'the PC-sample view', () => document.querySelector('#pc-top tbody').textContent);
   const pcRows = await page.locator('#pc-top tbody tr').allTextContents();
-  check(pcRows.length === 1 && pcRows[0].includes('0x08000110'), `the PC-sample view shows the sampled PC: ${JSON.stringify(pcRows)}`);
+  check(pcRows.length === 2 && pcRows.some((r) => r.includes('0x08000110')) && pcRows.some((r) => r.includes('sensor_read')),
+        `the PC-sample view shows a sample's function, else its PC: ${JSON.stringify(pcRows)}`);
+
+  // Statistics: trace-top's snapshot (trace-serve --top-interval) of the records above.
+  await page.click('#tabs button[data-tab="statistics"]');
+  await waitInPage(page, () => document.querySelector('#top-handlers tbody').textContent.includes('TIM1_IRQHandler'), null,
+                   'the Statistics tab', () => document.getElementById('tab-statistics').textContent.slice(0, 300));
+  const handlerRows = await page.evaluate(() => [...document.querySelectorAll('#top-handlers tbody tr')]
+    .map((tr) => [...tr.cells].map((td) => td.textContent).join('|')));
+  const taskRows = await page.locator('#top-tasks tbody tr').allTextContents();
+  const functionRows = await page.locator('#top-functions tbody tr').allTextContents();
+  // From the records: TIM1 ran 300..340 (40 cycles at 48 MHz: 833 ns) once; SysTick entered
+  // at 710 with no exit yet: listed, not counted; tasks 1 and 2 and idle (500..600).
+  check(handlerRows.length === 2 && handlerRows.some((r) => r.startsWith('isr|10|TIM1_IRQHandler|1|') && r.includes('|833.333 ns|')) &&
+        handlerRows.some((r) => r.startsWith('exception|15|SysTick_Handler|0|')),
+        `the Statistics tab lists the ISR with its count and the exception not yet ended (${JSON.stringify(handlerRows)})`);
+  check(taskRows.length === 3 && taskRows.some((r) => r.includes('idle')), `the Statistics tab lists the tasks and idle (${JSON.stringify(taskRows)})`);
+  check(functionRows.some((r) => r.includes('sensor_read')), `the Statistics tab lists the sampled functions (${JSON.stringify(functionRows)})`);
+  await page.screenshot({ path: path.join(artifacts, 'viewer-statistics.png') });
+  check(await page.evaluate(() => window.tracepipe.state.statisticsRecords > 0), 'statistics records are kept out of the trace');
 
   // Filters: hide port 4, then the Text kind.
   await page.click('#tabs button[data-tab="console"]');
@@ -194,8 +214,12 @@ try {
   const offered = seen.final?.offered_total;
   const dropped = seen.final?.dropped_total;
   console.log(`viewer: ${seen.total} records received, ${dropped} dropped by the server for it, ${offered} offered, of ${expected}`);
-  check(offered === expected, `the server offered the viewer every record (${offered} == ${expected})`);
-  check(seen.total + dropped === offered, `every record reached the viewer or was counted as dropped (${seen.total} + ${dropped} == ${offered})`);
+  // Besides the records, the statistics records (--top-interval) the server sent.
+  const statistics = await page.evaluate(() => window.tracepipe.state.statisticsRecords);
+  check(offered >= expected && offered - expected <= statistics + dropped,
+        `the server offered the viewer every record, and its statistics (${offered} == ${expected} + ${offered - expected})`);
+  check(seen.total + statistics + dropped === offered,
+        `every record reached the viewer or was counted as dropped (${seen.total} + ${statistics} + ${dropped} == ${offered})`);
   const probe = await page.evaluate(async () => {
     const t0 = performance.now();
     await new Promise((resolve) => requestAnimationFrame(() => resolve()));

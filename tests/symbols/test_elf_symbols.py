@@ -151,6 +151,67 @@ def check_firmware(elf, out, label, addr2line_names):
                           check=True).stdout.decode()
     first = functions[0]
     check(first[2] in text, f"{label}: the text format names functions too")
+    check_trace_serve(elf, data, records, label)
+
+
+SERVE_CLIENT = r"""
+import { createRequire } from 'node:module';
+const WebSocket = createRequire(process.argv[1])('ws');
+const ws = new WebSocket(process.argv[2]);
+const wanted = Number(process.argv[3]);
+let got = 0;
+setTimeout(() => { console.error(`timeout after ${got} events`); process.exit(1); }, 30000);
+ws.on('message', (raw) => {
+  const m = JSON.parse(raw);
+  if (m.type === 'Hello') ws.send(JSON.stringify({ type: 'Connect', data: { probe_selector: null, chip: null, token: null } }));
+  if (m.type === 'Status' && m.data.connected) {
+    ws.send(JSON.stringify({ type: 'SetFilter', data: { port_mask: null, event_types: ['*'] } }));
+    ws.send(JSON.stringify({ type: 'Start', data: { allow_mask: 0xFFFFFFFF, baud_rate: 2000000 } }));
+    console.log('ready');
+  }
+  if (m.type === 'Event' && !String(m.data.event.kind).startsWith('Top')) {
+    console.log(JSON.stringify(m.data));
+    if (++got === wanted) process.exit(0);
+  }
+});
+"""
+
+
+def check_trace_serve(elf, data, named_records, label):
+    """trace-serve --elf names the records of the same stream decoded without --elf exactly as
+    itm-decode --elf does (checked above against binutils), as a WebSocket client receives them."""
+    node = shutil.which("node")
+    package = os.path.join(source_dir, "..", "serve", "package.json")
+    if node is None or not os.path.isdir(os.path.join(source_dir, "..", "serve", "node_modules", "ws")):
+        check(False, f"{label}: trace-serve --elf needs node and tests/serve/node_modules (scripts/install-deps)")
+        return
+    plain = subprocess.run([itm_decode], input=data, capture_output=True, check=True).stdout
+    serve = subprocess.Popen([os.path.join(build_dir, "tools", "trace-serve"), "--elf", elf, "--listen", "127.0.0.1:0",
+                              "--exit-on-eof"], stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = b""
+        while b"serving on" not in line:
+            line = serve.stderr.readline()
+            if not line:
+                raise AssertionError("trace-serve did not start")
+        port = line.decode().rsplit(":", 1)[1].split()[0].strip("/")
+        client = subprocess.Popen([node, "--input-type=module", "-e", SERVE_CLIENT, package, f"ws://127.0.0.1:{port}/ws",
+                                   str(len(named_records))], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert client.stdout.readline().strip() == b"ready"
+        serve.stdin.write(plain)
+        serve.stdin.close()
+        out, err = client.communicate(timeout=60)
+    finally:
+        serve.kill()
+        serve.wait()
+    # The stream has no target timestamps: each decode stamps host time, so times differ.
+    untimed = lambda records: [{k: v for k, v in r.items() if k != "timestamp"} for r in records]  # noqa: E731
+    received = untimed(json.loads(line) for line in out.decode().splitlines())
+    named_records = untimed(named_records)
+    check(client.returncode == 0 and received == named_records,
+          f"{label}: trace-serve --elf gives a client the records itm-decode --elf names ({len(received)} of "
+          f"{len(named_records)}; first different: "
+          f"{next(((a, b) for a, b in zip(received, named_records) if a != b), None)}; {err[-200:]!r})")
 
 
 def main():

@@ -9,6 +9,7 @@
 #include "core/listen_address.hpp"
 #include "ports/port_map.hpp"
 #include "serve/serve_command.hpp"
+#include "symbols/symbolizer.hpp"
 
 namespace {
 
@@ -22,6 +23,7 @@ struct Options {
   std::string chip;
   std::string probe;
   std::string token;
+  std::string elf;
   bool stats = false;
 };
 
@@ -43,6 +45,9 @@ tp::ExitCode run(const Options& o, tp::serve::ServeOptions s, const tp::Logger& 
   s.chip = optional_text(o.chip);
   s.probe = optional_text(o.probe);
   s.token = optional_text(o.token);
+  if (!o.elf.empty()) {
+    s.symbols = std::make_shared<const tp::serve::RecordSymbols>(tp::symbols::Symbolizer::load(o.elf));
+  }
   return tp::serve::serve(std::move(s), o.stats, log);
 }
 
@@ -99,6 +104,15 @@ int run_main(int argc, char** argv) {
                  "Per-client send queue in bytes (4x for the viewer's batched form); past it records are dropped")
       ->default_val(s.queue_limit)
       ->check(CLI::Range(std::size_t{4096}, std::size_t{1} << 30U));
+  app.add_option("--elf", o.elf,
+                 "Firmware ELF: functions (and file:line) for PC samples, handler names for exceptions and ISRs "
+                 "of records that lack them")
+      ->type_name("FILE");
+  app.add_option("--top-interval", s.top_interval_s,
+                 "Send trace-top's statistics records (Top* kinds) every SECONDS: the viewer's Statistics tab "
+                 "(default 0: none)")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(0.0, 3600.0));
   app.add_option("--stats-interval", s.stats_interval_s, "Seconds between Stats messages")
       ->default_val(s.stats_interval_s)
       ->check(CLI::Range(0.05, 3600.0));

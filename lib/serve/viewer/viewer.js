@@ -86,6 +86,7 @@ const state = {
   started: false,
   batched: false,      // the server speaks the batched form to this page
   scannedBatches: 0,   // batched messages whose lengths did not add up (scanned instead)
+  statisticsRecords: 0,  // trace-top snapshot records received (kept out of the ring)
   view: { start: 0, end: 0, follow: true },
   drawn: { bars: 0, points: 0 },
   activeTab: 'console',
@@ -121,10 +122,23 @@ function freshAggregates() {
     counters: new Map(),  // id -> {points: [[t, v]], stride, skip, last, min, max}
     exceptions: new Map(),  // name -> {enter, exit, resume}
     recentExceptions: [],
-    pc: new Map(),
+    pc: new Map(),  // function (with symbols: trace-serve or itm-decode --elf), else the PC -> samples
     pcTotal: 0,
     pcSleeping: 0,
   };
+}
+
+// trace-serve's statistics (trace-top's snapshot records, --top-interval): kept apart from the
+// trace's records (not in the ring, the views, the search or the exports); a summary starts a
+// snapshot.
+const TOP_KINDS = new Set(['TopSummary', 'TopFunction', 'TopHandler', 'TopTask']);
+let statistics = null;  // the newest snapshot: {summary, functions, handlers, tasks, clock}
+
+function addStatistics(kind, data, clock) {
+  state.statisticsRecords++;
+  if (kind === 'TopSummary') statistics = { summary: data, functions: [], handlers: [], tasks: [], clock };
+  else if (statistics) ({ TopFunction: statistics.functions, TopHandler: statistics.handlers, TopTask: statistics.tasks })[kind].push(data);
+  if (state.activeTab === 'statistics') state.dirty = true;
 }
 
 function pushBounded(list, item, limit) {
@@ -226,18 +240,20 @@ function aggregate(t, port, kind, clock, data, seq) {
       counterRecord(t, data);
       break;
     case 'Exception': {
-      const key = data.name || `#${data.number}`;
+      const key = data.handler || data.name || `#${data.number}`;
       let entry = agg.exceptions.get(key);
       if (!entry) { entry = { enter: 0, exit: 0, resume: 0 }; agg.exceptions.set(key, entry); }
       if (data.action in entry) entry[data.action]++;
       pushBounded(agg.recentExceptions, record, TABLE_ROWS);
       break;
     }
-    case 'PcSample':
+    case 'PcSample': {
       agg.pcTotal++;
-      if (data.sleep) agg.pcSleeping++;
-      else agg.pc.set(data.pc, (agg.pc.get(data.pc) || 0) + 1);
+      if (data.sleep) { agg.pcSleeping++; break; }
+      const key = data.function || `0x${Number(data.pc).toString(16).padStart(8, '0')}`;
+      agg.pc.set(key, (agg.pc.get(key) || 0) + 1);
       break;
+    }
     default:
       timelineRecord(t, port, kind, data);
   }
@@ -284,6 +300,10 @@ function addRecord(t, port, kind, clock, message, start, length, data) {
 
 // A record (an Event's data) whose exact text is message[start, start + length).
 function addEventRecord(record, message, start, length) {
+  if (record.source === 'trace-top' && TOP_KINDS.has(record.event.kind)) {
+    addStatistics(record.event.kind, record.event.data || {}, record.clock || null);
+    return;
+  }
   addRecord(record.timestamp, record.port, record.event.kind, record.clock || null, message, start, length,
             record.event.data || {});
 }
@@ -953,7 +973,7 @@ function renderExceptions() {
   $('exception-counts').tBodies[0].replaceChildren(...[...agg.exceptions.entries()]
     .sort((a, b) => b[1].enter - a[1].enter).map(([name, c]) => row([name, c.enter, c.exit, c.resume])));
   $('exception-recent').tBodies[0].replaceChildren(...agg.recentExceptions.slice(-TABLE_ROWS).reverse().map((r) =>
-    row([formatTime(r.timestamp, r.clock), r.data.number, r.data.name ?? '', r.data.action])));
+    row([formatTime(r.timestamp, r.clock), r.data.number, r.data.handler ?? r.data.name ?? '', r.data.action])));
 }
 
 function renderPcSamples() {
@@ -961,12 +981,36 @@ function renderPcSamples() {
   $('pc-summary').textContent = `${total} samples, ${agg.pcSleeping} while sleeping`;
   const top = [...agg.pc.entries()].sort((a, b) => b[1] - a[1]).slice(0, 50);
   const max = top.length ? top[0][1] : 1;
-  $('pc-top').tBodies[0].replaceChildren(...top.map(([pc, n]) => {
+  $('pc-top').tBodies[0].replaceChildren(...top.map(([place, n]) => {
     const bar = document.createElement('span');
     bar.className = 'bar';
     bar.style.width = `${Math.round((200 * n) / max)}px`;
-    return row([`0x${Number(pc).toString(16).padStart(8, '0')}`, n, `${((100 * n) / total).toFixed(2)}%`, bar]);
+    return row([place, n, `${((100 * n) / total).toFixed(2)}%`, bar]);
   }));
+}
+
+// The Statistics tab: trace-top's tables, from the newest snapshot trace-serve sent.
+function percent(share) {
+  return `${(100 * share).toFixed(2)}%`;
+}
+
+function renderStatistics() {
+  const top = statistics;
+  if (!top) {
+    $('top-summary').textContent = 'No statistics yet: trace-serve sends them with --top-interval SECONDS.';
+    return;
+  }
+  const s = top.summary;
+  const time = (value) => (value == null ? '?' : formatSpan(value, top.clock));
+  $('top-summary').textContent = `${s.records} records over ${time(s.span)}; ${s.pc_samples} PC samples ` +
+    `(${s.sleep_samples} asleep); ${s.overflows} overflows, ${s.uncertain} uncertain intervals`;
+  $('top-functions').tBodies[0].replaceChildren(...top.functions.map((f) => row([f.rank, f.function, f.samples,
+    percent(f.share)])));
+  $('top-handlers').tBodies[0].replaceChildren(...top.handlers.map((h) => row([h.source, h.number, h.name ?? '',
+    h.count, percent(h.share), time(h.total), time(h.min), time(Math.round(h.avg)), time(h.max), h.max_nesting,
+    h.uncertain])));
+  $('top-tasks').tBodies[0].replaceChildren(...top.tasks.map((t) => row([t.task ?? '', t.name ?? `task ${t.task}`,
+    percent(t.share), time(t.time), t.uncertain_time ? time(t.uncertain_time) : ''])));
 }
 
 // ---- render loop ---------------------------------------------------------------------
@@ -998,6 +1042,7 @@ const RENDERERS = {
   counters: renderCounters,
   exceptions: renderExceptions,
   pcsamples: renderPcSamples,
+  statistics: renderStatistics,
   records: () => renderLog($('records'), agg.all, (r) => r.json, heldRecord),
 };
 
