@@ -190,7 +190,8 @@ void LiveStats::add(const Observation& o) {
       tasks_.idle_exit(o.timestamp);
       break;
     case ObservationKind::overflow:
-      ++overflows_;
+    case ObservationKind::malformed:
+      ++(o.kind == ObservationKind::overflow ? overflows_ : resyncs_);
       exceptions_.lose();
       isrs_.lose();
       tasks_.lose();
@@ -198,7 +199,6 @@ void LiveStats::add(const Observation& o) {
     case ObservationKind::marker:
     case ObservationKind::text:
     case ObservationKind::counter:
-    case ObservationKind::malformed:
     case ObservationKind::other:
       break;
   }

@@ -2,7 +2,8 @@
 // (functions, handlers, tasks), never by its length: a PC-sample profile, per-handler
 // durations with nesting (DWT exception trace, or TaskIsr IsrEnter/IsrExit), and CPU time
 // per task and idle. Loss-aware: an interval that was open when the target dropped packets
-// (an Overflow record) is counted but marked uncertain and kept out of min and max.
+// (an Overflow record, or a Malformed one: the decoder skipped bytes) is counted but marked
+// uncertain and kept out of min and max.
 #pragma once
 
 #include <cstdint>
@@ -192,6 +193,8 @@ class LiveStats {
 
   [[nodiscard]] std::uint64_t records() const noexcept { return records_; }
   [[nodiscard]] std::uint64_t overflows() const noexcept { return overflows_; }
+  // Malformed records: the decoder resynchronised, bytes (so packets) were lost.
+  [[nodiscard]] std::uint64_t resyncs() const noexcept { return resyncs_; }
   [[nodiscard]] std::uint64_t first_time() const noexcept { return first_; }
   [[nodiscard]] std::uint64_t last_time() const noexcept { return last_; }
   [[nodiscard]] std::uint64_t span() const noexcept { return records_ == 0 ? 0 : last_ - first_; }
@@ -210,6 +213,7 @@ class LiveStats {
   PlaceProfile places_;
   std::uint64_t records_ = 0;
   std::uint64_t overflows_ = 0;
+  std::uint64_t resyncs_ = 0;
   std::uint64_t first_ = 0;
   std::uint64_t last_ = 0;
   std::string clock_;

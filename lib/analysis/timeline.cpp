@@ -261,6 +261,7 @@ void TimelineWriter::on_instant(const Observation& o, OutBuffer& out) {
     return;
   }
   if (o.kind == ObservationKind::malformed) {
+    mark_open_uncertain();  // bytes were skipped: packets were lost, as at an overflow
     event_start(out, 'i', o.timestamp);
     out += ",\"tid\":0,\"s\":\"g\",\"name\":";
     append_json_string(out, fmt::format("resync: {}", o.text));
@@ -290,11 +291,15 @@ void TimelineWriter::on_instant(const Observation& o, OutBuffer& out) {
   out += '}';
 }
 
-void TimelineWriter::on_overflow(std::uint64_t at, OutBuffer& out) {
-  // Everything open spans the loss; the task's stretch too (trace-top marks them alike).
+// Everything open spans a loss; the task's stretch too (trace-top marks them alike).
+void TimelineWriter::mark_open_uncertain() {
   for (auto& [key, t] : tracks_) {
     for (Slice& slice : t.open) slice.uncertain = true;
   }
+}
+
+void TimelineWriter::on_overflow(std::uint64_t at, OutBuffer& out) {
+  mark_open_uncertain();
   if (!in_window_) return;
   event_start(out, 'i', at);
   out += ",\"tid\":0,\"s\":\"g\",\"name\":\"overflow: packets lost\"}";

@@ -13,7 +13,7 @@
 //     samples in one function;
 //   - "markers" and "console port N": instant events with the marker's name or the line's text;
 // counters as counter tracks ("C" events); Overflow and Malformed records as global instant
-// events, and a slice that spanned an Overflow says so ("uncertain": true on its end).
+// events, and a slice that spanned either loss says so ("uncertain": true on its end).
 // Timestamps are microseconds: cycles / --cpu-hz, ns / 1000, us as they are; without a rate,
 // cycles and ticks are written as they are (one unit drawn as one microsecond).
 #pragma once
@@ -87,6 +87,7 @@ class TimelineWriter {
   void on_sample(const Observation& o, OutBuffer& out);
   void on_instant(const Observation& o, OutBuffer& out);
   void on_overflow(std::uint64_t at, OutBuffer& out);
+  void mark_open_uncertain();
   static std::string handler_label(const HandlerStack& stack, std::uint32_t number, std::string_view name);
 
   void event_start(OutBuffer& out, char phase, std::uint64_t at);

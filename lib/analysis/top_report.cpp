@@ -162,6 +162,7 @@ void write_snapshot(OutBuffer& out, const LiveStats& stats, const ReportOptions&
         .uint("pc_samples", stats.profile().samples())
         .uint("sleep_samples", stats.profile().sleeping())
         .uint("overflows", stats.overflows())
+        .uint("resyncs", stats.resyncs())
         .uint("uncertain", uncertain_intervals(stats.exceptions()) + uncertain_intervals(stats.isrs()))
         .boolean("final", final);
     line.end();
@@ -208,8 +209,9 @@ std::string render_table(const LiveStats& stats, const ReportOptions& options) {
   const std::string_view clock = stats.clock();
   std::string out = style.heading("trace-top");
   out += fmt::format("  {} records over {}", stats.records(), duration_text(stats.span(), clock, options.cpu_hz));
-  if (stats.overflows() != 0) {
-    out += style.warning(fmt::format("  {} overflows: intervals across them are uncertain", stats.overflows()));
+  if (stats.overflows() != 0 || stats.resyncs() != 0) {
+    out += style.warning(fmt::format("  {} overflows, {} resyncs: intervals across them are uncertain",
+                                     stats.overflows(), stats.resyncs()));
   }
   out += '\n';
   const Profile& profile = stats.profile();

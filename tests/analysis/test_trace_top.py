@@ -84,7 +84,7 @@ def model(lines):
                     stack[-1][1] = t
                 if closes_it:
                     break
-        elif kind == "Overflow":
+        elif kind in ("Overflow", "Malformed"):  # a loss: the target's, or bytes the decoder skipped
             for active in stack:
                 active[3] = True
         elif kind == "TaskSwitch":
@@ -269,14 +269,18 @@ def main():
     for i, line in enumerate(lines):
         if i % 500 == 250:
             r = json.loads(line)
-            lossy.append(json.dumps({"timestamp": r["timestamp"], "port": 0, "event": {"kind": "Overflow", "data": {}},
+            # Alternately the target's loss and the decoder's (bytes skipped to resync).
+            loss = {"kind": "Overflow", "data": {}} if i % 1000 == 250 else \
+                {"kind": "Malformed", "data": {"reason": "resync", "bytes": 3}}
+            lossy.append(json.dumps({"timestamp": r["timestamp"], "port": 0, "event": loss,
                                      "source": "itm", "clock": r.get("clock", "cycles")}))
             continue
         lossy.append(line)
     got = check_stream("with overflows", ("\n".join(lossy) + "\n").encode(), validator)
     summary = [r for r in got if r["event"]["kind"] == "TopSummary"][0]["event"]["data"]
-    check(summary["overflows"] > 0 and summary["uncertain"] > 0,
-          f"overflows make intervals uncertain ({summary['overflows']} overflows, {summary['uncertain']} uncertain)")
+    check(summary["overflows"] > 0 and summary["resyncs"] > 0 and summary["uncertain"] > 0,
+          f"overflows and resyncs make intervals uncertain ({summary['overflows']} overflows, {summary['resyncs']} "
+          f"resyncs, {summary['uncertain']} uncertain)")
     check_terminal()
     empty = subprocess.run([os.path.join(tools, "trace-top"), "--once"], input=b"", capture_output=True)
     check(empty.returncode == 0 and b"TopSummary" in empty.stdout, "no input: one summary of nothing, exit 0")

@@ -173,13 +173,25 @@ TEST_CASE("snapshots: records of the schema's Top kinds; the table shows what is
   write_snapshot(out, stats, ReportOptions{}, true);
   const std::string text(out.view());
   CHECK(text.find(R"("kind":"TopSummary","data":{"records":3,"span":10,"pc_samples":0,"sleep_samples":0,)"
-                  R"("overflows":1,"uncertain":1,"final":true})") != std::string::npos);
+                  R"("overflows":1,"resyncs":0,"uncertain":1,"final":true})") != std::string::npos);
   CHECK(text.find(R"("kind":"TopHandler","data":{"source":"exception","number":15,"name":null,"count":1,)"
                   R"("total":10,"min":null,"avg":10,"max":null,"max_nesting":1,"share":1,"uncertain":1})") !=
         std::string::npos);
   const std::string table = render_table(stats, ReportOptions{});
-  CHECK(table.find("1 overflows") != std::string::npos);
+  CHECK(table.find("1 overflows, 0 resyncs") != std::string::npos);
   CHECK(table.find("(1 uncertain)") != std::string::npos);
+}
+
+TEST_CASE("snapshots: a resync (Malformed: bytes skipped) is a loss like an overflow") {
+  LiveStats stats;
+  stats.add(at(0, ObservationKind::task_switch, 1));
+  stats.add(exception(0, 15, ExceptionAction::enter));
+  stats.add(at(5, ObservationKind::malformed));
+  stats.add(exception(10, 15, ExceptionAction::exit));
+  CHECK(stats.resyncs() == 1);
+  CHECK(stats.overflows() == 0);
+  CHECK(stats.exceptions().handlers().at(15).durations.uncertain == 1);
+  CHECK(stats.tasks().tasks_until(10).at(1).uncertain_time == 10);
 }
 
 namespace {
