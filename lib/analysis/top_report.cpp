@@ -229,8 +229,14 @@ std::string render_table(const LiveStats& stats, const ReportOptions& options) {
   if (stats.tasks().seen()) {
     out += style.heading("\nTasks\n");
     for (const auto& [number, task] : stats.tasks().tasks_until(stats.last_time())) {
-      out += fmt::format("{:>7.2f}%  task {:<6} {:<24} {}\n", 100.0 * share_of(task.time, stats.span()), number,
-                         task.name, duration_text(task.time, clock, options.cpu_hz));
+      // How much of it spanned a loss: the table says how much of the time is uncertain.
+      const std::string uncertain =
+          task.uncertain_time == 0
+              ? std::string()
+              : style.warning(
+                    fmt::format("  ({} uncertain)", duration_text(task.uncertain_time, clock, options.cpu_hz)));
+      out += fmt::format("{:>7.2f}%  task {:<6} {:<24} {}{}\n", 100.0 * share_of(task.time, stats.span()), number,
+                         task.name, duration_text(task.time, clock, options.cpu_hz), uncertain);
     }
     out +=
         fmt::format("{:>7.2f}%  idle\n", 100.0 * share_of(stats.tasks().idle_until(stats.last_time()), stats.span()));

@@ -192,6 +192,9 @@ TEST_CASE("snapshots: a resync (Malformed: bytes skipped) is a loss like an over
   CHECK(stats.overflows() == 0);
   CHECK(stats.exceptions().handlers().at(15).durations.uncertain == 1);
   CHECK(stats.tasks().tasks_until(10).at(1).uncertain_time == 10);
+  const std::string table = render_table(stats, ReportOptions{});
+  CHECK(table.find("0 overflows, 1 resyncs") != std::string::npos);
+  CHECK(table.find("(10 cycles uncertain)") != std::string::npos);  // the task's time across the loss
 }
 
 namespace {
