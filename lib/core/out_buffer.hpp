@@ -33,6 +33,7 @@ class OutBuffer {
   void commit_to(const char* end) noexcept { size_ = static_cast<std::size_t>(end - data_.get()); }
 
   [[gnu::always_inline]] void append(const char* bytes, std::size_t n) {
+    if (n == 0) return;  // an empty view may have no pointer: memcpy must not get one
     std::memcpy(ensure(n), bytes, n);
     size_ += n;
   }

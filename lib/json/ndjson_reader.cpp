@@ -68,6 +68,13 @@ bool only_blank(std::string_view bytes) noexcept {
 }  // namespace
 
 void NdjsonReader::feed_lines(std::string_view lines) {
+  const std::size_t taken = take_whole_lines(lines);
+  // From the first line that is not one object alone (or that the stream did not reach), line
+  // by line: the same lines, numbers and reports either way.
+  if (taken < lines.size() && !stopped_) feed(lines.substr(taken));
+}
+
+std::size_t NdjsonReader::take_whole_lines(std::string_view lines) {
   std::size_t pos = 0;  // where the first line not yet handled starts
   simdjson::dom::document_stream stream;
   const std::size_t batch = std::min(lines.size(), many_batch_size);
@@ -98,9 +105,7 @@ void NdjsonReader::feed_lines(std::string_view lines) {
       pos = newline + 1;
     }
   }
-  // From the first line that is not one object alone (or that the stream did not reach), line
-  // by line: the same lines, numbers and reports either way.
-  if (pos < lines.size() && !stopped_) feed(lines.substr(pos));
+  return pos;
 }
 
 void NdjsonReader::feed(std::span<const char> bytes) {
@@ -109,6 +114,12 @@ void NdjsonReader::feed(std::span<const char> bytes) {
   if (buffer_.capacity() < needed) buffer_.reserve(needed * 2);
   buffer_.append(bytes.data(), bytes.size());
   std::size_t line_start = 0;
+  // Many whole lines at once (a file, a busy pipe): one simdjson pass over them, in place (the
+  // buffer's capacity keeps the padding); line by line from where that stops.
+  const std::size_t whole = std::string_view(buffer_).rfind('\n') + 1;
+  if (!discarding_ && whole >= whole_lines_threshold_) {
+    line_start = take_whole_lines(std::string_view(buffer_.data(), whole));
+  }
   while (!stopped_) {
     const std::size_t newline = std::string_view(buffer_).find('\n', line_start);
     if (newline == std::string_view::npos) break;

@@ -42,6 +42,10 @@ class NdjsonReader {
   // (a bad line, JSON over several lines, an over-long line) sends the rest, from its line
   // on, through feed(): the same lines, numbers and reports either way.
   void feed_lines(std::string_view lines);
+  // feed() takes the whole lines of what it holds in one pass (as feed_lines) from this many
+  // bytes on; smaller pieces (a live stream's few lines) line by line. Tests set it low.
+  static constexpr std::size_t default_whole_lines_threshold = std::size_t{16} << 10U;
+  void whole_lines_from(std::size_t bytes) noexcept { whole_lines_threshold_ = bytes; }
   // End of input: a last line without a newline is still a line.
   void finish();
   // No more lines are wanted: the rest of what was fed, and anything fed later, is ignored.
@@ -62,6 +66,8 @@ class NdjsonReader {
  private:
   void process_line(std::size_t begin, std::size_t end);
   void handle_document(simdjson::dom::element root, std::string_view text);
+  // What feed_lines does up to the first line it cannot take at once: returns where that is.
+  std::size_t take_whole_lines(std::string_view lines);
   void report_bad(std::string_view message) { report_bad_line(line_number_, message); }
 
   LineHandler on_line_;
@@ -72,6 +78,7 @@ class NdjsonReader {
   simdjson::dom::parser many_parser_;  // feed_lines' stream
   std::string buffer_;                 // pending bytes; capacity keeps SIMDJSON_PADDING spare
   std::size_t max_line_;
+  std::size_t whole_lines_threshold_ = default_whole_lines_threshold;
   std::uint64_t line_number_ = 0;
   std::uint64_t bad_lines_ = 0;
   bool strict_;

@@ -1,7 +1,7 @@
 // Fuzz target: the NDJSON reader, with a handler that walks record fields. Reading the
 // bytes line by line (in two pieces, or at once) and reading their whole lines in one pass
-// (feed_lines: simdjson's parse_many) must judge every line alike: the same good lines, the
-// same bad line numbers and messages.
+// (feed_lines, or feed() taking what it holds at once: simdjson's parse_many) must judge every
+// line alike: the same good lines, the same bad line numbers and messages.
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -26,16 +26,21 @@ simdjson::error_code walk_record(tp::NdjsonLine& line, Outcome& outcome) {
   return simdjson::SUCCESS;
 }
 
-// whole_lines: the bytes up to the last newline go through feed_lines, the rest through feed.
-Outcome read(std::string_view bytes, bool whole_lines) {
+enum class Way { line_by_line, feed_lines, feed_at_once };
+
+// line_by_line: feed() taking one line at a time; feed_lines: the bytes up to the last
+// newline through feed_lines, the rest through feed; feed_at_once: feed() taking every
+// whole line it holds in one pass.
+Outcome read(std::string_view bytes, Way way) {
   Outcome outcome;
   tp::NdjsonReader reader([&](tp::NdjsonLine& line) { return walk_record(line, outcome); },
                           [&](std::uint64_t number, std::string_view message) {
                             outcome.events.push_back("bad " + std::to_string(number) + " " + std::string(message));
                           });
+  reader.whole_lines_from(way == Way::feed_at_once ? 1 : ~std::size_t{0});
   std::size_t fed = 0;
   std::string padded;
-  if (whole_lines) {
+  if (way == Way::feed_lines) {
     fed = bytes.rfind('\n') + 1;  // 0 without a newline
     padded.reserve(fed + simdjson::SIMDJSON_PADDING);
     padded.assign(bytes.substr(0, fed));
@@ -65,6 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   reader.feed(bytes.substr(half));
   reader.finish();
   if (good + reader.bad_lines() > reader.lines()) std::abort();
-  if (!(read(bytes, false) == read(bytes, true))) std::abort();
+  const Outcome reference = read(bytes, Way::line_by_line);
+  if (!(reference == read(bytes, Way::feed_lines)) || !(reference == read(bytes, Way::feed_at_once))) std::abort();
   return 0;
 }

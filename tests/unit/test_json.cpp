@@ -346,3 +346,34 @@ TEST_CASE("NDJSON chunks: stopping hands back no later chunk; a handler's except
   CHECK(lines_before_error < 4001);
   CHECK(lines_before_error > 3900);
 }
+
+TEST_CASE("NDJSON reader: feed() taking its whole lines at once judges every line as line by line does") {
+  const std::string input = awkward_ndjson() + "\n{\"reject\":1}\n" + awkward_ndjson();
+  const ReadOutcome expected = read_line_by_line(input);
+  for (const std::size_t piece : {std::size_t{1}, std::size_t{100}, std::size_t{4096}, input.size()}) {
+    CAPTURE(piece);
+    ReadOutcome outcome;
+    NdjsonReader reader([&](NdjsonLine& line) { return copy_line(line, outcome.output); },
+                        [&](std::uint64_t n, std::string_view m) { outcome.bad.emplace_back(n, std::string(m)); });
+    reader.whole_lines_from(1);
+    for (std::size_t at = 0; at < input.size(); at += piece) reader.feed(std::string_view(input).substr(at, piece));
+    reader.finish();
+    outcome.lines = reader.lines();
+    CHECK(outcome == expected);
+  }
+  // stop() inside the one pass ends reading at once.
+  int handled = 0;
+  NdjsonReader* self = nullptr;
+  NdjsonReader stopping(
+      [&](NdjsonLine&) {
+        if (++handled == 3) self->stop();
+        return simdjson::SUCCESS;
+      },
+      nullptr);
+  self = &stopping;
+  stopping.whole_lines_from(1);
+  stopping.feed(std::string_view("{}\n{}\n{}\n{}\n{}\n"));
+  stopping.finish();
+  CHECK(handled == 3);
+  CHECK(stopping.lines() == 3);
+}
