@@ -27,7 +27,7 @@ fi
 dpkg-deb -c "$deb" | awk '{print $6}' > "$WORK/files"
 dpkg-deb -x "$deb" "$WORK/root"
 
-for tool in swo-capture itm-decode trace-serve palm-recv chibi-pull eko-collect trace-filter trace-csv; do
+for tool in swo-capture itm-decode trace-serve palm-recv chibi-pull eko-collect trace-filter trace-csv trace-top trace-timeline; do
   check "$tool installed" test -x "$WORK/root/usr/bin/$tool"
   check "$tool: bash, zsh and fish completions" test -f "$WORK/root/usr/share/bash-completion/completions/$tool" \
     -a -f "$WORK/root/usr/share/zsh/vendor-completions/_$tool" -a -f "$WORK/root/usr/share/fish/vendor_completions.d/$tool.fish"
