@@ -43,12 +43,12 @@ simdjson::error_code InputPump::take(NdjsonLine& line, std::uint64_t now) {
 }
 
 // trace-top's snapshot records, routed and batched like the input's (kinds Top*, port 0).
-void InputPump::add_snapshot(std::uint64_t now) {
+void InputPump::add_snapshot(std::uint64_t now, bool final) {
   if (options_.top_interval_s <= 0 || now < next_snapshot_us_ || stats_.records() == records_at_snapshot_) return;
   next_snapshot_us_ = now + static_cast<std::uint64_t>(options_.top_interval_s * 1e6);
   records_at_snapshot_ = stats_.records();
   OutBuffer snapshot;
-  analysis::write_snapshot(snapshot, stats_, analysis::ReportOptions{}, false);
+  analysis::write_snapshot(snapshot, stats_, analysis::ReportOptions{}, final);
   simdjson::dom::parser parser;
   std::string_view rest(snapshot.data(), snapshot.size());
   while (!rest.empty()) {
@@ -82,12 +82,12 @@ void InputPump::run() {
       if (result.status == ReadStatus::data) {
         reader.feed(std::span<const char>(reinterpret_cast<const char*>(buffer.data()), result.size));
       }
-      add_snapshot(now);
+      add_snapshot(now, false);
       publish();
     }
     reader.finish();
     next_snapshot_us_ = 0;  // the last statistics, whatever the interval
-    add_snapshot(monotonic_us());
+    add_snapshot(monotonic_us(), true);
     publish();
   } catch (const Error& e) {
     publish();

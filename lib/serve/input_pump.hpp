@@ -52,7 +52,7 @@ class InputPump {
  private:
   void run();
   simdjson::error_code take(NdjsonLine& line, std::uint64_t now);
-  void add_snapshot(std::uint64_t now);
+  void add_snapshot(std::uint64_t now, bool final);
 
   ByteSource source_;
   RecordClassifier classifier_;
