@@ -116,9 +116,13 @@ void NdjsonReader::feed(std::span<const char> bytes) {
   std::size_t line_start = 0;
   // Many whole lines at once (a file, a busy pipe): one simdjson pass over them, in place (the
   // buffer's capacity keeps the padding); line by line from where that stops.
-  const std::size_t whole = std::string_view(buffer_).rfind('\n') + 1;
-  if (!discarding_ && whole >= whole_lines_threshold_) {
-    line_start = take_whole_lines(std::string_view(buffer_.data(), whole));
+  if (!discarding_ && buffer_.size() >= whole_lines_threshold_) {
+    // The last newline can only be in what just came (what was left had none); memrchr, as
+    // string_view::rfind walks byte by byte (a 1 GB line made that quadratic).
+    const void* last = ::memrchr(buffer_.data() + buffer_.size() - bytes.size(), '\n', bytes.size());
+    const std::size_t whole =
+        last == nullptr ? 0 : static_cast<std::size_t>(static_cast<const char*>(last) - buffer_.data()) + 1;
+    if (whole >= whole_lines_threshold_) line_start = take_whole_lines(std::string_view(buffer_.data(), whole));
   }
   while (!stopped_) {
     const std::size_t newline = std::string_view(buffer_).find('\n', line_start);
