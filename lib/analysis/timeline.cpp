@@ -89,10 +89,27 @@ TimelineWriter::Track& TimelineWriter::track(TrackKind kind, std::uint32_t id, s
   return t;
 }
 
+void TimelineWriter::SliceStack::push(std::string_view name) {
+  if (depth_ == slots_.size()) slots_.emplace_back();
+  Slice& slice = slots_[depth_++];
+  slice.name.assign(name);
+  slice.uncertain = false;
+}
+
+template <typename MakeLabel>
+TimelineWriter::Track& TimelineWriter::track_made(TrackKind kind, std::uint32_t id, const MakeLabel& make_label) {
+  const auto found = tracks_.find({kind, id});
+  return found != tracks_.end() ? found->second : track(kind, id, make_label());
+}
+
 void TimelineWriter::open_slice(Track& track, std::string_view name, std::uint64_t at, OutBuffer& out) {
-  track.open.push_back(Slice{std::string(name), false});
+  track.open.push(name);
   if (!in_window_) return;
   announce(track, out);
+  write_begin(track, name, at, out);
+}
+
+void TimelineWriter::write_begin(const Track& track, std::string_view name, std::uint64_t at, OutBuffer& out) {
   event_start(out, 'B', at);
   out += ",\"tid\":";
   append_uint(out, static_cast<std::uint64_t>(track.tid));
@@ -103,8 +120,7 @@ void TimelineWriter::open_slice(Track& track, std::string_view name, std::uint64
 
 void TimelineWriter::close_slice(Track& track, std::uint64_t at, OutBuffer& out) {
   if (track.open.empty()) return;
-  const Slice slice = std::move(track.open.back());
-  track.open.pop_back();
+  const Slice& slice = track.open.pop();
   if (!in_window_) return;
   // The same name as its B (speedscope pairs them by name); an end that spanned a loss says so.
   event_start(out, 'E', at);
@@ -126,12 +142,9 @@ void TimelineWriter::close_all(std::uint64_t at, OutBuffer& out) {
 void TimelineWriter::enter_window(std::uint64_t at, OutBuffer& out) {
   in_window_ = true;
   for (auto& [key, t] : tracks_) {
-    std::vector<Slice> open = std::move(t.open);
-    t.open.clear();
-    for (const Slice& slice : open) {
-      open_slice(t, slice.name, at, out);
-      t.open.back().uncertain = slice.uncertain;
-    }
+    if (t.open.empty()) continue;
+    announce(t, out);
+    for (const Slice& slice : t.open.open()) write_begin(t, slice.name, at, out);
   }
 }
 
@@ -182,8 +195,8 @@ void TimelineWriter::add(const Observation& o, OutBuffer& out) {
 void TimelineWriter::on_task_switch(const Observation& o, OutBuffer& out) {
   if (running_task_ && !idle_) close_slice(track(TrackKind::task, *running_task_, ""), o.timestamp, out);
   running_task_ = o.number;
-  const std::string label = o.name.empty() ? fmt::format("task {}", o.number) : std::string(o.name);
-  Track& next = track(TrackKind::task, o.number, label);
+  Track& next = track_made(TrackKind::task, o.number,
+                           [&] { return o.name.empty() ? fmt::format("task {}", o.number) : std::string(o.name); });
   if (!o.name.empty() && next.name != o.name && !next.announced) next.name.assign(o.name);
   // While the CPU is idle the switch only says which task gets it back (trace-top alike).
   if (!idle_) open_slice(next, next.name, o.timestamp, out);
@@ -211,8 +224,7 @@ std::string TimelineWriter::handler_label(const HandlerStack& stack, std::uint32
 }
 
 void TimelineWriter::on_handler_enter(HandlerStack& stack, const Observation& o, OutBuffer& out) {
-  const std::string label = handler_label(stack, o.number, o.name);
-  Track& own = track(stack.own, o.number, label);
+  Track& own = track_made(stack.own, o.number, [&] { return handler_label(stack, o.number, o.name); });
   Track& nesting = track(stack.nesting, 0, stack.own == TrackKind::exception ? "exceptions" : "interrupts");
   stack.active.push_back(o.number);
   open_slice(own, own.name, o.timestamp, out);
@@ -227,7 +239,7 @@ void TimelineWriter::on_handler_exit(HandlerStack& stack, const Observation& o, 
   while (stack.active.back() != o.number) {
     Track& own = track(stack.own, stack.active.back(), "");
     for (Track* t : {&own, &nesting}) {
-      if (!t->open.empty()) t->open.back().uncertain = true;
+      if (!t->open.empty()) t->open.top().uncertain = true;
       close_slice(*t, o.timestamp, out);
     }
     stack.active.pop_back();
@@ -244,7 +256,7 @@ void TimelineWriter::on_sample(const Observation& o, OutBuffer& out) {
   symbols_seen_ = true;
   Track& samples = track(TrackKind::samples, 0, "PC samples");
   const std::string_view function = o.sleep ? std::string_view("[sleep]") : o.name;
-  if (!samples.open.empty() && samples.open.back().name == function) return;
+  if (!samples.open.empty() && samples.open.top().name == function) return;
   close_slice(samples, o.timestamp, out);
   if (!function.empty()) open_slice(samples, function, o.timestamp, out);
 }
@@ -253,8 +265,9 @@ void TimelineWriter::on_instant(const Observation& o, OutBuffer& out) {
   if (!in_window_) return;
   if (o.kind == ObservationKind::counter) {
     event_start(out, 'C', o.timestamp);
-    out += ",\"tid\":0,\"name\":";
-    append_json_string(out, fmt::format("counter {}", o.number));
+    out += ",\"tid\":0,\"name\":\"counter ";
+    append_uint(out, o.number);
+    out += '"';
     out += ",\"args\":{\"value\":";
     append_uint(out, o.value);
     out += "}}";
@@ -270,23 +283,31 @@ void TimelineWriter::on_instant(const Observation& o, OutBuffer& out) {
   }
   const bool marker = o.kind == ObservationKind::marker;
   Track& t = marker ? track(TrackKind::markers, 0, "markers")
-                    : track(TrackKind::console, o.port, fmt::format("console port {}", o.port));
+                    : track_made(TrackKind::console, o.port, [&] { return fmt::format("console port {}", o.port); });
   announce(t, out);
-  const std::string name = marker ? (o.name.empty() ? fmt::format("marker {}", o.number) : std::string(o.name))
-                                  : std::string(cut_utf8(o.text, max_instant_name));
   event_start(out, 'i', o.timestamp);
   out += ",\"tid\":";
   append_uint(out, static_cast<std::uint64_t>(t.tid));
   out += ",\"s\":\"t\",\"name\":";
-  append_json_string(out, name);
   if (marker) {
+    if (o.name.empty()) {
+      out += "\"marker ";
+      append_uint(out, o.number);
+      out += '"';
+    } else {
+      append_json_string(out, o.name);
+    }
     out += ",\"args\":{\"id\":";
     append_uint(out, o.number);
     out += '}';
-  } else if (name.size() != o.text.size()) {
-    out += ",\"args\":{\"text\":";
-    append_json_string(out, o.text);
-    out += '}';
+  } else {
+    const std::string_view shown = cut_utf8(o.text, max_instant_name);
+    append_json_string(out, shown);
+    if (shown.size() != o.text.size()) {
+      out += ",\"args\":{\"text\":";
+      append_json_string(out, o.text);
+      out += '}';
+    }
   }
   out += '}';
 }
@@ -294,7 +315,7 @@ void TimelineWriter::on_instant(const Observation& o, OutBuffer& out) {
 // Everything open spans a loss; the task's stretch too (trace-top marks them alike).
 void TimelineWriter::mark_open_uncertain() {
   for (auto& [key, t] : tracks_) {
-    for (Slice& slice : t.open) slice.uncertain = true;
+    for (Slice& slice : t.open.open()) slice.uncertain = true;
   }
 }
 

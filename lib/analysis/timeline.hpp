@@ -22,7 +22,9 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -60,12 +62,27 @@ class TimelineWriter {
     std::string name;
     bool uncertain = false;
   };
+  // The open slices of a track, innermost last (handlers preempting each other nest). Slots
+  // are reused, names keep their capacity: no allocation per slice on the hot path.
+  class SliceStack {
+   public:
+    [[nodiscard]] bool empty() const noexcept { return depth_ == 0; }
+    Slice& top() noexcept { return slots_[depth_ - 1]; }
+    void push(std::string_view name);
+    // The popped slice stays readable until the next push.
+    Slice& pop() noexcept { return slots_[--depth_]; }
+    [[nodiscard]] std::span<Slice> open() noexcept { return {slots_.data(), depth_}; }
+
+   private:
+    std::vector<Slice> slots_;
+    std::size_t depth_ = 0;
+  };
   struct Track {
     int tid = 0;
     std::string name;
     int sort_index = 0;
     bool announced = false;
-    std::vector<Slice> open;  // a stack: nested slices (handlers preempting each other)
+    SliceStack open;
   };
   // Handlers that preempt each other: each on its own track and on the nesting track.
   struct HandlerStack {
@@ -75,6 +92,10 @@ class TimelineWriter {
   };
 
   Track& track(TrackKind kind, std::uint32_t id, std::string_view label);
+  // The same, the label made only when the track is new (not per record).
+  template <typename MakeLabel>
+  Track& track_made(TrackKind kind, std::uint32_t id, const MakeLabel& make_label);
+  void write_begin(const Track& track, std::string_view name, std::uint64_t at, OutBuffer& out);
   void open_slice(Track& track, std::string_view name, std::uint64_t at, OutBuffer& out);
   void close_slice(Track& track, std::uint64_t at, OutBuffer& out);
   void close_all(std::uint64_t at, OutBuffer& out);

@@ -55,12 +55,17 @@ std::uint64_t uncertain_intervals(const HandlerTracker& tracker) {
   return uncertain;
 }
 
+// A time in the records' clock as seconds, when the clock (with --cpu-hz for cycles) allows.
+std::optional<double> seconds_of(std::uint64_t value, std::string_view clock, std::uint64_t cpu_hz) {
+  if (clock == "ns") return static_cast<double>(value) / 1e9;
+  if (clock == "us") return static_cast<double>(value) / 1e6;
+  if (clock == "cycles" && cpu_hz != 0) return static_cast<double>(value) / static_cast<double>(cpu_hz);
+  return std::nullopt;
+}
+
 // Seconds when the clock allows, else the clock's own units.
 std::string duration_text(std::uint64_t value, std::string_view clock, std::uint64_t cpu_hz) {
-  std::optional<double> seconds;
-  if (clock == "ns") seconds = static_cast<double>(value) / 1e9;
-  if (clock == "us") seconds = static_cast<double>(value) / 1e6;
-  if (clock == "cycles" && cpu_hz != 0) seconds = static_cast<double>(value) / static_cast<double>(cpu_hz);
+  const std::optional<double> seconds = seconds_of(value, clock, cpu_hz);
   if (!seconds) return fmt::format("{} {}", value, clock.empty() ? "units" : clock);
   if (*seconds >= 1.0) return fmt::format("{:.3f} s", *seconds);
   if (*seconds >= 1e-3) return fmt::format("{:.3f} ms", *seconds * 1e3);
@@ -69,12 +74,9 @@ std::string duration_text(std::uint64_t value, std::string_view clock, std::uint
 
 // Events per second over the span, when the clock allows; "-" otherwise.
 std::string rate_text(std::uint64_t count, std::uint64_t span, std::string_view clock, std::uint64_t cpu_hz) {
-  double seconds = 0;
-  if (clock == "ns") seconds = static_cast<double>(span) / 1e9;
-  if (clock == "us") seconds = static_cast<double>(span) / 1e6;
-  if (clock == "cycles" && cpu_hz != 0) seconds = static_cast<double>(span) / static_cast<double>(cpu_hz);
-  if (seconds <= 0) return "-";
-  const double rate = static_cast<double>(count) / seconds;
+  const std::optional<double> seconds = seconds_of(span, clock, cpu_hz);
+  if (!seconds || *seconds <= 0) return "-";
+  const double rate = static_cast<double>(count) / *seconds;
   return rate >= 100 ? fmt::format("{:.0f}/s", rate) : fmt::format("{:.2f}/s", rate);
 }
 
