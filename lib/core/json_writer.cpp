@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 
@@ -76,11 +77,6 @@ char* write_escape(char* p, unsigned char c) {
   }
 }
 
-constexpr char digit_pairs[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
 }  // namespace
 
 void append_json_string(OutBuffer& out, std::string_view text) {
@@ -112,55 +108,79 @@ void append_json_string(OutBuffer& out, std::string_view text) {
 }
 
 void append_uint(OutBuffer& out, std::uint64_t value) {
-  static constexpr std::uint64_t powers_of_10[] = {1ULL,
-                                                   10ULL,
-                                                   100ULL,
-                                                   1000ULL,
-                                                   10000ULL,
-                                                   100000ULL,
-                                                   1000000ULL,
-                                                   10000000ULL,
-                                                   100000000ULL,
-                                                   1000000000ULL,
-                                                   10000000000ULL,
-                                                   100000000000ULL,
-                                                   1000000000000ULL,
-                                                   10000000000000ULL,
-                                                   100000000000000ULL,
-                                                   1000000000000000ULL,
-                                                   10000000000000000ULL,
-                                                   100000000000000000ULL,
-                                                   1000000000000000000ULL,
-                                                   10000000000000000000ULL};
-  char* const start = out.ensure(20);
-  // Digit count from the bit length (log10(2) ~ 1233/4096), corrected by one compare.
+  out.commit_to(write_uint(out.ensure(max_uint_digits), value));
+}
+
+namespace {
+
+constexpr std::array<std::uint64_t, 20> powers_of_10{1ULL,
+                                                     10ULL,
+                                                     100ULL,
+                                                     1000ULL,
+                                                     10000ULL,
+                                                     100000ULL,
+                                                     1000000ULL,
+                                                     10000000ULL,
+                                                     100000000ULL,
+                                                     1000000000ULL,
+                                                     10000000000ULL,
+                                                     100000000000ULL,
+                                                     1000000000000ULL,
+                                                     10000000000000ULL,
+                                                     100000000000000ULL,
+                                                     1000000000000000ULL,
+                                                     10000000000000000ULL,
+                                                     100000000000000000ULL,
+                                                     1000000000000000000ULL,
+                                                     10000000000000000000ULL};
+
+unsigned decimal_digits(std::uint64_t value) noexcept {
+  // From the bit length (log10(2) ~ 1233/4096), corrected by one compare.
   const auto bits = static_cast<unsigned>(64 - __builtin_clzll(value | 1U));
-  unsigned digits = (bits * 1233U) >> 12U;
-  digits += (value | 1U) >= powers_of_10[digits] ? 1U : 0U;  // 0 has one digit too
-  char* p = start + digits;
-  // Most values fit 32 bits, where dividing by 100 is cheaper.
-  auto small = static_cast<std::uint32_t>(value);
-  if (value > 0xFFFFFFFFULL) {
-    while (value > 0xFFFFFFFFULL) {
-      const auto pair = static_cast<std::size_t>(value % 100) * 2;
-      value /= 100;
-      p -= 2;
-      std::memcpy(p, digit_pairs + pair, 2);
-    }
-    small = static_cast<std::uint32_t>(value);
+  const unsigned digits = (bits * 1233U) >> 12U;
+  return digits + ((value | 1U) >= powers_of_10[digits] ? 1U : 0U);  // 0 has one digit too
+}
+
+// The eight decimal digits of value < 10^8 (leading zeros included) as ASCII, in the order
+// they are written when stored little-endian: all eight at once, with multiplications by
+// reciprocals instead of a chain of divisions (P. Khuong's SWAR conversion).
+std::uint64_t eight_digits(std::uint32_t value) noexcept {
+  const std::uint64_t merged = (value / 10000U) | (static_cast<std::uint64_t>(value % 10000U) << 32U);
+  const std::uint64_t hundreds_high = ((merged * 10486U) >> 20U) & ((0x7FULL << 32U) | 0x7FULL);  // / 100
+  const std::uint64_t hundreds = ((merged - 100U * hundreds_high) << 16U) + hundreds_high;
+  std::uint64_t tens = ((hundreds * 103U) >> 10U) & ((0xFULL << 48U) | (0xFULL << 32U) | (0xFULL << 16U) | 0xFULL);
+  tens += (hundreds - 10U * tens) << 8U;
+  return tens + 0x3030303030303030ULL;
+}
+
+// The last `digits` (1-8) of eight_digits(value) at `at`; 8 bytes are stored.
+char* put_digits(char* at, std::uint32_t value, unsigned digits) noexcept {
+  std::uint64_t word = eight_digits(value) >> (8U * (8U - digits));
+  if constexpr (std::endian::native == std::endian::big) word = __builtin_bswap64(word);  // the same bytes in memory
+  std::memcpy(at, &word, sizeof word);
+  return at + digits;
+}
+
+}  // namespace
+
+// Stores may reach past the digits, never past at + max_uint_digits.
+char* write_uint(char* const at, std::uint64_t value) noexcept {
+  if (value < 10) {
+    *at = static_cast<char>('0' + value);
+    return at + 1;
   }
-  while (small >= 100) {
-    const auto pair = static_cast<std::size_t>(small % 100) * 2;
-    small /= 100;
-    p -= 2;
-    std::memcpy(p, digit_pairs + pair, 2);
+  constexpr std::uint64_t e8 = 100'000'000;
+  if (value < e8) return put_digits(at, static_cast<std::uint32_t>(value), decimal_digits(value));
+  if (value < e8 * e8) {
+    const auto high = static_cast<std::uint32_t>(value / e8);
+    char* p = put_digits(at, high, decimal_digits(high));
+    return put_digits(p, static_cast<std::uint32_t>(value % e8), 8);
   }
-  if (small >= 10) {
-    std::memcpy(p - 2, digit_pairs + static_cast<std::size_t>(small) * 2, 2);
-  } else {
-    *(p - 1) = static_cast<char>('0' + small);
-  }
-  out.commit(digits);
+  const auto top = static_cast<std::uint32_t>(value / (e8 * e8));  // at most 1844: 4 digits
+  const std::uint64_t rest = value % (e8 * e8);
+  char* p = put_digits(at, top, decimal_digits(top));
+  p = put_digits(p, static_cast<std::uint32_t>(rest / e8), 8);
+  return put_digits(p, static_cast<std::uint32_t>(rest % e8), 8);
 }
 
 void append_byte_array(OutBuffer& out, std::span<const std::uint8_t> bytes) {

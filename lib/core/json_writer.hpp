@@ -15,6 +15,9 @@ namespace tp {
 // escaped; every byte sequence that is not valid UTF-8 becomes U+FFFD.
 void append_json_string(OutBuffer& out, std::string_view text);
 void append_uint(OutBuffer& out, std::uint64_t value);
+// Writes `value`'s decimal digits at `at` (room for max_uint_digits); returns their end.
+inline constexpr std::size_t max_uint_digits = 20;
+char* write_uint(char* at, std::uint64_t value) noexcept;
 // Appends [b0,b1,...] as a JSON array of integers.
 void append_byte_array(OutBuffer& out, std::span<const std::uint8_t> bytes);
 // The shortest text that reads back as `value`; null when it is not finite (JSON has no

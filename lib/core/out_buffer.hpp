@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string_view>
@@ -34,8 +35,24 @@ class OutBuffer {
 
   [[gnu::always_inline]] void append(const char* bytes, std::size_t n) {
     if (n == 0) return;  // an empty view may have no pointer: memcpy must not get one
-    std::memcpy(ensure(n), bytes, n);
+    copy_bytes(ensure(n), bytes, n);
     size_ += n;
+  }
+  // Writes `text` at `at` (room ensured by the caller); returns its end.
+  [[gnu::always_inline]] static char* put(char* at, std::string_view text) noexcept {
+    copy_bytes(at, text.data(), text.size());
+    return at + text.size();
+  }
+  // memcpy, with the short pieces records are made of (names, kinds, numbers: up to 16
+  // bytes) copied inline as two overlapping loads instead of a call.
+  [[gnu::always_inline]] static void copy_bytes(char* to, const char* from, std::size_t n) noexcept {
+    if (n > 16 || n < 4) {
+      if (n != 0) std::memcpy(to, from, n);  // an empty view may have no pointer
+    } else if (n >= 8) {
+      copy_pair<std::uint64_t>(to, from, n);
+    } else {
+      copy_pair<std::uint32_t>(to, from, n);
+    }
   }
   [[gnu::always_inline]] void append(std::string_view text) { append(text.data(), text.size()); }
   [[gnu::always_inline]] void push_back(char c) {
@@ -64,6 +81,17 @@ class OutBuffer {
   }
 
  private:
+  // The first and the last sizeof(Word) of n bytes (sizeof(Word) <= n <= 2 * sizeof(Word)).
+  template <class Word>
+  [[gnu::always_inline]] static void copy_pair(char* to, const char* from, std::size_t n) noexcept {
+    Word head = 0;
+    Word tail = 0;
+    std::memcpy(&head, from, sizeof(Word));
+    std::memcpy(&tail, from + n - sizeof(Word), sizeof(Word));
+    std::memcpy(to, &head, sizeof(Word));
+    std::memcpy(to + n - sizeof(Word), &tail, sizeof(Word));
+  }
+
   [[gnu::noinline]] void grow(std::size_t needed) {
     std::size_t capacity = capacity_ == 0 ? 256 : capacity_;
     while (capacity < needed) capacity *= 2;

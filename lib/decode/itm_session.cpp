@@ -78,6 +78,7 @@ void ItmSession::on_packet(const Packet& p) {
     case PacketKind::global_timestamp1:
     case PacketKind::global_timestamp2: {
       ++stats_.timestamps;
+      set_moment(stats_.timestamps);  // EventSink::moment(): the timestamps so far
       const std::uint64_t before = target_time();
       const bool had_time = clock_.seen();
       clock_.apply(p);
@@ -248,6 +249,7 @@ const RecordFormatter::Stamp& ItmSession::stamp_for(std::uint64_t timestamp, std
 }
 
 void ItmSession::stamp_pending(std::uint64_t timestamp, std::string_view clock, bool exact) {
+  if (pending_.empty() && frames_.empty()) return;
   OutBuffer& out = writer_.buffer();
   if (!pending_.empty()) {
     const RecordFormatter::Stamp& stamp = stamp_for(timestamp, clock, exact);

@@ -122,8 +122,6 @@ class ItmSession final : private EventSink {
   // Events from port decoders (EventSink); their Malformed events count as port errors.
   void on_event(const Event& event) override;
   void note_port_result(const Event& event);
-  // The number of timestamp packets so far (EventSink::moment()).
-  [[nodiscard]] std::uint64_t moment() const override { return stats_.timestamps; }
   // The target time an event that began at `began` has, if a timestamp came since then: that
   // of the first one after it (it dates the packets before it); else began_now.
   [[nodiscard]] Moment time_since(std::uint64_t began) const noexcept;

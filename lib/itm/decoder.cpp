@@ -244,37 +244,6 @@ int ItmDecoder::complete_source(int count) {
   return count + 1;
 }
 
-void ItmDecoder::classify_hardware(Packet& p) noexcept {
-  const std::uint8_t discriminator = p.address;
-  const auto comparator = static_cast<std::uint16_t>((discriminator >> 1U) & 3U);
-  p.kind = PacketKind::hardware;  // unless it matches a known form below (D4.3)
-  if (discriminator == 0 && p.length == 1) {
-    p.kind = PacketKind::event_counter;
-  } else if (discriminator == 1 && p.length == 2) {
-    p.kind = PacketKind::exception;
-    p.port = static_cast<std::uint16_t>(p.value & 0x1FFU);
-    p.info = static_cast<std::uint8_t>((p.value >> 12U) & 3U);
-  } else if (discriminator == 2 && p.length == 4) {
-    p.kind = PacketKind::pc_sample;
-  } else if (discriminator == 2 && p.length == 1 && p.value == 0) {
-    p.kind = PacketKind::pc_sample;
-    p.info = 1;  // sleeping: no PC
-  } else if (discriminator >= 8 && discriminator < 16) {
-    const bool address_offset = (discriminator & 1U) != 0;
-    if (!address_offset && p.length == 4) {
-      p.kind = PacketKind::data_trace_pc;
-      p.port = comparator;
-    } else if (address_offset && p.length == 2) {
-      p.kind = PacketKind::data_trace_address;
-      p.port = comparator;
-    }
-  } else if (discriminator >= 16 && discriminator < 24) {
-    p.kind = PacketKind::data_trace_value;
-    p.port = comparator;
-    p.info = static_cast<std::uint8_t>(discriminator & 1U);
-  }
-}
-
 int ItmDecoder::on_continuation(std::uint8_t byte) {
   Packet& p = current_;
   const unsigned shift = p.kind == PacketKind::extension ? 3U + 7U * p.length : 7U * p.length;

@@ -50,8 +50,10 @@ class ItmDecoder {
   int on_skipped_continuation(std::uint8_t byte);
   int on_unsynced(std::uint8_t byte, std::uint32_t zeros_before);
   int complete_source(int count);
-  // Sets kind and fields of a hardware-source packet from its discriminator and size.
-  static void classify_hardware(Packet& packet) noexcept;
+  // Decodes the whole packets at p (source packets and timestamps, the bulk of a stream);
+  // returns where the first other one starts.
+  template <class Sink>
+  const std::uint8_t* decode_whole_packets(const std::uint8_t* p, const std::uint8_t* end, Sink& sink);
   int complete_continuation(int count);
   void add_garbage(std::uint8_t first_byte, std::uint32_t bytes, MalformedReason reason);
   int flush_garbage(int count);
@@ -111,44 +113,87 @@ concept ByteRunSink = requires(Sink& sink, std::uint16_t port, std::span<const s
   sink.byte_run(port, bytes);
 };
 
-template <class Sink>
-void ItmDecoder::feed(std::span<const std::uint8_t> bytes, Sink&& sink) {
-  const std::uint8_t* p = bytes.data();
-  const std::uint8_t* const end = p + bytes.size();
-  while (p < end) {
-    // Fast paths while between packets with nothing pending: whole source packets in
-    // the buffer are decoded without the byte-wise state machine (same results).
-    const bool between_packets = state_ == State::header && header_zeros_ == 0 && garbage_.value == 0;
-    if (between_packets && end - p >= 5 && (p[0] & 3U) == 0) {
-      const std::uint8_t header = p[0];
-      if ((header & 0xCFU) == 0xC0U) {  // LTS1: 11TT0000 and up to 4 continuation bytes
-        std::uint64_t value = 0;
-        std::uint8_t length = 0;
-        bool more = true;
-        while (more && length < 4) {
-          const std::uint8_t b = p[1 + length];
-          value |= static_cast<std::uint64_t>(b & 0x7FU) << (7U * length);
-          more = (b & 0x80U) != 0;
-          ++length;
-        }
-        if (!more) {
-          zero_run_ = p[length] == 0 ? 1 : 0;
-          p += 1 + length;
-          sink(Packet{PacketKind::local_timestamp, header, length, 0, 0, static_cast<std::uint8_t>((header >> 4U) & 3U),
-                      value});
-          continue;
-        }
-      } else if ((header & 0x8FU) == 0 && header != 0 && header != 0x70) {  // LTS2: 0TTT0000
-        zero_run_ = 0;
-        ++p;
-        sink(Packet{PacketKind::local_timestamp, header, 0, 0, 0, 0, static_cast<std::uint64_t>(header >> 4U)});
-        continue;
-      }
+// Sets the kind and fields of a hardware-source packet from its discriminator and size (D4.3).
+inline void classify_hardware(Packet& p) noexcept {
+  const std::uint8_t discriminator = p.address;
+  const auto comparator = static_cast<std::uint16_t>((discriminator >> 1U) & 3U);
+  p.kind = PacketKind::hardware;  // unless it matches a known form below (D4.3)
+  if (discriminator == 0 && p.length == 1) {
+    p.kind = PacketKind::event_counter;
+  } else if (discriminator == 1 && p.length == 2) {
+    p.kind = PacketKind::exception;
+    p.port = static_cast<std::uint16_t>(p.value & 0x1FFU);
+    p.info = static_cast<std::uint8_t>((p.value >> 12U) & 3U);
+  } else if (discriminator == 2 && p.length == 4) {
+    p.kind = PacketKind::pc_sample;
+  } else if (discriminator == 2 && p.length == 1 && p.value == 0) {
+    p.kind = PacketKind::pc_sample;
+    p.info = 1;  // sleeping: no PC
+  } else if (discriminator >= 8 && discriminator < 16) {
+    const bool address_offset = (discriminator & 1U) != 0;
+    if (!address_offset && p.length == 4) {
+      p.kind = PacketKind::data_trace_pc;
+      p.port = comparator;
+    } else if (address_offset && p.length == 2) {
+      p.kind = PacketKind::data_trace_address;
+      p.port = comparator;
     }
-    if (between_packets && end - p >= 5 && (p[0] & 3U) != 0) {
-      const std::uint8_t header = p[0];
+  } else if (discriminator >= 16 && discriminator < 24) {
+    p.kind = PacketKind::data_trace_value;
+    p.port = comparator;
+    p.info = static_cast<std::uint8_t>(discriminator & 1U);
+  }
+}
+
+// How the fast path of feed() takes a header byte (the rest go through the state machine).
+enum class FastHeader : std::uint8_t { other, software, hardware, short_timestamp, long_timestamp };
+
+inline constexpr std::array<FastHeader, 256> fast_headers = [] {
+  std::array<FastHeader, 256> table{};
+  for (unsigned h = 0; h < 256; ++h) {
+    if ((h & 3U) != 0) {
+      table[h] = (h & 4U) == 0 ? FastHeader::software : FastHeader::hardware;  // D4.2.8, D4.3
+    } else if ((h & 0x8FU) == 0 && h != 0 && h != 0x70) {
+      table[h] = FastHeader::short_timestamp;  // LTS2: 0TTT0000 (0x70 is overflow)
+    } else if ((h & 0xCFU) == 0xC0U) {
+      table[h] = FastHeader::long_timestamp;  // LTS1: 11TT0000
+    }
+  }
+  return table;
+}();
+
+// The payload of a source packet of `length` bytes, from the 8 bytes after its header.
+inline constexpr std::array<std::uint64_t, 5> payload_masks{0, 0xFF, 0xFFFF, 0, 0xFFFFFFFF};
+
+inline std::uint64_t load_le64_unaligned(const std::uint8_t* p) noexcept {
+  std::uint64_t word = 0;
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(&word, p, sizeof word);
+  } else {
+    for (int i = 7; i >= 0; --i) word = word << 8U | p[i];
+  }
+  return word;
+}
+
+template <class Sink>
+const std::uint8_t* ItmDecoder::decode_whole_packets(const std::uint8_t* p, const std::uint8_t* end, Sink& sink) {
+  // Every packet taken here starts with a non-zero header and ends inside [begin, p), and
+  // each load reads 8 bytes after a header: stop 9 bytes before the end.
+  const std::uint8_t* const begin = p;
+  const std::uint8_t* const last = end - 9;
+  while (p <= last) {
+    const std::uint8_t header = p[0];
+    const std::uint64_t after = load_le64_unaligned(p + 1);
+    const FastHeader form = fast_headers[header];
+    if (form == FastHeader::software) {
+      const std::uint8_t length = source_payload_length[header & 3U];
+      const auto port = static_cast<std::uint16_t>(page_ * 32U + (header >> 3U));
       if constexpr (ByteRunSink<Sink>) {
-        if ((header & 7U) == 1U && p[2] == header) {
+        // Three 1-byte writes in a row to one port start a run (tested without a branch per
+        // condition: in mixed write sizes each alone is a coin toss for the predictor).
+        const bool starts_run = static_cast<unsigned>(length == 1) & static_cast<unsigned>(p[2] == header) &
+                                static_cast<unsigned>(p[4] == header);
+        if (starts_run) {
           std::array<std::uint8_t, 512> run;  // NOLINT(cppcoreguidelines-pro-type-member-init): filled below
           std::size_t n = gather_byte_run(p, end, header, run.data(), run.size());
           p += 2 * n;
@@ -156,30 +201,57 @@ void ItmDecoder::feed(std::span<const std::uint8_t> bytes, Sink&& sink) {
             run[n++] = p[1];
             p += 2;
           }
-          zero_run_ = run[n - 1] == 0 ? 1 : 0;
-          sink.byte_run(static_cast<std::uint16_t>(page_ * 32U + (header >> 3U)),
-                        std::span<const std::uint8_t>(run.data(), n));
+          sink.byte_run(port, std::span<const std::uint8_t>(run.data(), n));
           continue;
         }
       }
-      const std::uint8_t length = source_payload_length[header & 3U];
-      std::uint64_t value = 0;
-      std::uint32_t trailing_zeros = 0;
-      for (std::uint8_t i = 0; i < length; ++i) {
-        const std::uint8_t b = p[1 + i];
-        value |= static_cast<std::uint64_t>(b) << (8U * i);
-        trailing_zeros = b == 0 ? trailing_zeros + 1 : 0;
-      }
-      zero_run_ = trailing_zeros;
       p += 1 + length;
-      Packet packet{PacketKind::instrumentation, header, length, static_cast<std::uint8_t>(header >> 3U), 0, 0, value};
-      if ((header & 4U) == 0) {
-        packet.port = static_cast<std::uint16_t>(page_ * 32U + packet.address);
-      } else {
-        classify_hardware(packet);
-      }
+      sink(Packet{PacketKind::instrumentation, header, length, static_cast<std::uint8_t>(header >> 3U), port, 0,
+                  after & payload_masks[length]});
+    } else if (form == FastHeader::hardware) {
+      const std::uint8_t length = source_payload_length[header & 3U];
+      Packet packet{PacketKind::hardware,         header, length, static_cast<std::uint8_t>(header >> 3U), 0, 0,
+                    after & payload_masks[length]};
+      classify_hardware(packet);
+      p += 1 + length;
       sink(packet);
-      continue;
+    } else if (form == FastHeader::short_timestamp) {
+      ++p;
+      sink(Packet{PacketKind::local_timestamp, header, 0, 0, 0, 0, static_cast<std::uint64_t>(header >> 4U)});
+    } else if (form == FastHeader::long_timestamp) {
+      // Up to 4 bytes of 7 bits, bit 7 set on all but the last (D4.2.4); a longer one is
+      // malformed and left to the state machine.
+      const std::uint64_t last_bytes = ~after & 0x80808080U;
+      if (last_bytes == 0) break;
+      const auto length = static_cast<std::uint8_t>(std::countr_zero(last_bytes) / 8 + 1);
+      const std::uint64_t value =
+          (after & 0x7FU) | ((after >> 1U) & 0x3F80U) | ((after >> 2U) & 0x1FC000U) | ((after >> 3U) & 0xFE00000U);
+      p += 1 + length;
+      sink(Packet{PacketKind::local_timestamp, header, length, 0, 0, static_cast<std::uint8_t>((header >> 4U) & 3U),
+                  value & ((std::uint64_t{1} << (7U * length)) - 1U)});
+    } else {
+      break;
+    }
+  }
+  if (p != begin) {
+    // Zeros at the end of the last payload may begin a sync: the state machine counts them.
+    std::uint32_t zeros = 0;
+    while (p[-1 - static_cast<std::ptrdiff_t>(zeros)] == 0) ++zeros;
+    zero_run_ = zeros;
+  }
+  return p;
+}
+
+template <class Sink>
+void ItmDecoder::feed(std::span<const std::uint8_t> bytes, Sink&& sink) {
+  const std::uint8_t* p = bytes.data();
+  const std::uint8_t* const end = p + bytes.size();
+  while (p < end) {
+    // Between packets with nothing pending, whole packets in the buffer are decoded without
+    // the byte-wise state machine (same results: the fuzzer compares every split).
+    if (state_ == State::header && header_zeros_ == 0 && garbage_.value == 0 && end - p >= 9) {
+      p = decode_whole_packets(p, end, sink);
+      if (p == end) break;
     }
     const int n = step(*p++);
     for (int i = 0; i < n; ++i) sink(ready_[static_cast<std::size_t>(i)]);

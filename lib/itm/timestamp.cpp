@@ -2,12 +2,8 @@
 
 namespace tp::itm {
 
-bool TargetClock::apply(const Packet& p) noexcept {
+bool TargetClock::apply_global(const Packet& p) noexcept {
   switch (p.kind) {
-    case PacketKind::local_timestamp:
-      now_ += p.value * prescaler_;
-      seen_ = true;
-      return true;
     case PacketKind::global_timestamp1: {
       // A GTS1 shorter than 4 bytes omits high-order bits that did not change.
       const unsigned bits = p.length >= 4 ? 26U : 7U * p.length;

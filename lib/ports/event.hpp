@@ -65,8 +65,15 @@ class EventSink {
   virtual ~EventSink() = default;
   virtual void on_event(const Event& event) = 0;
   // An opaque mark of where the stream is now (the session counts timestamp packets), so an
-  // event can say when it began; sinks without time return 0.
-  [[nodiscard]] virtual std::uint64_t moment() const { return 0; }
+  // event can say when it began; sinks without time stay at 0. Not virtual: port decoders
+  // ask for it on every write.
+  [[nodiscard]] std::uint64_t moment() const noexcept { return moment_; }
+
+ protected:
+  void set_moment(std::uint64_t moment) noexcept { moment_ = moment; }
+
+ private:
+  std::uint64_t moment_ = 0;
 };
 
 }  // namespace tp

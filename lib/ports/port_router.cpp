@@ -8,22 +8,15 @@ PortRouter::PortRouter(PortMap map, std::uint32_t allow_mask, PortDecoderLimits 
   for (std::uint16_t port = 0; port < PortMap::port_count; ++port) {
     const PortConfig& config = map_.at(port);
     if (config.enabled) decoders_[port] = make_port_decoder(port, config, limits_);
+    const bool masked = port < 32 && ((allow_mask_ >> port) & 1U) == 0;
+    if (masked) continue;
+    routed_[port] = decoders_[port].get();
+    text_[port] = dynamic_cast<TextDecoder*>(routed_[port]);
   }
-}
-
-bool PortRouter::write(std::uint16_t port, std::uint32_t value, std::uint8_t size, EventSink& sink) {
-  PortDecoder* decoder = decoder_for(port);
-  if (decoder == nullptr) {
-    ++filtered_;
-    return false;
-  }
-  mark_used(port);
-  decoder->write(value, size, sink);
-  return true;
 }
 
 bool PortRouter::write_bytes(std::uint16_t port, std::span<const std::uint8_t> bytes, EventSink& sink) {
-  PortDecoder* decoder = decoder_for(port);
+  PortDecoder* decoder = routed_[port % PortMap::port_count];
   if (decoder == nullptr) {
     filtered_ += bytes.size();
     return false;

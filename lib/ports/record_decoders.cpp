@@ -49,7 +49,18 @@ void FixedRecordDecoder::report_partial(std::string_view reason, EventSink& sink
 
 void FixedRecordDecoder::write(std::uint32_t value, std::uint8_t size, EventSink& sink) {
   std::array<std::uint8_t, 4> bytes{};
-  for (std::uint8_t i = 0; i < size; ++i) bytes[i] = static_cast<std::uint8_t>(value >> (8U * i));
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>(value >> (8U * i));
+  if (filled_ + size <= record_size_ && (filled_ != 0 || (garbage_bytes_ == 0 && valid_start(bytes[0])))) {
+    // The write continues (or validly starts) the record and does not run past it: stored
+    // whole (record_ has room for four bytes after any fill below record_size_).
+    std::memcpy(record_.data() + filled_, bytes.data(), bytes.size());
+    filled_ += size;
+    if (filled_ == record_size_) {
+      decode(record_.data(), sink);
+      filled_ = 0;
+    }
+    return;
+  }
   write_bytes(std::span<const std::uint8_t>(bytes.data(), size), sink);
 }
 

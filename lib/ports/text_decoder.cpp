@@ -5,71 +5,59 @@
 namespace tp {
 
 TextDecoder::TextDecoder(std::uint16_t port, std::size_t max_line, std::optional<UserFormat> value_format)
-    : port_(port), max_line_(max_line == 0 ? 1 : max_line), value_format_(std::move(value_format)) {
-  line_.reserve(128);
+    : port_(port),
+      max_line_(max_line == 0 ? 1 : max_line),
+      value_format_(std::move(value_format)),
+      plain_(!value_format_) {
+  line_.resize(max_line_ + 4);
 }
 
 void TextDecoder::emit_line(EventSink& sink) {
   Event event;
   event.kind = EventKind::text;
   event.port = port_;
-  event.text = line_;
+  event.text = line();
   event.began = line_began_;
   sink.on_event(event);
-  line_.clear();
-}
-
-void TextDecoder::note_append(EventSink& sink) {
-  const std::uint64_t now = sink.moment();
-  if (line_.empty()) {
-    line_began_ = now;
-    tail_moment_ = now;
-    tail_start_ = 0;
-  } else if (now != tail_moment_) {
-    tail_moment_ = now;
-    tail_start_ = line_.size();
-  }
+  length_ = 0;
 }
 
 void TextDecoder::cut_before(std::uint64_t moment, EventSink& sink) {
-  if (line_.empty()) return;
+  if (length_ == 0) return;
   if (tail_moment_ < moment) {  // all of it came before the pause
     emit_line(sink);
     return;
   }
   if (tail_start_ == 0) return;  // all of it came after
   // Characters from before the pause, then the ones after it: two lines.
-  const std::string after = line_.substr(tail_start_);
-  line_.resize(tail_start_);
+  const std::string after(line().substr(tail_start_));
+  length_ = tail_start_;
   emit_line(sink);
-  line_ = after;
+  std::memcpy(line_.data(), after.data(), after.size());
+  length_ = after.size();
   line_began_ = tail_moment_;
   tail_start_ = 0;
 }
 
 void TextDecoder::add_char(std::uint8_t c, bool from_byte_write, EventSink& sink) {
   if (c == '\n') {
-    if (!line_.empty() && line_.back() == '\r') line_.pop_back();
+    if (length_ != 0 && line_[length_ - 1] == '\r') --length_;
     emit_line(sink);
     return;
   }
   if (c == 0) {
     // A NUL from a 1-byte write ends a C string; in wider writes it is padding.
-    if (from_byte_write && !line_.empty()) emit_line(sink);
+    if (from_byte_write && length_ != 0) emit_line(sink);
     return;
   }
   note_append(sink);
-  line_ += static_cast<char>(c);
-  if (line_.size() >= max_line_) emit_line(sink);
+  line_[length_++] = static_cast<char>(c);
+  if (length_ >= max_line_) emit_line(sink);
 }
 
-void TextDecoder::write(std::uint32_t value, std::uint8_t size, EventSink& sink) {
-  if (size == 1) {
-    add_char(static_cast<std::uint8_t>(value), true, sink);
-    return;
-  }
-  if (value_format_) {
-    if (!line_.empty()) emit_line(sink);
+void TextDecoder::write_special(std::uint32_t value, std::uint8_t size, EventSink& sink) {
+  if (size != 1 && value_format_) {
+    if (length_ != 0) emit_line(sink);
     scratch_.clear();
     value_format_->format(scratch_, value, size);
     Event event;
@@ -79,7 +67,7 @@ void TextDecoder::write(std::uint32_t value, std::uint8_t size, EventSink& sink)
     sink.on_event(event);
     return;
   }
-  for (std::uint8_t i = 0; i < size; ++i) add_char(static_cast<std::uint8_t>(value >> (8U * i)), false, sink);
+  for (std::uint8_t i = 0; i < size; ++i) add_char(static_cast<std::uint8_t>(value >> (8U * i)), size == 1, sink);
 }
 
 namespace {
@@ -102,11 +90,12 @@ void TextDecoder::write_bytes(std::span<const std::uint8_t> bytes, EventSink& si
   // spans rather than one by one.
   std::size_t i = 0;
   while (i < bytes.size()) {
-    const std::size_t limit = std::min(bytes.size(), i + (max_line_ - line_.size()));
+    const std::size_t limit = std::min(bytes.size(), i + (max_line_ - length_));
     std::size_t j = find_line_end(bytes, i, limit);
     if (j > i) note_append(sink);
-    line_.append(reinterpret_cast<const char*>(bytes.data() + i), j - i);
-    if (j == limit && line_.size() >= max_line_) {
+    std::memcpy(line_.data() + length_, bytes.data() + i, j - i);
+    length_ += j - i;
+    if (j == limit && length_ >= max_line_) {
       emit_line(sink);
     } else if (j < limit) {
       add_char(bytes[j], true, sink);
@@ -117,7 +106,7 @@ void TextDecoder::write_bytes(std::span<const std::uint8_t> bytes, EventSink& si
 }
 
 void TextDecoder::flush(FlushReason reason, EventSink& sink) {
-  if (reason != FlushReason::overflow && !line_.empty()) emit_line(sink);
+  if (reason != FlushReason::overflow && length_ != 0) emit_line(sink);
 }
 
 }  // namespace tp

@@ -9,19 +9,19 @@ namespace tp {
 using namespace std::string_view_literals;
 
 RecordData& RecordData::number(std::string_view name, double value) {
-  key(name);
+  out_->commit_to(key(name, 0));
   append_double(*out_, value);
   return *this;
 }
 
 RecordData& RecordData::null(std::string_view name) {
-  key(name);
+  out_->commit_to(key(name, 0));
   *out_ += "null"sv;
   return *this;
 }
 
 RecordData& RecordData::bytes(std::string_view name, std::span<const std::uint8_t> value) {
-  key(name);
+  out_->commit_to(key(name, 0));
   append_byte_array(*out_, value);
   return *this;
 }
@@ -30,21 +30,6 @@ RecordData& RecordData::empty() {
   if (!open_) *out_ += ",\"data\":{"sv;
   open_ = true;
   return *this;
-}
-
-RecordBody::RecordBody(OutBuffer& out, std::uint32_t port, std::string_view kind) : out_(out), data_(out) {
-  out_ += "\"port\":"sv;
-  append_uint(out_, port);
-  out_ += ",\"event\":{\"kind\":\""sv;
-  out_ += kind;  // a kind is a name of the schema: nothing to escape
-  out_ += '"';
-}
-
-void RecordBody::end(std::string_view source) {
-  data_.close();
-  out_ += ",\"source\":\""sv;
-  out_ += source;
-  out_ += '"';
 }
 
 void RecordStamp::set(std::uint64_t timestamp, std::string_view clock, bool exact) {

@@ -2,8 +2,11 @@
 
 #include <unistd.h>
 
+#include <array>
+#include <charconv>
 #include <cstdlib>
 #include <limits>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/json_writer.hpp"
@@ -49,6 +52,33 @@ TEST_CASE("integers") {
   out += ',';
   append_uint(out, 1234567890);
   CHECK(out == "0,18446744073709551615,-9223372036854775808,1234567890");
+}
+
+TEST_CASE("write_uint agrees with std::to_chars on every digit count and stays in its room") {
+  std::vector<std::uint64_t> values{0, std::numeric_limits<std::uint64_t>::max()};
+  for (std::uint64_t power = 1; power <= 10'000'000'000'000'000'000ULL; power *= 10) {
+    values.insert(values.end(), {power - 1, power, power + 1, power * 9 / 10 + 7});
+    if (power > std::numeric_limits<std::uint64_t>::max() / 10) break;
+  }
+  std::uint64_t state = 0x9E3779B97F4A7C15ULL;  // splitmix64: values of every magnitude
+  for (int i = 0; i < 200'000; ++i) {
+    state += 0x9E3779B97F4A7C15ULL;
+    std::uint64_t z = state;
+    z = (z ^ (z >> 30U)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27U)) * 0x94D049BB133111EBULL;
+    values.push_back((z ^ (z >> 31U)) >> (static_cast<unsigned>(i) % 64U));
+  }
+  for (const std::uint64_t value : values) {
+    std::array<char, 32> ours{};
+    ours.fill('#');
+    const char* end = write_uint(ours.data(), value);
+    std::array<char, 24> expected{};
+    const auto [expected_end, ec] = std::to_chars(expected.begin(), expected.end(), value);
+    REQUIRE(ec == std::errc{});
+    const std::string_view theirs(expected.data(), static_cast<std::size_t>(expected_end - expected.data()));
+    REQUIRE(std::string_view(ours.data(), static_cast<std::size_t>(end - ours.data())) == theirs);
+    REQUIRE(std::string_view(ours.data() + max_uint_digits, 12) == std::string_view("############"));
+  }
 }
 
 TEST_CASE("JsonWriter puts commas where they belong") {
