@@ -79,17 +79,18 @@ void ItmSession::on_packet(const Packet& p) {
     case PacketKind::global_timestamp2: {
       ++stats_.timestamps;
       set_moment(stats_.timestamps);  // EventSink::moment(): the timestamps so far
-      const std::uint64_t before = target_time();
+      const std::uint64_t before = recent_time(stats_.timestamps - 1).time;  // the time only moves here
       const bool had_time = clock_.seen();
       clock_.apply(p);
       // LTS1's TC (D4.2.4): non-zero, the timestamp or the packets were delayed, so the
       // time is not exactly when the packets before it were generated. LTS2 is always exact.
       const bool exact = p.kind != PacketKind::local_timestamp || p.info == 0;
-      recent_time(stats_.timestamps) = Moment{target_time(), exact};
-      if (had_time) cut_lines_at_pause(before);
+      const std::uint64_t now = target_time();  // once: with --cpu-hz it divides
+      recent_time(stats_.timestamps) = Moment{now, exact};
+      if (had_time) cut_lines_at_pause(before, now);
       if (options_.timestamps == TimestampMode::target) {
         if (host_stamped_ != 0) note_first_target_time();
-        stamp_pending(target_time(), target_clock(), exact);
+        stamp_pending(now, target_clock(), exact);
       }
       return;
     }
@@ -132,11 +133,10 @@ void ItmSession::on_packet(const Packet& p) {
   release_if_full();
 }
 
-// The writes since the previous timestamp (moment timestamps - 1) came `target_time() - before`
-// after the ones before it: past the line timeout, partial lines end between them.
-void ItmSession::cut_lines_at_pause(std::uint64_t before) {
+// The writes since the previous timestamp (moment timestamps - 1) came `now - before` after
+// the ones before it: past the line timeout, partial lines end between them.
+void ItmSession::cut_lines_at_pause(std::uint64_t before, std::uint64_t now) {
   if (!options_.cut_lines_by_target_time || options_.cpu_hz == 0) return;
-  const std::uint64_t now = target_time();
   if (now > before && now - before > options_.line_timeout_us * 1000U) router_.cut_before(stats_.timestamps - 1, *this);
 }
 

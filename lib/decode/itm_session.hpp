@@ -117,7 +117,7 @@ class ItmSession final : private EventSink {
   void on_packet(const itm::Packet& packet);
   void on_byte_run(std::uint16_t port, std::span<const std::uint8_t> bytes);
   void release_if_full();
-  void cut_lines_at_pause(std::uint64_t before);
+  void cut_lines_at_pause(std::uint64_t before, std::uint64_t now);
   void on_hardware_packet(const itm::Packet& packet);
   // Events from port decoders (EventSink); their Malformed events count as port errors.
   void on_event(const Event& event) override;

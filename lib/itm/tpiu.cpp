@@ -1,5 +1,7 @@
 #include "itm/tpiu.hpp"
 
+#include <algorithm>
+
 namespace tp::itm {
 namespace {
 constexpr std::uint32_t full_sync = 0xFFFFFF7FU;  // FF FF FF 7F, in arrival order
@@ -17,27 +19,66 @@ void TpiuDeformatter::emit(std::uint8_t byte, std::vector<std::uint8_t>& out) {
 }
 
 void TpiuDeformatter::feed(std::span<const std::uint8_t> bytes, std::vector<std::uint8_t>& out) {
-  for (const std::uint8_t b : bytes) {
-    last_four_ = (last_four_ << 8U) | b;
-    if (last_four_ == full_sync) {
-      // The sync's first three bytes went into the frame buffer; anything before them
-      // was an incomplete frame.
-      stats_.discarded_bytes += frame_size_ >= 3 ? frame_size_ - 3 : 0;
-      ++stats_.full_syncs;
-      frame_size_ = 0;
+  std::size_t i = 0;
+  while (i < bytes.size()) {
+    if (frame_size_ == 0 && bytes.size() - i >= frame_.size() && take_whole_frame(bytes.data() + i, out)) {
+      i += frame_.size();
       continue;
     }
-    frame_[frame_size_++] = b;
-    if ((frame_size_ & 1U) == 0 && frame_[frame_size_ - 2] == 0xFF && b == 0x7F) {
-      frame_size_ -= 2;  // half sync on a 16-bit boundary: padding
-      ++stats_.half_syncs;
-      continue;
-    }
-    if (frame_size_ == frame_.size()) {
-      decode_frame(out);
-      frame_size_ = 0;
-    }
+    take_byte(bytes[i++], out);
   }
+}
+
+void TpiuDeformatter::take_byte(std::uint8_t b, std::vector<std::uint8_t>& out) {
+  last_four_ = (last_four_ << 8U) | b;
+  if (last_four_ == full_sync) {
+    // The sync's first three bytes went into the frame buffer; anything before them
+    // was an incomplete frame.
+    stats_.discarded_bytes += frame_size_ >= 3 ? frame_size_ - 3 : 0;
+    ++stats_.full_syncs;
+    frame_size_ = 0;
+    return;
+  }
+  frame_[frame_size_++] = b;
+  if ((frame_size_ & 1U) == 0 && frame_[frame_size_ - 2] == 0xFF && b == 0x7F) {
+    frame_size_ -= 2;  // half sync on a 16-bit boundary: padding
+    ++stats_.half_syncs;
+    return;
+  }
+  if (frame_size_ == frame_.size()) {
+    decode_frame(out);
+    frame_size_ = 0;
+  }
+}
+
+bool TpiuDeformatter::take_whole_frame(const std::uint8_t* frame, std::vector<std::uint8_t>& out) {
+  // Every sync, full or half, ends with FF 7F: without that pair the frame is plain data.
+  auto before = static_cast<std::uint8_t>(last_four_ & 0xFFU);
+  bool has_id = false;
+  for (std::size_t k = 0; k < frame_.size(); ++k) {
+    if (frame[k] == 0x7F && before == 0xFF) return false;
+    before = frame[k];
+    if (k % 2 == 0 && k < 15) has_id = has_id || (frame[k] & 1U) != 0;
+  }
+  last_four_ = static_cast<std::uint32_t>(frame[12]) << 24U | static_cast<std::uint32_t>(frame[13]) << 16U |
+               static_cast<std::uint32_t>(frame[14]) << 8U | frame[15];
+  if (has_id || delayed_id_ || current_id_ != stream_) {
+    std::copy(frame, frame + frame_.size(), frame_.begin());
+    decode_frame(out);
+    return true;
+  }
+  // Only data of the selected stream: 15 bytes, the even ones with their LSB from byte 15.
+  ++stats_.frames;
+  stats_.selected_bytes += 15;
+  const std::size_t at = out.size();
+  out.resize(at + 15);
+  std::uint8_t* data = out.data() + at;
+  const std::uint8_t aux = frame[15];
+  for (std::size_t k = 0; k < 8; ++k) {
+    data[2 * k] = static_cast<std::uint8_t>(frame[2 * k] | ((aux >> k) & 1U));
+    if (k < 7) data[2 * k + 1] = frame[2 * k + 1];
+  }
+  return true;
 }
 
 void TpiuDeformatter::decode_frame(std::vector<std::uint8_t>& out) {

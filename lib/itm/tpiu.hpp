@@ -23,6 +23,7 @@ struct TpiuStats {
   std::uint64_t other_bytes = 0;      // bytes of other streams (not ID 0)
   std::uint64_t trigger_bytes = 0;    // ID 0x7D
   std::uint64_t discarded_bytes = 0;  // partial frames cut off by a full sync
+  bool operator==(const TpiuStats&) const = default;
 };
 
 class TpiuDeformatter {
@@ -41,6 +42,10 @@ class TpiuDeformatter {
   [[nodiscard]] std::size_t pending_bytes() const noexcept { return frame_size_; }
 
  private:
+  void take_byte(std::uint8_t byte, std::vector<std::uint8_t>& out);
+  // A whole frame at `frame` when no sync ends in it (the bulk of a stream): decoded
+  // without the byte-wise framing; false (nothing done) otherwise.
+  bool take_whole_frame(const std::uint8_t* frame, std::vector<std::uint8_t>& out);
   void decode_frame(std::vector<std::uint8_t>& out);
   void emit(std::uint8_t byte, std::vector<std::uint8_t>& out);
 

@@ -19,7 +19,7 @@ class PortRouter {
 
   // Returns false when the port is disabled or masked (the write is counted, not decoded).
   // Inline: the session calls it for most packets of a stream.
-  bool write(std::uint16_t port, std::uint32_t value, std::uint8_t size, EventSink& sink) {
+  [[gnu::always_inline]] bool write(std::uint16_t port, std::uint32_t value, std::uint8_t size, EventSink& sink) {
     const std::size_t slot = port % PortMap::port_count;
     if (TextDecoder* text = text_[slot]; text != nullptr) {  // called directly: its write is inline
       mark_used(port);
