@@ -42,6 +42,33 @@ TEST_CASE("invalid UTF-8 becomes U+FFFD, valid UTF-8 passes through") {
   CHECK(quoted("a\xe2\x82z") == "\"a" + fffd + fffd + "z\"");
 }
 
+TEST_CASE("escaping reads back through simdjson wherever the special byte falls in a word") {
+  // Strings long enough for the 8-byte copies, with one byte that needs care at each place.
+  const std::vector<std::string> specials{"\x01", "\x1f", "\"", "\\", "\n", "\x7f", "\xc3\xa9", "\xe2\x82\xac", " ", "~"};
+  const auto escape = [](std::string_view text) {
+    OutBuffer out;
+    append_json_string(out, text);
+    return std::string(out.view());
+  };
+  simdjson::dom::parser parser;
+  for (const std::string& special : specials) {
+    for (std::size_t at = 0; at < 26; ++at) {
+      std::string text(25, 'a');
+      for (std::size_t i = 0; i < text.size(); ++i) text[i] = static_cast<char>('a' + i);
+      text.insert(at, special);
+      const std::string json = escape(text);
+      std::string_view parsed;
+      REQUIRE(parser.parse(json).get(parsed) == simdjson::SUCCESS);
+      CHECK(parsed == text);
+    }
+  }
+  std::string invalid(20, 'x');
+  invalid[13] = '\x80';
+  std::string_view parsed;
+  REQUIRE(parser.parse(escape(invalid)).get(parsed) == simdjson::SUCCESS);
+  CHECK(parsed == std::string(13, 'x') + "\xEF\xBF\xBD" + std::string(6, 'x'));
+}
+
 TEST_CASE("integers") {
   std::string out;
   append_uint(out, 0);
