@@ -238,28 +238,29 @@ std::uint64_t ItmSession::target_time() const noexcept {
   return cycles / hz * 1'000'000'000U + cycles % hz * 1'000'000'000U / hz;
 }
 
-const RecordFormatter::Stamp& ItmSession::stamp_for(std::uint64_t timestamp, std::string_view clock, bool exact) {
-  if (timestamp != stamp_time_ || clock != stamp_clock_ || exact != stamp_exact_ || stamp_.suffix.empty()) {
-    formatter_.stamp(stamp_, timestamp, clock, exact);
-    stamp_time_ = timestamp;
-    stamp_clock_ = clock;
-    stamp_exact_ = exact;
+const RecordFormatter::Stamp& ItmSession::stamp_for(StampCache& cache, std::uint64_t timestamp, std::string_view clock,
+                                                    bool exact) {
+  if (timestamp != cache.time || clock != cache.clock || exact != cache.exact || cache.stamp.suffix.empty()) {
+    formatter_.stamp(cache.stamp, timestamp, clock, exact);
+    cache.time = timestamp;
+    cache.clock = clock;
+    cache.exact = exact;
   }
-  return stamp_;
+  return cache.stamp;
 }
 
 void ItmSession::stamp_pending(std::uint64_t timestamp, std::string_view clock, bool exact) {
   if (pending_.empty() && frames_.empty()) return;
   OutBuffer& out = writer_.buffer();
   if (!pending_.empty()) {
-    const RecordFormatter::Stamp& stamp = stamp_for(timestamp, clock, exact);
+    const RecordFormatter::Stamp& stamp = stamp_for(group_stamp_, timestamp, clock, exact);
     std::size_t begin = 0;
     for (const Pending& record : pending_) {
       if (record.target_time == began_now) {
         RecordFormatter::line(out, stamp, staging_.view(begin, record.body_end));
-      } else {  // dated earlier (a text line's first character): rare, its own stamp
-        formatter_.stamp(earlier_stamp_, record.target_time, clock, record.exact);
-        RecordFormatter::line(out, earlier_stamp_, staging_.view(begin, record.body_end));
+      } else {  // dated earlier: a text line that began before this group's timestamp
+        RecordFormatter::line(out, stamp_for(earlier_stamp_, record.target_time, clock, record.exact),
+                              staging_.view(begin, record.body_end));
       }
       begin = record.body_end;
     }
@@ -315,7 +316,8 @@ void ItmSession::stamp_with_host_time() {
   OutBuffer& out = writer_.buffer();
   std::size_t begin = 0;
   for (const Pending& record : pending_) {
-    RecordFormatter::line(out, stamp_for(record.host_us, "us", exact), staging_.view(begin, record.body_end));
+    RecordFormatter::line(out, stamp_for(group_stamp_, record.host_us, "us", exact),
+                          staging_.view(begin, record.body_end));
     begin = record.body_end;
   }
   pending_.clear();

@@ -133,7 +133,16 @@ class ItmSession final : private EventSink {
   void stage(const Event& event);
   void stamp_pending(std::uint64_t timestamp, std::string_view clock, bool exact);
   // The cached line prefix/suffix for this time (records of one group share it).
-  const RecordFormatter::Stamp& stamp_for(std::uint64_t timestamp, std::string_view clock, bool exact);
+  // A stamp made once for the records of one time (most records share their group's; text
+  // lines that began earlier often share one too).
+  struct StampCache {
+    RecordFormatter::Stamp stamp;
+    std::uint64_t time = 0;
+    std::string_view clock;
+    bool exact = true;
+  };
+  const RecordFormatter::Stamp& stamp_for(StampCache& cache, std::uint64_t timestamp, std::string_view clock,
+                                          bool exact);
   // Records released before the stream carried any target time: host time, said once.
   void stamp_with_host_time();
   void note_first_target_time();
@@ -150,11 +159,8 @@ class ItmSession final : private EventSink {
   std::optional<itm::TpiuDeformatter> tpiu_;
   std::vector<std::uint8_t> deformatted_;
   OutBuffer staging_;
-  RecordFormatter::Stamp stamp_;
-  RecordFormatter::Stamp earlier_stamp_;  // for a record dated before the group it is written with
-  std::uint64_t stamp_time_ = 0;
-  std::string_view stamp_clock_;
-  bool stamp_exact_ = true;
+  StampCache group_stamp_;
+  StampCache earlier_stamp_;  // for a record dated before the group it is written with
   std::vector<Pending> pending_;
   // The target time after each of the last timestamp packets, by count modulo the size (a
   // power of two): a line spans at most max_line writes, so at most that many timestamps.

@@ -10,6 +10,7 @@
 # cat pushing the same amount of itm-decode's NDJSON through a pipe into cat; "ceiling" is the
 # input rate at which that pipe would be full, "of ceiling" how much of it itm-decode reaches.
 # Usage: scripts/bench/itm-mixes.sh [UNIQUE_MB [COPIES]]   (default 16 MB generated, repeated 8x)
+#        MIXES="text dwt" scripts/bench/itm-mixes.sh   (some of the mixes only)
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 unique_mb=${1:-16}
@@ -38,7 +39,7 @@ make_input() {  # make_input NAME: the mix, generated once and repeated
 echo "itm-decode on independent mixes: ${unique_mb} MB generated x ${copies}, $(nproc) cores, $(uname -m)"
 printf '\n%-12s %5s %8s %7s %6s %9s %6s %9s %8s %8s %6s %7s %6s %9s %9s %8s\n' mix MB "cat MB/s" "NDJSON" "vs cat" \
   "vs orbcat" "JSON x" "JSON MB/s" "pipe MB/s" "ceiling" "of it" "none" "vs cat" "vs orbcat" "records" "RSS KB"
-for mix in itm-synth rtos-printf text dwt taskisr tpiu; do
+for mix in ${MIXES:-itm-synth rtos-printf text dwt taskisr tpiu}; do
   make_input "$mix"
   input=$work/$mix.bin
   flags=""

@@ -44,7 +44,8 @@ TEST_CASE("invalid UTF-8 becomes U+FFFD, valid UTF-8 passes through") {
 
 TEST_CASE("escaping reads back through simdjson wherever the special byte falls in a word") {
   // Strings long enough for the 8-byte copies, with one byte that needs care at each place.
-  const std::vector<std::string> specials{"\x01", "\x1f", "\"", "\\", "\n", "\x7f", "\xc3\xa9", "\xe2\x82\xac", " ", "~"};
+  const std::vector<std::string> specials{"\x01", "\x1f",     "\"",           "\\", "\n",
+                                          "\x7f", "\xc3\xa9", "\xe2\x82\xac", " ",  "~"};
   const auto escape = [](std::string_view text) {
     OutBuffer out;
     append_json_string(out, text);
