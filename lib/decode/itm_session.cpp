@@ -127,7 +127,11 @@ void ItmSession::on_packet(const Packet& p) {
       break;
     }
     default:
-      on_hardware_packet(p);
+      if (writes_records()) {
+        on_hardware_packet(p);
+      } else {
+        ++stats_.records;  // --format none: every hardware packet is one record, counted
+      }
       break;
   }
   release_if_full();
@@ -141,10 +145,6 @@ void ItmSession::cut_lines_at_pause(std::uint64_t before, std::uint64_t now) {
 }
 
 void ItmSession::on_hardware_packet(const Packet& p) {
-  if (!writes_records()) {  // --format none: every hardware packet is one record, counted
-    ++stats_.records;
-    return;
-  }
   Event event;
   event.source = EventSource::dwt;
   switch (p.kind) {
