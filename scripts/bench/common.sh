@@ -19,3 +19,15 @@ best_of_3() {  # prints the best wall time in seconds of a shell command, of thr
   echo "$best"
 }
 peak_rss_kb() { { /usr/bin/time -f "%M" bash -c "$1" > /dev/null; } 2>&1 | tail -n 1; }
+records_row_header() { printf '%-44s %10s %10s %12s %10s\n' input records seconds "records/s" "RSS KB"; }
+# records_row NAME FILE COMMAND: the records in FILE, COMMAND's best time over them, records
+# per second and peak RSS, as a row under records_row_header; the time is left in
+# records_row_seconds.
+records_row() {
+  local lines rss
+  lines=$(wc -l < "$2")
+  records_row_seconds=$(best_of_3 "$3")
+  rss=$(peak_rss_kb "$3")
+  printf '%-44s %10s %10s %12s %10s\n' "$1" "$lines" "$records_row_seconds" \
+    "$(awk -v n="$lines" -v s="$records_row_seconds" 'BEGIN { printf "%.2fM", (s > 0) ? n / s / 1e6 : 0 }')" "$rss"
+}

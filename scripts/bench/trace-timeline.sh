@@ -15,16 +15,8 @@ trap 'rm -rf "$work"' EXIT
 "$build/tools/swo-capture" --simulate --seed 6 --rate 0 --max-bytes $((sim_mb * 125000)) | "$build/tools/itm-decode" \
   > "$work/sim-eighth.ndjson"
 python3 "$root/scripts/bench/itm-mixes.py" dwt $((sim_mb * 125000)) 1 | "$build/tools/itm-decode" > "$work/dwt.ndjson"
-printf '%-44s %10s %10s %12s %10s\n' input records seconds "records/s" "RSS KB"
-row() {  # row NAME FILE
-  local lines seconds rss command
-  command="'$build/tools/trace-timeline' --cpu-hz 64000000 -o /dev/null '$2'"
-  lines=$(wc -l < "$2")
-  seconds=$(best_of_3 "$command")
-  rss=$(peak_rss_kb "$command")
-  printf '%-44s %10s %10s %12s %10s\n' "$1" "$lines" "$seconds" \
-    "$(awk -v n="$lines" -v s="$seconds" 'BEGIN { printf "%.2fM", (s > 0) ? n / s / 1e6 : 0 }')" "$rss"
-}
+records_row_header
+row() { records_row "$1" "$2" "'$build/tools/trace-timeline' --cpu-hz 64000000 -o /dev/null '$2'"; }  # row NAME FILE
 row "trace-timeline (simulator)" "$work/sim.ndjson"
 row "trace-timeline (simulator, 1/8)" "$work/sim-eighth.ndjson"
 row "trace-timeline (DWT-heavy mix)" "$work/dwt.ndjson"

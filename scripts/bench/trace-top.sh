@@ -19,15 +19,10 @@ trap 'rm -rf "$work"' EXIT
   > "$work/sim-quarter.ndjson"
 python3 "$root/scripts/bench/itm-mixes.py" dwt $((sim_mb * 250000)) 1 | "$build/tools/itm-decode" > "$work/dwt.ndjson"
 jq_expr='reduce inputs as $r ({}; .[$r.event.kind] += 1)'
-printf '%-40s %10s %10s %12s %10s\n' input records seconds "records/s" "RSS KB"
+records_row_header
 row() {  # row NAME FILE COMMAND
-  local lines seconds rss
-  lines=$(wc -l < "$2")
-  seconds=$(best_of_3 "$3")
-  rss=$(peak_rss_kb "$3")
-  printf '%-40s %10s %10s %12s %10s\n' "$1" "$lines" "$seconds" \
-    "$(awk -v n="$lines" -v s="$seconds" 'BEGIN { printf "%.2fM", (s > 0) ? n / s / 1e6 : 0 }')" "$rss"
-  echo "$1 $seconds" >> "$work/times"
+  records_row "$@"
+  echo "$1 $records_row_seconds" >> "$work/times"
 }
 row "trace-top --once (simulator)" "$work/sim.ndjson" "'$build/tools/trace-top' --once '$work/sim.ndjson'"
 row "trace-top --once (simulator, 1/4)" "$work/sim-quarter.ndjson" \
