@@ -81,4 +81,16 @@ ReadResult ByteSource::read(std::span<std::uint8_t> buffer, int timeout_ms) {
   }
 }
 
+std::size_t read_at(int fd, char* into, std::size_t size, std::uint64_t offset) {
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t got = ::pread(fd, into + done, size - done, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw_system_error(errno, "cannot read the input");
+    if (got == 0) break;
+    done += static_cast<std::size_t>(got);
+  }
+  return done;
+}
+
 }  // namespace tp

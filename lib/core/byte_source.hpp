@@ -58,4 +58,8 @@ class ByteSource {
   std::uint64_t bytes_read_ = 0;
 };
 
+// Reads up to `size` bytes of the file `fd` at `offset` (pread: its file offset is left
+// alone, so threads may share it); fewer only at the end of the file. Throws tp::Error.
+std::size_t read_at(int fd, char* into, std::size_t size, std::uint64_t offset);
+
 }  // namespace tp

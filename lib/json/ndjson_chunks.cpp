@@ -1,9 +1,6 @@
 #include "json/ndjson_chunks.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -14,25 +11,13 @@
 #include <string_view>
 #include <thread>
 
+#include "core/byte_source.hpp"
 #include "core/error.hpp"
 
 namespace tp {
 namespace {
 
 constexpr std::size_t continuation_piece = std::size_t{64} << 10U;
-
-// Reads up to `size` bytes at `offset`; fewer only at the end of the file.
-std::size_t read_at(int fd, char* into, std::size_t size, std::uint64_t offset) {
-  std::size_t done = 0;
-  while (done < size) {
-    const ssize_t got = ::pread(fd, into + done, size - done, static_cast<off_t>(offset + done));
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) throw_system_error(errno, "cannot read the input");
-    if (got == 0) break;
-    done += static_cast<std::size_t>(got);
-  }
-  return done;
-}
 
 // One thread's parser and handler, run over one chunk at a time.
 class ChunkWorker {

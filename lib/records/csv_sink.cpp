@@ -1,10 +1,8 @@
 #include "records/csv_sink.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 
 #include "core/error.hpp"
 #include "json/ndjson_reader.hpp"
@@ -75,13 +73,11 @@ void CsvSink::infer_from_file(const ByteSource& source) {
   std::string piece(std::size_t{1} << 20U, '\0');
   std::uint64_t offset = begin;
   while (offset < end && records < options_.infer_lines) {
-    const ssize_t got = ::pread(source.fd(), piece.data(), piece.size(), static_cast<off_t>(offset));
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) throw_system_error(errno, "cannot read the input");
+    const std::size_t got = read_at(source.fd(), piece.data(), piece.size(), offset);
     if (got == 0) break;
-    offset += static_cast<std::uint64_t>(got);
+    offset += got;
     // Line by line, to stop at exactly the record that completes the sample.
-    std::string_view rest(piece.data(), static_cast<std::size_t>(got));
+    std::string_view rest(piece.data(), got);
     while (!rest.empty() && records < options_.infer_lines) {
       const std::size_t line_end = std::min(rest.find('\n'), rest.size() - 1) + 1;
       reader.feed(rest.substr(0, line_end));
