@@ -110,7 +110,8 @@ try {
   if (firstTask) {
     await page.getByText(firstTask, { exact: true }).click();
     await page.getByText(firstTask).first().waitFor({ timeout: 20000 });
-    await page.waitForTimeout(500);
+    // Two animation frames: the flame chart's canvas has been painted since the click.
+    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
     await page.screenshot({ path: path.join(artifacts, 'timeline-speedscope-task.png') });
   }
 } finally {
