@@ -509,6 +509,7 @@ class DelayingProxy(threading.Thread):
         self.port = self.listener.getsockname()[1]
         self.server_port, self.hold = server_port, hold
         self.interrupted = threading.Event()
+        self.holding = threading.Event()  # set when the reply after the interrupt is held
 
     def run(self):
         client, _ = self.listener.accept()
@@ -527,6 +528,7 @@ class DelayingProxy(threading.Thread):
             while data := server.recv(65536):
                 if self.interrupted.is_set() and not held:
                     held = True
+                    self.holding.set()  # QEMU has answered the interrupt: the VM is halted
                     time.sleep(self.hold)
                 client.sendall(data)
         except OSError:
@@ -545,8 +547,7 @@ def sigterm_while_halted():
         proc = subprocess.Popen([tool, "-e", q.elf, "-g", f"127.0.0.1:{proxy.port}", "-i", "2000", "-o", out,
                                  "TRACER_1"], stderr=subprocess.PIPE, text=True)
         # The first poll is on the halted target after connecting; the second starts with 0x03.
-        got = proxy.interrupted.wait(30)
-        time.sleep(0.5)  # QEMU has halted the VM; its stop reply is held by the proxy
+        got = proxy.interrupted.wait(30) and proxy.holding.wait(30)  # halted, its stop reply held
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
         check(got and proc.returncode == 143, "SIGTERM while the target is halted -> exit 143", f"{proc.returncode} {err}")
