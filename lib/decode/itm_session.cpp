@@ -25,7 +25,7 @@ ItmSession::ItmSession(PortMap port_map, SessionOptions options, BatchedWriter& 
   if (options_.tpiu) tpiu_.emplace(options_.tpiu_stream);
   staging_.reserve(std::size_t{64} << 10U);
   pending_.reserve(options_.max_pending + 1);
-  recent_times_.resize(std::bit_ceil(options_.max_line + 2));
+  recent_times_.resize(std::min(std::bit_ceil(options_.max_line + 2), recent_times_cap));
 }
 
 void ItmSession::feed(std::span<const std::uint8_t> bytes, std::uint64_t host_us) {
@@ -226,8 +226,8 @@ ItmSession::Moment ItmSession::time_since(std::uint64_t began) const noexcept {
   }
   const std::uint64_t kept = recent_times_.size() - 1;
   const std::uint64_t oldest_kept = stats_.timestamps > kept ? stats_.timestamps - kept : 1;
-  const std::uint64_t first_after = std::max(began + 1, oldest_kept);
-  return recent_time(first_after);
+  if (began + 1 >= oldest_kept) return recent_time(began + 1);
+  return Moment{recent_time(oldest_kept).time, false};  // its own time is no longer kept: a later one
 }
 
 std::uint64_t ItmSession::target_time() const noexcept {

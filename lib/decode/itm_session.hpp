@@ -163,7 +163,10 @@ class ItmSession final : private EventSink {
   StampCache earlier_stamp_;  // for a record dated before the group it is written with
   std::vector<Pending> pending_;
   // The target time after each of the last timestamp packets, by count modulo the size (a
-  // power of two): a line spans at most max_line writes, so at most that many timestamps.
+  // power of two): a line spans at most max_line writes, so at most that many timestamps,
+  // but no more than recent_times_cap are kept (a large --max-line must not cost 32 bytes per
+  // character up front); a line that began before the oldest kept gets that time, not exact.
+  static constexpr std::size_t recent_times_cap = std::size_t{1} << 16U;
   std::vector<Moment> recent_times_;
   [[nodiscard]] Moment& recent_time(std::uint64_t count) noexcept {
     return recent_times_[count & (recent_times_.size() - 1)];

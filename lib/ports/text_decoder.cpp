@@ -1,5 +1,6 @@
 #include "ports/text_decoder.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace tp {
@@ -9,7 +10,13 @@ TextDecoder::TextDecoder(std::uint16_t port, std::size_t max_line, std::optional
       max_line_(max_line == 0 ? 1 : max_line),
       value_format_(std::move(value_format)),
       plain_(!value_format_) {
-  line_.resize(max_line_ + 4);
+  reserve_more(std::min<std::size_t>(max_line_, 252));
+}
+
+void TextDecoder::reserve_more(std::size_t more) {
+  const std::size_t needed = std::min(length_ + more, max_line_) + 4;
+  if (needed > line_.size()) line_.resize(std::min(std::max(needed, 2 * line_.size()), max_line_ + 4));
+  fast_limit_ = std::min(max_line_, line_.size() - 3);
 }
 
 void TextDecoder::emit_line(EventSink& sink) {
@@ -33,6 +40,7 @@ void TextDecoder::cut_before(std::uint64_t moment, EventSink& sink) {
   const std::string after(line().substr(tail_start_));
   length_ = tail_start_;
   emit_line(sink);
+  reserve_more(after.size());
   std::memcpy(line_.data(), after.data(), after.size());
   length_ = after.size();
   line_began_ = tail_moment_;
@@ -51,6 +59,7 @@ void TextDecoder::add_char(std::uint8_t c, bool from_byte_write, EventSink& sink
     return;
   }
   note_append(sink);
+  reserve_more(1);
   line_[length_++] = static_cast<char>(c);
   if (length_ >= max_line_) emit_line(sink);
 }
@@ -93,6 +102,7 @@ void TextDecoder::write_bytes(std::span<const std::uint8_t> bytes, EventSink& si
     const std::size_t limit = std::min(bytes.size(), i + (max_line_ - length_));
     std::size_t j = find_line_end(bytes, i, limit);
     if (j > i) note_append(sink);
+    reserve_more(j - i);
     std::memcpy(line_.data() + length_, bytes.data() + i, j - i);
     length_ += j - i;
     if (j == limit && length_ >= max_line_) {

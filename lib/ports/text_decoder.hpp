@@ -35,7 +35,7 @@ class TextDecoder final : public PortDecoder {
   // Inline for the common write (the router calls it directly for text ports): ordinary
   // characters that neither end nor fill the line are stored together.
   void write(std::uint32_t value, std::uint8_t size, EventSink& sink) override {
-    if (plain_ && length_ + size < max_line_ && !has_line_control(value, size)) {
+    if (plain_ && length_ + size < fast_limit_ && !has_line_control(value, size)) {
       note_append(sink);
       store_le32(value);
       length_ += size;
@@ -71,15 +71,19 @@ class TextDecoder final : public PortDecoder {
     std::memcpy(line_.data() + length_, chars.data(), chars.size());
   }
   [[nodiscard]] std::string_view line() const noexcept { return {line_.data(), length_}; }
+  // Room for `more` bytes after the line and the four bytes a write stores.
+  void reserve_more(std::size_t more);
 
   std::uint16_t port_;
   std::size_t max_line_;
   std::optional<UserFormat> value_format_;
   bool plain_;  // no value format: wider writes are characters too
-  // The line so far: its first length_ bytes. Sized max_line_ + 4 once, so that a write's
-  // four bytes can always be stored whole (only `size` of them are counted).
+  // The line so far: its first length_ bytes, with room after them for a write's four
+  // bytes stored whole (only `size` of them are counted). It grows with the lines, up to
+  // max_line_ + 4 (--max-line may be large: no port takes that memory before its lines do).
   std::vector<char> line_;
   std::size_t length_ = 0;
+  std::size_t fast_limit_ = 0;  // below it a write neither fills the line nor needs more room
   std::uint64_t line_began_ = began_now;
   std::uint64_t tail_moment_ = 0;  // the moment of the line's last characters
   std::size_t tail_start_ = 0;     // where in line_ the characters of tail_moment_ start

@@ -67,6 +67,40 @@ TEST_CASE("Text: 2/4-byte writes are packed characters with NUL padding, or valu
   CHECK(values.events[1].text == "235");
 }
 
+TEST_CASE("Text: lines longer than the first buffer, in every write size, up to a large cap") {
+  // The line buffer starts small and grows with the lines (a large --max-line takes no memory
+  // before lines need it); every write size and byte runs must cross its growth points.
+  std::string expected;
+  for (int i = 0; i < 5000; ++i) expected += static_cast<char>('a' + i % 26);
+  for (const std::size_t max_line : {std::size_t{4096}, std::size_t{100000}}) {
+    CollectingSink sink;
+    TextDecoder text(0, max_line, std::nullopt);
+    std::size_t at = 0;
+    unsigned step = 0;
+    while (at < expected.size()) {
+      const std::size_t size =
+          std::min<std::size_t>(expected.size() - at, std::array<std::size_t, 4>{1, 2, 4, 37}[step++ % 4]);
+      if (size != 1 && size != 2 && size != 4) {
+        text.write_bytes(std::span(reinterpret_cast<const std::uint8_t*>(expected.data() + at), size), sink);
+      } else {
+        std::uint32_t value = 0;
+        for (std::size_t k = 0; k < size; ++k)
+          value |= static_cast<std::uint32_t>(static_cast<unsigned char>(expected[at + k])) << (8U * k);
+        text.write(value, static_cast<std::uint8_t>(size), sink);
+      }
+      at += size;
+    }
+    text.write('\n', 1, sink);
+    std::string joined;
+    for (const auto& event : sink.events) {
+      CHECK(event.text.size() <= max_line);
+      joined += event.text;
+    }
+    CHECK(joined == expected);
+    CHECK(sink.events.size() == (expected.size() + max_line - 1) / max_line);
+  }
+}
+
 TEST_CASE("TaskIsr: 9-byte records from any mix of write sizes, names, resync on garbage") {
   const std::vector<std::uint8_t> records{1, 1,  0, 0, 0, 2, 0, 0, 0,   // TaskSwitch 1 -> 2
                                           2, 10, 0, 0, 0, 0, 0, 0, 0,   // IsrEnter 10

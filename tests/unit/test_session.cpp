@@ -54,6 +54,32 @@ TEST_CASE("a text line has its first character's time, as orbcat dates console l
   CHECK(Json(same[0]).u64("/timestamp") == 3);
 }
 
+TEST_CASE("a text line that began before the oldest kept timestamp gets a later time, not exact") {
+  // 'A', then 70000 x (LTS 1, 'x'): the line spans more timestamps than the session keeps
+  // (65536), so its first character's time is gone; it gets the oldest kept, and says so.
+  std::vector<std::uint8_t> bytes{0x01, 0x41};
+  constexpr int timestamps = 70000;
+  for (int i = 0; i < timestamps; ++i) bytes.insert(bytes.end(), {0x10, 0x01, 0x78});
+  bytes.insert(bytes.end(), {0x01, 0x0A, 0x10});
+  SessionOptions options;
+  options.max_line = 200000;
+  const auto lines = decode_lines(bytes, options);
+  REQUIRE(lines.size() == 1);
+  const Json line(lines[0]);
+  CHECK(line.str("/event/data/message").size() == 1 + timestamps);
+  CHECK(line.u64("/timestamp") == timestamps - 65535);  // the oldest of the 65535 kept when it ended
+  CHECK_FALSE(line["/time_exact"].get_bool().value());
+
+  // Within the kept timestamps the first character's time is exact, as before.
+  std::vector<std::uint8_t> short_span{0x01, 0x41};
+  for (int i = 0; i < 1000; ++i) short_span.insert(short_span.end(), {0x10, 0x01, 0x78});
+  short_span.insert(short_span.end(), {0x01, 0x0A, 0x10});
+  const auto kept = decode_lines(short_span, options);
+  REQUIRE(kept.size() == 1);
+  CHECK(Json(kept[0]).u64("/timestamp") == 1);
+  CHECK_FALSE(Json(kept[0]).has("/time_exact"));
+}
+
 TEST_CASE("a port whose payloads mostly fail its decoder is reported once, naming --port-map") {
   // Text written on port 1 (the map's TaskIsr port), as the sigrok STM32F105 capture does:
   // 0x0B (port 1, 1 byte) before each character of "Hello, world\n" repeated.
