@@ -160,13 +160,21 @@ const WebSocket = createRequire(process.argv[1])('ws');
 const ws = new WebSocket(process.argv[2]);
 const wanted = Number(process.argv[3]);
 let got = 0;
+let started = false;
+let ready = false;
 setTimeout(() => { console.error(`timeout after ${got} events`); process.exit(1); }, 30000);
 ws.on('message', (raw) => {
   const m = JSON.parse(raw);
   if (m.type === 'Hello') ws.send(JSON.stringify({ type: 'Connect', data: { probe_selector: null, chip: null, token: null } }));
-  if (m.type === 'Status' && m.data.connected) {
+  if (m.type === 'Status' && m.data.connected && !started) {
     ws.send(JSON.stringify({ type: 'SetFilter', data: { port_mask: null, event_types: ['*'] } }));
     ws.send(JSON.stringify({ type: 'Start', data: { allow_mask: 0xFFFFFFFF, baud_rate: 2000000 } }));
+    started = true;
+  }
+  // The server answers Start with Meta once this client is tracing: only then may the
+  // records be sent (ready any earlier, they could all pass before this client traces).
+  if (m.type === 'Meta' && started && !ready) {
+    ready = true;
     console.log('ready');
   }
   if (m.type === 'Event' && !String(m.data.event.kind).startsWith('Top')) {
