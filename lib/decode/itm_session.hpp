@@ -132,9 +132,8 @@ class ItmSession final : private EventSink {
   // Stages an event's record until its timestamp is known.
   void stage(const Event& event);
   void stamp_pending(std::uint64_t timestamp, std::string_view clock, bool exact);
-  // The cached line prefix/suffix for this time (records of one group share it).
-  // A stamp made once for the records of one time (most records share their group's; text
-  // lines that began earlier often share one too).
+  // A line's prefix and suffix, made once for the records of one time (most records share
+  // their group's; text lines that began earlier often share one too).
   struct StampCache {
     RecordFormatter::Stamp stamp;
     std::uint64_t time = 0;
