@@ -7,9 +7,9 @@ namespace {
 constexpr std::uint32_t full_sync = 0xFFFFFF7FU;  // FF FF FF 7F, in arrival order
 }
 
-void TpiuDeformatter::emit(std::uint8_t byte, std::vector<std::uint8_t>& out) {
+void TpiuDeformatter::emit(std::uint8_t byte, std::uint8_t*& out) {
   if (current_id_ == stream_) {
-    out.push_back(byte);
+    *out++ = byte;
     ++stats_.selected_bytes;
   } else if (current_id_ == trigger_id) {
     ++stats_.trigger_bytes;
@@ -19,17 +19,22 @@ void TpiuDeformatter::emit(std::uint8_t byte, std::vector<std::uint8_t>& out) {
 }
 
 void TpiuDeformatter::feed(std::span<const std::uint8_t> bytes, std::vector<std::uint8_t>& out) {
+  // Each byte out is one byte in: of this input, or of a frame begun in the previous one.
+  const std::size_t start = out.size();
+  out.resize(start + frame_size_ + bytes.size());
+  std::uint8_t* cursor = out.data() + start;
   std::size_t i = 0;
   while (i < bytes.size()) {
-    if (frame_size_ == 0 && bytes.size() - i >= frame_.size() && take_whole_frame(bytes.data() + i, out)) {
+    if (frame_size_ == 0 && bytes.size() - i >= frame_.size() && take_whole_frame(bytes.data() + i, cursor)) {
       i += frame_.size();
       continue;
     }
-    take_byte(bytes[i++], out);
+    take_byte(bytes[i++], cursor);
   }
+  out.resize(static_cast<std::size_t>(cursor - out.data()));
 }
 
-void TpiuDeformatter::take_byte(std::uint8_t b, std::vector<std::uint8_t>& out) {
+void TpiuDeformatter::take_byte(std::uint8_t b, std::uint8_t*& out) {
   last_four_ = (last_four_ << 8U) | b;
   if (last_four_ == full_sync) {
     // The sync's first three bytes went into the frame buffer; anything before them
@@ -51,7 +56,7 @@ void TpiuDeformatter::take_byte(std::uint8_t b, std::vector<std::uint8_t>& out) 
   }
 }
 
-bool TpiuDeformatter::take_whole_frame(const std::uint8_t* frame, std::vector<std::uint8_t>& out) {
+bool TpiuDeformatter::take_whole_frame(const std::uint8_t* frame, std::uint8_t*& out) {
   // Every sync, full or half, ends with FF 7F: without that pair the frame is plain data.
   auto before = static_cast<std::uint8_t>(last_four_ & 0xFFU);
   bool has_id = false;
@@ -70,18 +75,16 @@ bool TpiuDeformatter::take_whole_frame(const std::uint8_t* frame, std::vector<st
   // Only data of the selected stream: 15 bytes, the even ones with their LSB from byte 15.
   ++stats_.frames;
   stats_.selected_bytes += 15;
-  const std::size_t at = out.size();
-  out.resize(at + 15);
-  std::uint8_t* data = out.data() + at;
   const std::uint8_t aux = frame[15];
   for (std::size_t k = 0; k < 8; ++k) {
-    data[2 * k] = static_cast<std::uint8_t>(frame[2 * k] | ((aux >> k) & 1U));
-    if (k < 7) data[2 * k + 1] = frame[2 * k + 1];
+    out[2 * k] = static_cast<std::uint8_t>(frame[2 * k] | ((aux >> k) & 1U));
+    if (k < 7) out[2 * k + 1] = frame[2 * k + 1];
   }
+  out += 15;
   return true;
 }
 
-void TpiuDeformatter::decode_frame(std::vector<std::uint8_t>& out) {
+void TpiuDeformatter::decode_frame(std::uint8_t*& out) {
   ++stats_.frames;
   const std::uint8_t aux = frame_[15];
   const auto data = [&](std::uint8_t byte) {

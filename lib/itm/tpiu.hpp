@@ -42,12 +42,14 @@ class TpiuDeformatter {
   [[nodiscard]] std::size_t pending_bytes() const noexcept { return frame_size_; }
 
  private:
-  void take_byte(std::uint8_t byte, std::vector<std::uint8_t>& out);
+  // The selected stream's bytes are written at `out`, which moves on: feed() makes room for
+  // as many as it was given plus those of a frame begun before (each byte out is a byte in).
+  void take_byte(std::uint8_t byte, std::uint8_t*& out);
   // A whole frame at `frame` when no sync ends in it (the bulk of a stream): decoded
   // without the byte-wise framing; false (nothing done) otherwise.
-  bool take_whole_frame(const std::uint8_t* frame, std::vector<std::uint8_t>& out);
-  void decode_frame(std::vector<std::uint8_t>& out);
-  void emit(std::uint8_t byte, std::vector<std::uint8_t>& out);
+  bool take_whole_frame(const std::uint8_t* frame, std::uint8_t*& out);
+  void decode_frame(std::uint8_t*& out);
+  void emit(std::uint8_t byte, std::uint8_t*& out);
 
   std::array<std::uint8_t, 16> frame_{};
   std::size_t frame_size_ = 0;
