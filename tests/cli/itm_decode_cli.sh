@@ -38,6 +38,12 @@ check "--format text shows the port name and message" grep -q '\[Console\] hello
 "$BIN" --format none --stats "$WORK/text.bin" > "$WORK/none.out" 2> "$WORK/none.err"
 check "--format none writes nothing" test ! -s "$WORK/none.out"
 check "--stats reports counts on stderr" grep -q '24 bytes, 12 packets' "$WORK/none.err"
+# Memory follows the lines, not --max-line (it cost 530 MB up front at 16 MiB: a timestamp
+# ring and a line buffer per Text port sized by it).
+rss_default=$(/usr/bin/time -f %M "$BIN" --format none "$WORK/text.bin" 2>&1 > /dev/null | tail -n 1)
+rss_large=$(/usr/bin/time -f %M "$BIN" --format none --max-line 16777216 "$WORK/text.bin" 2>&1 > /dev/null | tail -n 1)
+check "--max-line 16777216 takes no memory up front (peak RSS $rss_default KB, with it $rss_large KB)" \
+  test "$rss_large" -lt $((rss_default + 8192))
 
 # --- port map
 cat > "$WORK/map.json" <<'JSON'

@@ -21,6 +21,19 @@ std::string quoted(std::string_view s) {
   append_json_string(out, s);
   return out;
 }
+
+// A reader whose handler calls stop() on its stop_at-th line.
+struct StoppingReader {
+  explicit StoppingReader(int stop_at)
+      : reader(
+            [this, stop_at](NdjsonLine&) {
+              if (++handled == stop_at) reader.stop();
+              return simdjson::SUCCESS;
+            },
+            nullptr) {}
+  int handled = 0;
+  NdjsonReader reader;
+};
 }  // namespace
 
 TEST_CASE("JSON string escaping") {
@@ -204,20 +217,12 @@ TEST_CASE("NDJSON reader: strict mode throws with the line number; over-long lin
 }
 
 TEST_CASE("NDJSON reader: stop() ends reading at once, in the middle of a chunk too") {
-  int handled = 0;
-  NdjsonReader* self = nullptr;
-  NdjsonReader reader(
-      [&](NdjsonLine&) {
-        if (++handled == 2) self->stop();
-        return simdjson::SUCCESS;
-      },
-      nullptr);
-  self = &reader;
-  reader.feed(std::string_view("{}\n{}\n{}\n{}\n"));
-  reader.feed(std::string_view("{}\n"));
-  reader.finish();
-  CHECK(handled == 2);
-  CHECK(reader.lines() == 2);
+  StoppingReader stopping(2);
+  stopping.reader.feed(std::string_view("{}\n{}\n{}\n{}\n"));
+  stopping.reader.feed(std::string_view("{}\n"));
+  stopping.reader.finish();
+  CHECK(stopping.handled == 2);
+  CHECK(stopping.reader.lines() == 2);
 }
 
 namespace {
@@ -420,18 +425,10 @@ TEST_CASE("NDJSON reader: feed() taking its whole lines at once judges every lin
     CHECK(outcome == expected);
   }
   // stop() inside the one pass ends reading at once.
-  int handled = 0;
-  NdjsonReader* self = nullptr;
-  NdjsonReader stopping(
-      [&](NdjsonLine&) {
-        if (++handled == 3) self->stop();
-        return simdjson::SUCCESS;
-      },
-      nullptr);
-  self = &stopping;
-  stopping.whole_lines_from(1);
-  stopping.feed(std::string_view("{}\n{}\n{}\n{}\n{}\n"));
-  stopping.finish();
-  CHECK(handled == 3);
-  CHECK(stopping.lines() == 3);
+  StoppingReader stopping(3);
+  stopping.reader.whole_lines_from(1);
+  stopping.reader.feed(std::string_view("{}\n{}\n{}\n{}\n{}\n"));
+  stopping.reader.finish();
+  CHECK(stopping.handled == 3);
+  CHECK(stopping.reader.lines() == 3);
 }
