@@ -19,7 +19,15 @@
  *   its own snapshot right after the merge (two clock groups with no event between).
  * For tests that compare memory: g_pause = 1 parks the loop between rounds (g_paused = 1
  * says it is parked); while parked, g_report_request = k runs TRACER_k's own
- * finished_report_logging and is reset to 0. */
+ * finished_report_logging and is reset to 0.
+ * Pace: the application runs at most ROUNDS_AHEAD_MAX rounds past the last time a collector
+ * emptied one of its logs (a length below the one the tracer left at its last step), then
+ * idles until one does. A round adds at most ~1.5 items to a small log on average (8 on a
+ * merge round), so 200 rounds fill at most ~300 of its 448 items: the logs a collector
+ * empties never fill, however slow the host or the collector (a sanitizer build on a loaded
+ * machine); the ones nobody empties fill and drop. So the sequences a test compares do not
+ * depend on timing, and a drop in a collected tracer means the collector lost track.
+ * g_counter counts loop turns, rounds and idle turns alike: it advances while the CPU runs. */
 #include "tracer.h"
 
 #define SMALL_REGION 2048
@@ -28,11 +36,13 @@
 #define EVENT_PRODUCED_REPORT (EVENT_MAX - 1)
 #define EVENT_LOG_OVERFLOWED (EVENT_MAX - 2)
 #define EVENT_CLOCKS_FULL (EVENT_MAX - 4)
+#define ROUNDS_AHEAD_MAX 200u
 
 static uint64_t small_regions[N_TRACERS - 1][SMALL_REGION / 8];
 static uint64_t big_region[BIG_REGION / 8];
 static dynamic_history histories[N_TRACERS];
 static ekotrace handles[N_TRACERS];
+static size_t left_len[N_TRACERS]; /* each log's length when its tracer last left in_use */
 
 ekotrace *volatile TRACER_1, *volatile TRACER_2, *volatile TRACER_3, *volatile TRACER_4, *volatile TRACER_5,
     *volatile TRACER_6, *volatile TRACER_7, *volatile TRACER_8, *volatile TRACER_9, *volatile TRACER_10,
@@ -43,6 +53,7 @@ static ekotrace *volatile *const references[N_TRACERS] = {
     &TRACER_9, &TRACER_10, &TRACER_11, &TRACER_12, &TRACER_13, &TRACER_14, &TRACER_15, &TRACER_16};
 
 volatile uint32_t g_counter;
+volatile uint32_t g_waiting_turns; /* loop turns spent waiting for a collector (see Pace) */
 volatile uint32_t g_dropped[N_TRACERS];
 volatile uint32_t g_hold_in_use = HOLD_IN_USE;
 volatile uint32_t g_idle_loops = IDLE_LOOPS;
@@ -163,8 +174,21 @@ static void enter(dynamic_history *h) {
 
 static void leave(dynamic_history *h) {
   spin(g_hold_in_use);
+  left_len[h->tracer_id - 1] = h->compact_log.len;
   barrier();
   h->in_use = 0;
+}
+
+/* A collector clears a log only while in_use is clear, so a shorter log than the tracer left
+ * was emptied by it. */
+static int collector_emptied_a_log(void) {
+  int emptied = 0;
+  for (int k = 0; k < N_TRACERS; k++) {
+    size_t len = histories[k].compact_log.len;
+    if (len < left_len[k]) emptied = 1;
+    left_len[k] = len;
+  }
+  return emptied;
 }
 
 /* One step of the sequence; returns the snapshot when it produced one. */
@@ -188,6 +212,15 @@ static void merge_step(dynamic_history *h, logical_clock snapshot, uint32_t n) {
   leave(h);
 }
 
+static void round_of_steps(uint32_t n) {
+  logical_clock snapshot = step(&histories[0], n);
+  if (n % 16 == 0)
+    merge_step(&histories[1], snapshot, n);
+  else if (n % 2 == 0)
+    step(&histories[1], n);
+  for (int k = 2; k < N_TRACERS; k++) step(&histories[k], n);
+}
+
 static void park(void) {
   while (g_pause) {
     g_paused = 1;
@@ -206,14 +239,17 @@ void tracer_main(void) {
   for (int k = 0; k < N_TRACERS - 1; k++) init_history(k, small_regions[k], sizeof small_regions[k]);
   init_history(N_TRACERS - 1, big_region, sizeof big_region);
   for (int k = 0; k < N_TRACERS; k++) *references[k] = &handles[k];
-  for (uint32_t n = 1;; n++) {
+  for (int k = 0; k < N_TRACERS; k++) left_len[k] = histories[k].compact_log.len;
+  uint32_t n = 1, rounds_ahead = 0;
+  for (;;) {
     park();
-    logical_clock snapshot = step(&histories[0], n);
-    if (n % 16 == 0)
-      merge_step(&histories[1], snapshot, n);
-    else if (n % 2 == 0)
-      step(&histories[1], n);
-    for (int k = 2; k < N_TRACERS; k++) step(&histories[k], n);
+    if (collector_emptied_a_log()) rounds_ahead = 0;
+    if (rounds_ahead < ROUNDS_AHEAD_MAX) {
+      round_of_steps(n++);
+      rounds_ahead++;
+    } else {
+      g_waiting_turns = g_waiting_turns + 1;
+    }
     g_counter = g_counter + 1;
     spin(g_idle_loops);
   }
