@@ -2,15 +2,146 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
+#include <csignal>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
 
 namespace tp {
+namespace {
+
+struct WriteCounts {
+  std::uint64_t bytes = 0;
+  std::uint64_t calls = 0;
+};
+
+// write(2) until every byte is out (EINTR retried). EPIPE: BrokenPipe (SIGPIPE is ignored,
+// see core/signals); any other error: tp::Error.
+void write_all_to(int fd, std::string_view bytes, WriteCounts& counts) {
+  std::string_view rest = bytes;
+  while (!rest.empty()) {
+    const ssize_t n = ::write(fd, rest.data(), rest.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EPIPE) throw BrokenPipe();
+      throw_system_error(errno, "cannot write output");
+    }
+    ++counts.calls;
+    counts.bytes += static_cast<std::uint64_t>(n);
+    rest.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+// Runs `start` with every signal blocked, so a thread it starts inherits that mask and a
+// stop signal always reaches the threads that wait for it.
+template <typename Start>
+void with_signals_blocked(const Start& start) {
+  sigset_t all;
+  sigset_t before;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_BLOCK, &all, &before);
+  try {
+    start();
+  } catch (...) {
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+    throw;
+  }
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+}
+
+}  // namespace
+
+// One batch in flight at a time: the owner hands a full buffer over (getting the written,
+// emptied one back) and goes on; the thread writes it. The first error stops the writing
+// and is kept for the owner.
+class BatchedWriter::Background {
+ public:
+  Background(int fd, std::size_t capacity) : fd_(fd) {
+    in_flight_.reserve(capacity + capacity / 4);
+    with_signals_blocked([this] { thread_ = std::jthread([this] { run(); }); });
+  }
+  Background(const Background&) = delete;
+  Background& operator=(const Background&) = delete;
+  Background(Background&&) = delete;
+  Background& operator=(Background&&) = delete;
+  ~Background() {
+    {
+      const std::scoped_lock lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+  }  // thread_ joins: a batch being written is finished first
+
+  // Swaps `full` with the buffer written last (empty), once that one is written.
+  void hand_over(OutBuffer& full) {
+    std::unique_lock lock(mutex_);
+    wait_idle(lock);
+    std::swap(full, in_flight_);
+    busy_ = true;
+    lock.unlock();
+    changed_.notify_all();
+  }
+  // Returns once nothing is in flight; throws the error of a failed write.
+  void drain() {
+    std::unique_lock lock(mutex_);
+    wait_idle(lock);
+  }
+  [[nodiscard]] WriteCounts counts() const {
+    const std::scoped_lock lock(mutex_);
+    return counts_;
+  }
+
+ private:
+  void wait_idle(std::unique_lock<std::mutex>& lock) {
+    changed_.wait(lock, [this] { return !busy_; });
+    if (error_) std::rethrow_exception(error_);
+  }
+  void run() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      changed_.wait(lock, [this] { return busy_ || stopping_; });
+      if (!busy_) return;
+      lock.unlock();
+      WriteCounts written;
+      std::exception_ptr error;
+      try {
+        if (!failed_) write_all_to(fd_, in_flight_.view(), written);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      in_flight_.clear();
+      lock.lock();
+      counts_.bytes += written.bytes;
+      counts_.calls += written.calls;
+      if (error) {
+        error_ = error;
+        failed_ = true;
+      }
+      busy_ = false;
+      changed_.notify_all();
+    }
+  }
+
+  int fd_;
+  OutBuffer in_flight_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  bool busy_ = false;  // in_flight_ is the thread's
+  bool stopping_ = false;
+  bool failed_ = false;  // written by the thread only
+  std::exception_ptr error_;
+  WriteCounts counts_;
+  std::jthread thread_;  // last: started once the rest is built, joined first
+};
 
 BatchedWriter BatchedWriter::open(std::string_view path, bool append) {
   if (path.empty() || path == "-") return BatchedWriter(STDOUT_FILENO, false);
@@ -32,6 +163,9 @@ BatchedWriter::BatchedWriter(int fd, bool owned, std::size_t capacity)
   }
 }
 
+BatchedWriter::BatchedWriter(BatchedWriter&&) noexcept = default;
+BatchedWriter& BatchedWriter::operator=(BatchedWriter&&) noexcept = default;
+
 bool BatchedWriter::starts_empty() const noexcept {
   struct stat st {};
   return ::fstat(fd_.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0;
@@ -44,11 +178,42 @@ BatchedWriter::~BatchedWriter() {
   }
 }
 
+void BatchedWriter::write_in_background() {
+  if (!background_) background_ = std::make_unique<Background>(fd_.get(), capacity_);
+}
+
+void BatchedWriter::flush_full_batch() {
+  if (!background_) return flush();
+  last_flush_us_ = monotonic_us();
+  try {
+    background_->hand_over(buffer_);
+  } catch (...) {
+    buffer_.clear();  // the output failed: nothing more is written
+    throw;
+  }
+}
+
 void BatchedWriter::flush() {
   last_flush_us_ = monotonic_us();
+  if (background_) {
+    try {
+      background_->drain();
+    } catch (...) {
+      buffer_.clear();
+      throw;
+    }
+  }
   if (buffer_.empty()) return;
   write_all(buffer_.view());
   buffer_.clear();
+}
+
+std::uint64_t BatchedWriter::bytes_written() const noexcept {
+  return bytes_written_ + (background_ ? background_->counts().bytes : 0);
+}
+
+std::uint64_t BatchedWriter::write_calls() const noexcept {
+  return write_calls_ + (background_ ? background_->counts().calls : 0);
 }
 
 void BatchedWriter::write_large(std::string_view bytes) {
@@ -57,20 +222,21 @@ void BatchedWriter::write_large(std::string_view bytes) {
 }
 
 void BatchedWriter::write_all(std::string_view bytes) {
-  std::string_view rest = bytes;
-  while (!rest.empty()) {
-    const ssize_t n = ::write(fd_.get(), rest.data(), rest.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EPIPE) {
-        buffer_.clear();
-        throw BrokenPipe();
-      }
-      throw_system_error(errno, "cannot write output");
-    }
-    ++write_calls_;
-    bytes_written_ += static_cast<std::uint64_t>(n);
-    rest.remove_prefix(static_cast<std::size_t>(n));
+  WriteCounts counts;
+  std::exception_ptr error;
+  try {
+    write_all_to(fd_.get(), bytes, counts);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  bytes_written_ += counts.bytes;  // what went out counts, however the writing ended
+  write_calls_ += counts.calls;
+  if (!error) return;
+  try {
+    std::rethrow_exception(error);
+  } catch (const BrokenPipe&) {
+    buffer_.clear();  // nobody reads: the destructor must not write it again
+    throw;
   }
 }
 

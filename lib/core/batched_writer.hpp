@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -21,8 +22,8 @@ class BatchedWriter {
   // "-" or empty = stdout. append=false truncates an existing file.
   static BatchedWriter open(std::string_view path, bool append);
   explicit BatchedWriter(int fd, bool owned = false, std::size_t capacity = default_capacity);
-  BatchedWriter(BatchedWriter&&) noexcept = default;
-  BatchedWriter& operator=(BatchedWriter&&) noexcept = default;
+  BatchedWriter(BatchedWriter&&) noexcept;
+  BatchedWriter& operator=(BatchedWriter&&) noexcept;
   BatchedWriter(const BatchedWriter&) = delete;
   BatchedWriter& operator=(const BatchedWriter&) = delete;
   ~BatchedWriter();
@@ -34,11 +35,20 @@ class BatchedWriter {
     buffer_.append(bytes);
     commit();
   }
-  // Marks the end of a record: flushes once the buffer is past its capacity.
+  // Marks the end of a record: flushes once the buffer is past its capacity (in the
+  // background after write_in_background()).
   void commit() {
-    if (buffer_.size() >= capacity_) flush();
+    if (buffer_.size() >= capacity_) flush_full_batch();
   }
+  // Every byte appended so far is written when this returns (batches handed to the
+  // background first); a write error of any of them is thrown here.
   void flush();
+  // From now on a full batch is written by a thread of its own while the owner fills the
+  // next one (two buffers): for a tool whose output outweighs its input (itm-decode), the
+  // copy into the pipe or the page cache overlaps the work that makes the records. The
+  // thread blocks every signal (they stay the owner's). A failed background write is
+  // thrown by the next commit() that hands a batch over, or by flush().
+  void write_in_background();
   // Flushes if the oldest pending byte is older than max_delay_us.
   void flush_if_stale(std::uint64_t now_us);
   [[nodiscard]] bool has_pending() const noexcept { return !buffer_.empty(); }
@@ -49,11 +59,15 @@ class BatchedWriter {
   // a tool that writes only now and then (a watch waiting for news) asks this while idle,
   // instead of learning it at its next write, which may never come.
   [[nodiscard]] bool reader_gone() const noexcept;
-  [[nodiscard]] std::uint64_t bytes_written() const noexcept { return bytes_written_; }
-  [[nodiscard]] std::uint64_t write_calls() const noexcept { return write_calls_; }
+  // Bytes and write(2) calls so far (a batch being written in the background is counted
+  // once written).
+  [[nodiscard]] std::uint64_t bytes_written() const noexcept;
+  [[nodiscard]] std::uint64_t write_calls() const noexcept;
   void set_max_delay_us(std::uint64_t us) noexcept { max_delay_us_ = us; }
 
  private:
+  class Background;
+  void flush_full_batch();
   void write_large(std::string_view bytes);
   void write_all(std::string_view bytes);
 
@@ -64,6 +78,7 @@ class BatchedWriter {
   std::uint64_t last_flush_us_ = 0;
   std::uint64_t bytes_written_ = 0;
   std::uint64_t write_calls_ = 0;
+  std::unique_ptr<Background> background_;  // after fd_: stopped before the descriptor closes
 };
 
 }  // namespace tp

@@ -5,10 +5,12 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/cli.hpp"
@@ -120,6 +122,137 @@ TEST_CASE("batched writer: flush_if_stale bounds the delay") {
   ::fstat(fd, &st);
   CHECK(st.st_size == 1);
   ::unlink(path);
+}
+
+namespace {
+
+// All a pipe's reader gets until the writer closes its end.
+std::string read_to_end(int fd) {
+  std::string all;
+  char piece[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, piece, sizeof piece);
+    if (n <= 0) return all;
+    all.append(piece, static_cast<std::size_t>(n));
+  }
+}
+
+// Records of varying length (each numbered), as a decoder appends them.
+std::string record(int i) {
+  return std::to_string(i) + std::string(static_cast<std::size_t>(i % 97), 'x') + '\n';
+}
+
+}  // namespace
+
+TEST_CASE("batched writer in the background: every batch, in order, written when flush returns, counted" *
+          doctest::test_suite("threads")) {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  std::string got;
+  std::thread reader([&] { got = read_to_end(fds[0]); });
+  std::string sent;
+  {
+    BatchedWriter writer(fds[1], true, 4096);
+    writer.write_in_background();
+    for (int i = 0; i < 20000; ++i) {
+      writer.buffer() += record(i);
+      writer.commit();
+      sent += record(i);
+    }
+    writer.flush();
+    CHECK(writer.bytes_written() == sent.size());
+    CHECK(writer.write_calls() >= sent.size() / 5120);  // batches of 4096 bytes and a record
+  }                                                     // closes the pipe
+  reader.join();
+  ::close(fds[0]);
+  CHECK(got.size() == sent.size());
+  CHECK(got == sent);
+
+  char path[] = "/tmp/tracepipe-writer-XXXXXX";
+  const int fd = ::mkstemp(path);
+  REQUIRE(fd >= 0);
+  BatchedWriter to_file(fd, true, 1024);
+  to_file.write_in_background();
+  for (int i = 0; i < 1000; ++i) to_file.write(record(i));
+  to_file.flush();
+  CHECK(std::filesystem::file_size(path) == to_file.bytes_written());
+  ::unlink(path);
+}
+
+TEST_CASE("batched writer in the background: a reader gone is BrokenPipe, a full disk an error, both at the owner" *
+          doctest::test_suite("threads")) {
+  std::signal(SIGPIPE, SIG_IGN);
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  ::close(fds[0]);
+  {
+    BatchedWriter writer(fds[1], true, 1024);
+    writer.write_in_background();
+    const auto write_much = [&] {
+      for (int i = 0; i < 1000; ++i) writer.write(record(i));  // a background write fails on the way
+      writer.flush();
+    };
+    CHECK_THROWS_AS(write_much(), BrokenPipe);
+    CHECK_THROWS_AS(writer.flush(), BrokenPipe);  // stays failed; nothing left to write at exit
+  }
+  const int full = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+  REQUIRE(full >= 0);
+  BatchedWriter writer(full, true, 1024);
+  writer.write_in_background();
+  for (int i = 0; i < 10; ++i) writer.write(record(i));  // less than a batch: nothing handed over yet
+  CHECK_THROWS_WITH_AS(
+      [&] {
+        for (int i = 0; i < 100; ++i) writer.write(record(i));
+        writer.flush();
+      }(),
+      doctest::Contains("cannot write output"), Error);
+}
+
+TEST_CASE("batched writer in the background: its thread blocks every signal, so SIGTERM interrupts the owner" *
+          doctest::test_suite("threads")) {
+  int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  const auto tasks = [] {
+    std::vector<std::string> ids;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+      ids.push_back(entry.path().filename().string());
+    }
+    return ids;
+  };
+  const std::vector<std::string> before = tasks();
+  BatchedWriter writer(fd, true, 1024);
+  writer.write_in_background();
+  const std::vector<std::string> after = tasks();
+  REQUIRE(after.size() == before.size() + 1);
+  // glibc's pthread_create starts a thread with every signal blocked and sets the mask it
+  // inherits once it runs: read the mask once the thread waits for a batch (sleeping).
+  const auto status_of = [](const std::string& id) {
+    std::ifstream status("/proc/self/task/" + id + "/status");
+    std::string line;
+    std::string state;
+    std::uint64_t blocked = 0;
+    while (std::getline(status, line)) {
+      if (line.rfind("State:", 0) == 0) state = line.substr(6);
+      if (line.rfind("SigBlk:", 0) == 0) blocked = std::stoull(line.substr(7), nullptr, 16);
+    }
+    return std::pair{state.find('S') != std::string::npos, blocked};
+  };
+  for (const std::string& id : after) {
+    if (std::find(before.begin(), before.end(), id) != before.end()) continue;
+    auto [sleeping, blocked] = status_of(id);
+    for (int tries = 0; !sleeping && tries < 2000; ++tries) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      std::tie(sleeping, blocked) = status_of(id);
+    }
+    REQUIRE(sleeping);
+    const auto bit = [](int signal) { return std::uint64_t{1} << static_cast<unsigned>(signal - 1); };
+    CHECK((blocked & bit(SIGTERM)) != 0);
+    CHECK((blocked & bit(SIGINT)) != 0);
+    CHECK((blocked & bit(SIGHUP)) != 0);
+  }
+  sigset_t mine;
+  ::pthread_sigmask(SIG_SETMASK, nullptr, &mine);
+  CHECK(::sigismember(&mine, SIGTERM) == 0);  // the owner's mask is as it was
 }
 
 TEST_CASE("parse_whole_number: all of the text, in range") {

@@ -346,7 +346,8 @@ TEST_CASE("NDJSON reader: whole lines at once (parse_many) judge every line as l
   CHECK(outcome == expected);
 }
 
-TEST_CASE("NDJSON chunks: any chunk size and thread count reads the lines that reading line by line does") {
+TEST_CASE("NDJSON chunks: any chunk size and thread count reads the lines that reading line by line does" *
+          doctest::test_suite("threads")) {
   const std::string input =
       awkward_ndjson() + "\n" + std::string(3000, ' ') + "{\"wide\":1}\n{\"reject\":2}\n" + awkward_ndjson();
   const ReadOutcome expected = read_line_by_line(input);
@@ -381,7 +382,8 @@ TEST_CASE("NDJSON chunks: any chunk size and thread count reads the lines that r
   }
 }
 
-TEST_CASE("NDJSON chunks: stopping hands back no later chunk; a handler's exception reaches the caller") {
+TEST_CASE("NDJSON chunks: stopping hands back no later chunk; a handler's exception reaches the caller" *
+          doctest::test_suite("threads")) {
   std::string input;
   for (int i = 0; i < 5000; ++i) input += "{\"n\":" + std::to_string(i) + "}\n";
   const TempNdjson file(input);
