@@ -16,7 +16,7 @@
 namespace tp {
 
 void add_threads_option(CLI::App& app, unsigned& threads) {
-  app.add_option("--threads", threads, "Threads reading a file input (default: one per core, up to 8; 1: line by line)")
+  app.add_option("--threads", threads, "Threads parsing the input (default: one per core, up to 8; 1: line by line)")
       ->type_name("N")
       ->check(CLI::Range(0U, 64U));
 }

@@ -73,6 +73,7 @@ class OutBuffer {
   }
   void clear() noexcept { size_ = 0; }
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
   [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
   [[nodiscard]] const char* data() const noexcept { return data_.get(); }
   [[nodiscard]] std::string_view view() const noexcept { return {data_.get(), size_}; }

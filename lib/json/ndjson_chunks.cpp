@@ -22,6 +22,7 @@ constexpr std::size_t continuation_piece = std::size_t{64} << 10U;
 // One thread's parser and handler, run over one chunk at a time.
 class ChunkWorker {
  public:
+  // fd and file_begin: the file process() reads (-1 and 0 for a worker fed bytes).
   ChunkWorker(int fd, std::uint64_t file_begin, ChunkLineHandler handler, const NdjsonChunkOptions& options)
       : fd_(fd),
         file_begin_(file_begin),
@@ -34,13 +35,27 @@ class ChunkWorker {
         mark_outputs_(options.mark_outputs) {}
 
   void process(std::uint64_t chunk_begin, std::uint64_t chunk_end, NdjsonChunk& chunk) {
-    chunk_ = &chunk;
-    chunk.output.clear();
-    chunk.marks.clear();
-    chunk.bad_lines.clear();
-    chunk.end_offset = chunk_end;
-    reader_.restart();
+    start(chunk, chunk_end);
     feed_owned_lines(chunk_begin, chunk_end);
+    chunk.lines = reader_.lines();
+  }
+
+  // A piece of a stream, as StreamChunker cut it.
+  void process(const StreamPiece& piece, NdjsonChunk& chunk) {
+    start(chunk, piece.end_offset);
+    const std::string_view bytes(piece.bytes.data(), piece.size);  // capacity: padding after
+    switch (piece.kind) {
+      case StreamPiece::Kind::whole_lines:
+        reader_.feed_lines(bytes);  // the piece's buffer keeps the padding
+        break;
+      case StreamPiece::Kind::over_long:
+        feed(bytes);  // more than max_line without a newline: one bad line
+        break;
+      case StreamPiece::Kind::last_line:
+        feed(bytes);
+        reader_.finish();
+        break;
+    }
     chunk.lines = reader_.lines();
   }
 
@@ -50,6 +65,15 @@ class ChunkWorker {
     const simdjson::error_code error = handler_(line, chunk_->output);
     if (mark_outputs_ && chunk_->output.size() != before) chunk_->marks.push_back({line.number, chunk_->output.size()});
     return error;
+  }
+
+  void start(NdjsonChunk& chunk, std::uint64_t end_offset) {
+    chunk_ = &chunk;
+    chunk.output.clear();
+    chunk.marks.clear();
+    chunk.bad_lines.clear();
+    chunk.end_offset = end_offset;
+    reader_.restart();
   }
 
   void feed(std::string_view bytes) { reader_.feed(std::span<const char>(bytes.data(), bytes.size())); }
@@ -211,6 +235,238 @@ void read_ndjson_chunks(int fd, std::uint64_t begin, std::uint64_t end, std::vec
     schedule.hand_back(index);
     if (!go_on) break;
   }
+}
+
+// The workers of NdjsonStreamChunks: pieces queue in stream order; each thread takes the
+// first not yet started; the chunks come back from the front of the queue, in order.
+class NdjsonStreamChunks::Workers {
+ public:
+  Workers(std::vector<ChunkLineHandler> handlers, const NdjsonChunkOptions& options, OnChunk on_chunk)
+      : on_chunk_(std::move(on_chunk)), max_in_flight_(2 * handlers.size()) {
+    for (ChunkLineHandler& handler : handlers) workers_.emplace_back(-1, 0, std::move(handler), options);
+    threads_.reserve(workers_.size());
+    try {
+      for (ChunkWorker& worker : workers_) threads_.emplace_back([this, &worker] { run(worker); });
+    } catch (...) {
+      stop();
+      throw;
+    }
+  }
+  Workers(const Workers&) = delete;
+  Workers& operator=(const Workers&) = delete;
+  Workers(Workers&&) = delete;
+  Workers& operator=(Workers&&) = delete;
+  ~Workers() { stop(); }
+
+  // A buffer for the next piece (one handed back earlier, its capacity kept).
+  OutBuffer spare_buffer() {
+    if (spare_.empty()) return {};
+    OutBuffer buffer = std::move(spare_.back());
+    spare_.pop_back();
+    buffer.clear();
+    return buffer;
+  }
+  // Queues `piece`; first hands back the oldest chunk when as many as allowed are in flight.
+  bool add(StreamPiece piece) {
+    if (in_flight() >= max_in_flight_ && !hand_back_front()) return false;
+    auto job = std::make_unique<Job>();
+    job->piece = std::move(piece);
+    {
+      const std::scoped_lock lock(mutex_);
+      jobs_.push_back(std::move(job));
+    }
+    work_ready_.notify_one();
+    return true;
+  }
+  // Hands back the chunks already done, in order, without waiting.
+  bool hand_back_done() {
+    while (front_done()) {
+      if (!hand_back_front()) return false;
+    }
+    return true;
+  }
+  bool hand_back_all() {
+    while (in_flight() != 0) {
+      if (!hand_back_front()) return false;
+    }
+    return true;
+  }
+  [[nodiscard]] std::size_t in_flight() const {
+    const std::scoped_lock lock(mutex_);
+    return jobs_.size();
+  }
+
+ private:
+  struct Job {
+    StreamPiece piece;
+    NdjsonChunk chunk;
+    bool started = false;
+    bool done = false;
+    std::exception_ptr error;
+  };
+
+  bool front_done() const {
+    const std::scoped_lock lock(mutex_);
+    return !jobs_.empty() && jobs_.front()->done;
+  }
+  // Waits for the oldest chunk and gives it to on_chunk (its handler's exception rethrown).
+  bool hand_back_front() {
+    std::unique_ptr<Job> job;
+    {
+      std::unique_lock lock(mutex_);
+      job_done_.wait(lock, [&] { return jobs_.front()->done; });
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    if (job->error) std::rethrow_exception(job->error);
+    const bool go_on = on_chunk_(job->chunk);
+    spare_.push_back(std::move(job->piece.bytes));
+    return go_on;
+  }
+  void run(ChunkWorker& worker) {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      Job* job = nullptr;
+      work_ready_.wait(lock, [&] {
+        job = first_waiting();
+        return stopping_ || job != nullptr;
+      });
+      if (stopping_) return;
+      job->started = true;
+      lock.unlock();
+      try {
+        worker.process(job->piece, job->chunk);
+      } catch (...) {
+        job->error = std::current_exception();
+      }
+      lock.lock();
+      job->done = true;
+      job_done_.notify_all();
+    }
+  }
+  Job* first_waiting() {
+    for (const std::unique_ptr<Job>& job : jobs_) {
+      if (!job->started) return job.get();
+    }
+    return nullptr;
+  }
+  void stop() {
+    {
+      const std::scoped_lock lock(mutex_);
+      stopping_ = true;
+    }
+    work_ready_.notify_all();
+    threads_.clear();  // joins
+  }
+
+  OnChunk on_chunk_;
+  std::size_t max_in_flight_;
+  std::deque<ChunkWorker> workers_;  // not movable: their readers call back into them
+  mutable std::mutex mutex_;
+  std::condition_variable work_ready_;
+  std::condition_variable job_done_;
+  std::deque<std::unique_ptr<Job>> jobs_;  // handed out and not yet handed back, in stream order
+  bool stopping_ = false;
+  std::vector<OutBuffer> spare_;
+  std::vector<std::jthread> threads_;  // last: joined before the rest goes
+};
+
+NdjsonStreamChunks::NdjsonStreamChunks(std::vector<ChunkLineHandler> handlers, OnChunk on_chunk,
+                                       const NdjsonChunkOptions& options)
+    : workers_(std::make_unique<Workers>(std::move(handlers), options, std::move(on_chunk))), options_(options) {}
+
+NdjsonStreamChunks::~NdjsonStreamChunks() = default;
+
+bool NdjsonStreamChunks::idle() const noexcept {
+  return gathered_.empty() && workers_->in_flight() == 0;
+}
+
+bool NdjsonStreamChunks::feed(std::string_view bytes, std::uint64_t now_us) {
+  do {
+    const std::span<char> to = room(bytes.size());
+    if (!to.empty()) std::memcpy(to.data(), bytes.data(), to.size());
+    if (!feed_room(to.size(), now_us)) return false;
+    bytes.remove_prefix(to.size());
+  } while (!bytes.empty());
+  return true;
+}
+
+std::span<char> NdjsonStreamChunks::room(std::size_t at_most) {
+  constexpr std::size_t padding = simdjson::SIMDJSON_PADDING;
+  const std::size_t wanted = std::min<std::size_t>(at_most, std::size_t{64} << 10U);
+  if (gathered_.size() + wanted + padding > gathered_.capacity()) {
+    gathered_.reserve(std::max(options_.chunk_size + options_.chunk_size / 4, 2 * gathered_.size()) + wanted + padding);
+  }
+  const std::size_t size = std::min(at_most, gathered_.capacity() - gathered_.size() - padding);
+  return {gathered_.ensure(size + padding), size};
+}
+
+bool NdjsonStreamChunks::feed_room(std::size_t size, std::uint64_t now_us) {
+  if (stopped_) return false;
+  now_us_ = now_us;
+  char* fresh = gathered_.ensure(0);  // where room() let the caller write
+  if (skipping_) {                    // nothing else is gathered
+    const void* newline = ::memchr(fresh, '\n', size);
+    const std::size_t skipped =
+        newline == nullptr ? size : static_cast<std::size_t>(static_cast<const char*>(newline) - fresh) + 1;
+    offset_ += skipped;
+    std::memmove(fresh, fresh + skipped, size - skipped);
+    size -= skipped;
+    skipping_ = newline == nullptr;
+  }
+  if (gathered_.empty()) gathered_since_us_ = now_us;
+  gathered_.commit(size);
+  // The last newline can only be in what just came (memrchr: rfind walks byte by byte).
+  const void* last = size == 0 ? nullptr : ::memrchr(fresh, '\n', size);
+  if (last != nullptr) whole_end_ = static_cast<std::size_t>(static_cast<const char*>(last) - gathered_.data()) + 1;
+  bool go_on = true;
+  if (gathered_.size() - whole_end_ > options_.max_line) {
+    // As NdjsonReader: a line past max_line without its newline is reported and skipped.
+    go_on = hand_over_whole_lines() && hand_over(StreamPiece::Kind::over_long, gathered_.size());
+    skipping_ = true;
+  } else if (whole_end_ >= options_.chunk_size ||
+             (whole_end_ != 0 && now_us >= gathered_since_us_ + options_.max_gather_us)) {
+    go_on = hand_over_whole_lines();
+  }
+  if (!go_on || !workers_->hand_back_done()) stopped_ = true;
+  return !stopped_;
+}
+
+bool NdjsonStreamChunks::catch_up() {
+  if (stopped_) return false;
+  if (!hand_over_whole_lines() || !workers_->hand_back_all()) stopped_ = true;
+  return !stopped_;
+}
+
+bool NdjsonStreamChunks::finish() {
+  if (stopped_) return false;
+  bool go_on = hand_over_whole_lines();
+  if (go_on && !gathered_.empty()) go_on = hand_over(StreamPiece::Kind::last_line, gathered_.size());
+  if (!go_on || !workers_->hand_back_all()) stopped_ = true;
+  return !stopped_;
+}
+
+bool NdjsonStreamChunks::hand_over_whole_lines() {
+  return whole_end_ == 0 || hand_over(StreamPiece::Kind::whole_lines, whole_end_);
+}
+
+// The first `size` gathered bytes become a piece; what follows them stays gathered.
+bool NdjsonStreamChunks::hand_over(StreamPiece::Kind kind, std::size_t size) {
+  StreamPiece piece;
+  piece.bytes = std::move(gathered_);
+  piece.size = size;
+  piece.kind = kind;
+  offset_ += size;
+  piece.end_offset = offset_;
+  gathered_ = workers_->spare_buffer();
+  whole_end_ = 0;
+  gathered_since_us_ = now_us_;                // what stays gathered is the start of a line that came just now
+  if (kind != StreamPiece::Kind::over_long) {  // of an over-long line the rest is skipped
+    const std::string_view rest = piece.bytes.view().substr(size);
+    gathered_.reserve(rest.size() + simdjson::SIMDJSON_PADDING);
+    gathered_.append(rest);
+  }
+  return workers_->add(std::move(piece));
 }
 
 }  // namespace tp

@@ -10,7 +10,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/out_buffer.hpp"
@@ -42,6 +45,19 @@ struct NdjsonChunkOptions {
   std::size_t chunk_size = std::size_t{1} << 20U;
   std::size_t max_line = NdjsonReader::default_max_line;
   bool mark_outputs = false;  // list the lines that wrote output (to stop after N of them)
+  // NdjsonStreamChunks: whole lines wait at most this long for more to fill a chunk.
+  std::uint64_t max_gather_us = 10'000;
+};
+
+// What a worker of NdjsonStreamChunks parses: whole lines (the usual), the start of a line
+// longer than max_line (one bad line; the cutter skips the rest of it), or the input's last
+// line, which has no newline.
+struct StreamPiece {
+  enum class Kind : std::uint8_t { whole_lines, over_long, last_line };
+  OutBuffer bytes;  // the first `size` are the piece's; the capacity keeps SIMDJSON_PADDING more
+  std::size_t size = 0;
+  Kind kind = Kind::whole_lines;
+  std::uint64_t end_offset = 0;  // bytes of the stream up to the piece's end
 };
 
 // Reads bytes [begin, end) of the regular file `fd` with one thread per handler (pread:
@@ -50,5 +66,53 @@ struct NdjsonChunkOptions {
 // chunks before it were handed over. An error reading the file throws tp::Error.
 void read_ndjson_chunks(int fd, std::uint64_t begin, std::uint64_t end, std::vector<ChunkLineHandler> handlers,
                         const std::function<bool(NdjsonChunk&)>& on_chunk, const NdjsonChunkOptions& options = {});
+
+// NDJSON from a stream (a pipe) on several threads. The caller reads and passes the bytes in
+// as they come; whole lines are gathered into pieces of chunk_size bytes (less when they have
+// waited max_gather_us, or when the caller says the input paused) that the workers parse, each
+// with its own handler, into NdjsonChunks handed back through on_chunk in stream order, with
+// their line counts and bad lines as read_ndjson_chunks gives them: the same output and
+// reports as one NdjsonReader fed the same reads. Memory stays bounded: at most two pieces per
+// worker in flight (feed waits for the oldest) and a partial line of at most max_line bytes.
+// Every call below returns false once on_chunk returned false (and does nothing after that);
+// an exception of a handler or of on_chunk is thrown by the call that hands its chunk back.
+class NdjsonStreamChunks {
+ public:
+  using OnChunk = std::function<bool(NdjsonChunk&)>;
+  NdjsonStreamChunks(std::vector<ChunkLineHandler> handlers, OnChunk on_chunk, const NdjsonChunkOptions& options = {});
+  NdjsonStreamChunks(const NdjsonStreamChunks&) = delete;
+  NdjsonStreamChunks& operator=(const NdjsonStreamChunks&) = delete;
+  NdjsonStreamChunks(NdjsonStreamChunks&&) = delete;
+  NdjsonStreamChunks& operator=(NdjsonStreamChunks&&) = delete;
+  ~NdjsonStreamChunks();  // the workers finish the piece they parse and are joined
+
+  // Bytes read at now_us; hands back the chunks done so far without waiting for others.
+  bool feed(std::string_view bytes, std::uint64_t now_us);
+  // The same without a copy: read into room(n) (at most n bytes, 64 KiB or more when n is),
+  // then say how many bytes came.
+  [[nodiscard]] std::span<char> room(std::size_t at_most);
+  bool feed_room(std::size_t size, std::uint64_t now_us);
+  // The input paused: the lines gathered go to a worker now and every chunk comes back.
+  bool catch_up();
+  // End of input: the last line (without a newline) too, then every chunk comes back.
+  bool finish();
+  // Nothing gathered and nothing in flight.
+  [[nodiscard]] bool idle() const noexcept;
+
+ private:
+  class Workers;
+  bool hand_over(StreamPiece::Kind kind, std::size_t size);
+  bool hand_over_whole_lines();
+
+  std::unique_ptr<Workers> workers_;
+  NdjsonChunkOptions options_;
+  OutBuffer gathered_;  // whole lines up to whole_end_, then the start of a line
+  std::size_t whole_end_ = 0;
+  std::uint64_t offset_ = 0;  // stream bytes before gathered_
+  std::uint64_t gathered_since_us_ = 0;
+  std::uint64_t now_us_ = 0;  // of the last feed
+  bool skipping_ = false;     // inside the rest of an over-long line
+  bool stopped_ = false;
+};
 
 }  // namespace tp

@@ -52,6 +52,9 @@ class CsvSink {
   // file's bytes [begin, end), read here), then each thread writes rows with its own copy of
   // the row writer. The rows are those on_line would write.
   std::vector<ChunkLineHandler> chunk_handlers(unsigned threads, const ByteSource& source);
+  // The columns were given (--columns, --preset): chunk_handlers needs no file to infer them
+  // from, so a pipe can be read on several threads too (LineStream::run_stream_chunks).
+  [[nodiscard]] bool columns_known() const noexcept { return rows_.has_value(); }
   // End of input: the lines still waiting are written; what could not be converted is
   // reported.
   void finish(const Logger& log);

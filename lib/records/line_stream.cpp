@@ -1,16 +1,19 @@
 #include "records/line_stream.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <thread>
 
+#include "core/clock.hpp"
 #include "core/signals.hpp"
 
 namespace tp {
 
 LineStream::LineStream(NdjsonReader::LineHandler on_line, const Logger& logger, bool strict, std::size_t max_line)
     : logger_(logger),
+      max_line_(max_line),
       reader_(
           std::move(on_line),
           [this](std::uint64_t number, std::string_view message) {
@@ -31,8 +34,7 @@ void LineStream::on_end(std::uint64_t /*now_us*/) {
   reader_.finish();
 }
 
-unsigned LineStream::threads_for(const ByteSource& source, unsigned requested) noexcept {
-  if (!source.seekable()) return 1;
+unsigned LineStream::threads_for(unsigned requested) noexcept {
   if (requested != 0) return requested;
   return std::clamp(std::thread::hardware_concurrency(), 1U, max_threads);
 }
@@ -43,6 +45,7 @@ void LineStream::run_chunks(ByteSource& source, std::vector<ChunkLineHandler> ha
   const ByteSource::Range range = source.unread_range();  // a lambda may not capture a structured binding
   NdjsonChunkOptions options;
   options.mark_outputs = max_output_lines != 0;
+  options.max_line = max_line_;
   read_ndjson_chunks(
       source.fd(), range.begin, range.end, std::move(handlers),
       [&](const NdjsonChunk& chunk) {
@@ -54,7 +57,47 @@ void LineStream::run_chunks(ByteSource& source, std::vector<ChunkLineHandler> ha
   writer.flush();
 }
 
-bool LineStream::take_chunk(const NdjsonChunk& chunk, BatchedWriter& writer) {
+void LineStream::run_stream_chunks(ByteSource& source, std::vector<ChunkLineHandler> handlers, BatchedWriter& writer,
+                                   Progress& progress, std::uint64_t max_output_lines) {
+  max_output_lines_ = max_output_lines;
+  NdjsonChunkOptions options;
+  options.mark_outputs = max_output_lines != 0;
+  options.max_line = max_line_;
+  // A signal stops the reading, not the handing back of lines already read.
+  NdjsonStreamChunks chunks(
+      std::move(handlers), [&](const NdjsonChunk& chunk) { return take_chunk(chunk, writer, false); }, options);
+  constexpr std::size_t read_size = std::size_t{1} << 20U;
+  // A pipe as large as one read: a fast writer fills it while the threads parse (Linux; best
+  // effort, the default 64 KiB still works).
+  ::fcntl(source.fd(), F_SETPIPE_SZ, static_cast<int>(read_size));
+  const int idle_poll_ms = StreamLoopOptions{}.idle_poll_ms;
+  bool go_on = true;
+  while (go_on && stop_requested() == 0) {
+    const bool waiting = !chunks.idle() || writer.has_pending();
+    const std::span<char> room = chunks.room(read_size);  // read in place: no copy
+    const ReadResult result =
+        source.read(std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(room.data()), room.size()),
+                    waiting ? idle_poll_ms : -1);
+    const std::uint64_t now = monotonic_us();
+    if (result.status == ReadStatus::end_of_input) {
+      go_on = chunks.finish();
+      break;
+    }
+    if (result.status == ReadStatus::data) {
+      go_on = chunks.feed_room(result.size, now);
+      writer.flush_if_stale(now);
+      progress.update(source.bytes_read());
+    } else if (result.status == ReadStatus::timeout) {
+      go_on = chunks.catch_up();
+      writer.flush();
+    }
+  }
+  if (go_on && stop_requested() != 0) chunks.catch_up();  // a line not complete is left out, as on_end does
+  progress.finish();
+  writer.flush();
+}
+
+bool LineStream::take_chunk(const NdjsonChunk& chunk, BatchedWriter& writer, bool stop_on_signal) {
   const std::string_view output(chunk.output.data(), chunk.output.size());
   const std::uint64_t lines_before = reader_.lines();
   std::size_t written = 0;
@@ -88,7 +131,7 @@ bool LineStream::take_chunk(const NdjsonChunk& chunk, BatchedWriter& writer) {
   if (!within_limit(~std::uint64_t{0})) return false;
   write_up_to(output.size());
   reader_.count_lines(chunk.lines);
-  return stop_requested() == 0;
+  return !stop_on_signal || stop_requested() == 0;
 }
 
 void LineStream::report_summary(std::string_view source_name) const {

@@ -29,6 +29,13 @@ class LineStream final : public StreamHandler {
   // on SIGINT/SIGTERM between chunks, or on a bad line with --strict.
   void run_chunks(ByteSource& source, std::vector<ChunkLineHandler> handlers, BatchedWriter& writer, Progress& progress,
                   std::uint64_t max_output_lines = 0);
+  // Instead of the stream loop, for a stream (a pipe) on one thread per handler
+  // (NdjsonStreamChunks): reads `source` itself, and writes the handlers' output in input
+  // order. Lines wait at most 10 ms to be handed on; when the input pauses for the stream
+  // loop's idle poll every line read so far is handled and the output flushed. Stops as
+  // run_chunks does; on SIGINT/SIGTERM the whole lines already read are handled first.
+  void run_stream_chunks(ByteSource& source, std::vector<ChunkLineHandler> handlers, BatchedWriter& writer,
+                         Progress& progress, std::uint64_t max_output_lines = 0);
   [[nodiscard]] bool done() const override { return done_; }
   // No more input is wanted (e.g. --limit reached).
   void stop() noexcept {
@@ -39,11 +46,9 @@ class LineStream final : public StreamHandler {
   // A line found bad after its turn: counted and reported like the others.
   void report_bad_line(std::uint64_t number, std::string_view message) { reader_.report_bad_line(number, message); }
 
-  // How many threads to read `source` with: `requested` (0: one per core, at most
-  // max_threads), and 1 for what is not a seekable file (a pipe is read line by line, so
-  // each line goes out as soon as it comes in).
+  // How many threads to parse with: `requested`, or 0: one per core, at most max_threads.
   static constexpr unsigned max_threads = 8;
-  [[nodiscard]] static unsigned threads_for(const ByteSource& source, unsigned requested) noexcept;
+  [[nodiscard]] static unsigned threads_for(unsigned requested) noexcept;
   // Output lines run_chunks wrote (the lines whose handler wrote output, with a limit):
   // counted with a limit, or once asked for.
   void count_output_lines() noexcept { counting_output_ = true; }
@@ -55,9 +60,12 @@ class LineStream final : public StreamHandler {
   void report_summary(std::string_view source_name) const;
 
  private:
-  bool take_chunk(const NdjsonChunk& chunk, BatchedWriter& writer);
+  // Writes a chunk's output and reports its bad lines; false: stop (the limit, or with
+  // stop_on_signal a SIGINT/SIGTERM).
+  bool take_chunk(const NdjsonChunk& chunk, BatchedWriter& writer, bool stop_on_signal = true);
 
   const Logger& logger_;
+  std::size_t max_line_;
   NdjsonReader reader_;
   bool done_ = false;
   std::uint64_t max_output_lines_ = 0;

@@ -39,12 +39,16 @@ results=$work/results
   measure "trace-filter --kind Text" 3 "'$tools/trace-filter' --kind Text '$records'"
   measure "trace-filter --kind Text --threads 1" 3 "'$tools/trace-filter' --kind Text --threads 1 '$records'"
   measure "trace-filter --kind Text < pipe" 3 "cat '$records' | '$tools/trace-filter' --kind Text"
+  measure "trace-filter --kind Text < pipe, 1 thread" 3 "cat '$records' | '$tools/trace-filter' --kind Text --threads 1"
   measure "jq -c 'select(.event.kind==\"Text\")'" 1 "jq -c '$filter_expr' '$records'"
   measure "gojq -c 'select(.event.kind==\"Text\")'" 1 "gojq -c '$filter_expr' '$records'"
   measure "mlr filter '\$event[\"kind\"]==\"Text\"'" 1 "mlr --ijsonl --ojsonl filter '\$event[\"kind\"] == \"Text\"' '$records'"
   measure "trace-filter --regex message=task.[0-3]" 3 "'$tools/trace-filter' --regex 'message=task [0-3] ' '$records'"
   measure "trace-csv --columns $csv_columns" 3 "'$tools/trace-csv' --columns $csv_columns '$records'"
   measure "trace-csv --columns ... --threads 1" 3 "'$tools/trace-csv' --columns $csv_columns --threads 1 '$records'"
+  measure "trace-csv --columns ... < pipe" 3 "cat '$records' | '$tools/trace-csv' --columns $csv_columns"
+  measure "trace-csv --columns ... < pipe, 1 thread" 3 \
+    "cat '$records' | '$tools/trace-csv' --columns $csv_columns --threads 1"
   measure "jq -r '[...] | @csv'" 1 "jq -r '[.timestamp, .port, .event.kind, .event.data.message] | @csv' '$records'"
   measure "gojq -r '[...] | @csv'" 1 "gojq -r '[.timestamp, .port, .event.kind, .event.data.message] | @csv' '$records'"
   measure "mlr --ijsonl --ocsv flatten then cut" 1 \

@@ -57,6 +57,48 @@ check "known kinds give no warning" test ! -s "$WORK/err"
 "$FILTER" --stats --kind Text "$WORK/in.ndjson" > /dev/null 2> "$WORK/err"
 check "--stats counts" grep -q "3 lines, 3 selected, 0 bad" "$WORK/err"
 
+# A pipe is parsed on several threads (--threads, default one per core): the same output,
+# counts and bad-line reports as the file, live records still come out while the input
+# pauses, and SIGTERM passes on every whole line already read.
+for i in $(seq 1 30000); do
+  record "$i" $((i % 4)) "line $i"
+  [ $((i % 7001)) -eq 0 ] && printf 'not a record %s\n\n' "$i"
+done > "$WORK/big.ndjson"
+"$FILTER" --stats --port 1,3 "$WORK/big.ndjson" > "$WORK/file.out" 2> /dev/null
+cat "$WORK/big.ndjson" | "$FILTER" --threads 1 --stats --port 1,3 > /dev/null 2> "$WORK/one.err"
+for threads in 2 3; do
+  cat "$WORK/big.ndjson" | "$FILTER" --threads "$threads" --stats --port 1,3 > "$WORK/pipe.out" 2> "$WORK/pipe.err"
+  check "a pipe on $threads threads: the file's output" cmp -s "$WORK/file.out" "$WORK/pipe.out"
+  check "a pipe on $threads threads: the counts and bad-line reports of one thread" cmp -s "$WORK/one.err" "$WORK/pipe.err"
+done
+check "(the reports name lines past the first read)" grep -q "line 28011: " "$WORK/one.err"
+mkfifo "$WORK/live-filter"
+"$FILTER" --threads 2 --port 0 < "$WORK/live-filter" > "$WORK/live.out" &
+pid=$!
+exec 4> "$WORK/live-filter"
+record 1 0 tick >&4
+wait_for_text() {  # wait_for_text FILE TEXT: up to 5 s
+  for _ in $(seq 50); do grep -q "$2" "$1" && return 0; sleep 0.1; done
+  return 1
+}
+check "a pipe on threads: a record comes out while the input pauses" wait_for_text "$WORK/live.out" tick
+exec 4>&-
+wait "$pid"
+mkfifo "$WORK/term-filter"
+"$FILTER" --threads 2 < "$WORK/term-filter" > "$WORK/term.out" 2> /dev/null &
+pid=$!
+exec 4> "$WORK/term-filter"
+cat "$WORK/big.ndjson" >&4
+printf '{"timestamp":9,"port":0,"event":{"kind":"Text","data":{"message":"half a li' >&4
+wait_for_text "$WORK/term.out" '"line 30000"'
+kill -TERM "$pid"
+wait "$pid"
+status=$?
+exec 4>&-
+check "SIGTERM on threads: exit 143" test "$status" -eq 143
+check "every record read written, and no half line" test "$(wc -l < "$WORK/term.out")" -eq 30000 -a \
+  "$(tail -c 1 "$WORK/term.out" | od -An -c | tr -d ' ')" = '\n'
+
 # --- trace-csv
 "$CSV" --columns time,port,message "$WORK/in.ndjson" > "$WORK/out.csv"
 check "csv header and rows" test "$(head -1 "$WORK/out.csv")" = "time,port,message"

@@ -1,12 +1,15 @@
 // Fuzz target: the NDJSON reader, with a handler that walks record fields. Reading the
 // bytes line by line (in two pieces, or at once) and reading their whole lines in one pass
 // (feed_lines, or feed() taking what it holds at once: simdjson's parse_many) must judge every
-// line alike: the same good lines, the same bad line numbers and messages.
+// line alike: the same good lines, the same bad line numbers and messages. So must a pipe's
+// reading on two threads (NdjsonStreamChunks), fed the same reads as one reader, over-long
+// lines and pauses included.
 #include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "json/ndjson_chunks.hpp"
 #include "json/ndjson_reader.hpp"
 
 namespace {
@@ -52,6 +55,84 @@ Outcome read(std::string_view bytes, Way way) {
   return outcome;
 }
 
+// The reads of a pipe: sizes from the first byte, in turn 1 to 16 bytes and larger ones.
+std::vector<std::size_t> read_sizes(std::string_view bytes) {
+  const unsigned seed = bytes.empty() ? 0U : static_cast<unsigned char>(bytes[0]);
+  return {1 + seed % 16, 1 + seed * 7 % 300, 64, 1 + seed % 5};
+}
+
+constexpr std::size_t stream_max_line = 100;
+
+Outcome read_in_pieces(std::string_view bytes) {
+  Outcome outcome;
+  tp::NdjsonReader reader([&](tp::NdjsonLine& line) { return walk_record(line, outcome); },
+                          [&](std::uint64_t number, std::string_view message) {
+                            outcome.events.push_back("bad " + std::to_string(number) + " " + std::string(message));
+                          },
+                          false, stream_max_line);
+  const std::vector<std::size_t> sizes = read_sizes(bytes);
+  for (std::size_t at = 0, k = 0; at < bytes.size(); ++k) {
+    const std::size_t size = std::min(sizes[k % sizes.size()], bytes.size() - at);
+    reader.feed(bytes.substr(at, size));
+    at += size;
+  }
+  reader.finish();
+  outcome.lines = reader.lines();
+  return outcome;
+}
+
+// The same reads through NdjsonStreamChunks: each worker writes "number text" lines (numbers
+// within its chunk), put back in stream order and numbered in the stream here.
+Outcome read_on_threads(std::string_view bytes) {
+  const auto handler = [](tp::NdjsonLine& line, tp::OutBuffer& out) {
+    Outcome ignored;
+    const simdjson::error_code error = walk_record(line, ignored);
+    if (error == simdjson::SUCCESS) {
+      out.append(std::to_string(line.number) + " " + std::string(line.text));
+      out.push_back('\n');  // line.text has no newline: the handler's own separator
+    }
+    return error;
+  };
+  Outcome outcome;
+  const auto take_output = [&](std::string_view output) {
+    for (std::size_t start = 0; start < output.size();) {
+      const std::size_t end = output.find('\n', start);
+      const std::string_view item = output.substr(start, end - start);
+      const std::size_t space = item.find(' ');
+      outcome.events.push_back(std::to_string(outcome.lines + std::stoull(std::string(item.substr(0, space)))) +
+                               std::string(item.substr(space)));
+      start = end + 1;
+    }
+  };
+  tp::NdjsonChunkOptions options;
+  options.chunk_size = 64;
+  options.max_line = stream_max_line;
+  tp::NdjsonStreamChunks chunks(
+      {handler, handler},
+      [&](tp::NdjsonChunk& chunk) {
+        const std::string_view output = chunk.output.view();
+        std::size_t written = 0;
+        for (const tp::NdjsonChunk::BadLine& bad : chunk.bad_lines) {
+          take_output(output.substr(written, bad.output_size - written));
+          written = bad.output_size;
+          outcome.events.push_back("bad " + std::to_string(outcome.lines + bad.line) + " " + bad.message);
+        }
+        take_output(output.substr(written));
+        outcome.lines += chunk.lines;
+        return true;
+      },
+      options);
+  const std::vector<std::size_t> sizes = read_sizes(bytes);
+  for (std::size_t at = 0, k = 0; at < bytes.size(); ++k) {
+    const std::size_t size = std::min(sizes[k % sizes.size()], bytes.size() - at);
+    if (!chunks.feed(bytes.substr(at, size), k * 4000)) std::abort();  // some lines wait past max_gather_us
+    if (k % 5 == 4 && !chunks.catch_up()) std::abort();                // and the input pauses now and then
+    at += size;
+  }
+  if (!chunks.finish()) std::abort();
+  return outcome;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -72,5 +153,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (good + reader.bad_lines() > reader.lines()) std::abort();
   const Outcome reference = read(bytes, Way::line_by_line);
   if (!(reference == read(bytes, Way::feed_lines)) || !(reference == read(bytes, Way::feed_at_once))) std::abort();
+  if (!(read_in_pieces(bytes) == read_on_threads(bytes))) std::abort();
   return 0;
 }

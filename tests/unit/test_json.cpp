@@ -346,6 +346,35 @@ TEST_CASE("NDJSON reader: whole lines at once (parse_many) judge every line as l
   CHECK(outcome == expected);
 }
 
+namespace {
+
+std::vector<ChunkLineHandler> copying_handlers(unsigned threads) {
+  std::vector<ChunkLineHandler> handlers;
+  for (unsigned i = 0; i < threads; ++i) {
+    handlers.emplace_back([](NdjsonLine& line, OutBuffer& out) {
+      std::string text;
+      const auto error = copy_line(line, text);
+      out.append(text);
+      return error;
+    });
+  }
+  return handlers;
+}
+
+// Gathers the chunks handed back (by read_ndjson_chunks or NdjsonStreamChunks) as ReadOutcome.
+NdjsonStreamChunks::OnChunk gather_into(ReadOutcome& outcome) {
+  return [&outcome](NdjsonChunk& chunk) {
+    for (const NdjsonChunk::BadLine& bad : chunk.bad_lines) {
+      outcome.bad.emplace_back(outcome.lines + bad.line, bad.message);
+    }
+    outcome.output.append(chunk.output.data(), chunk.output.size());
+    outcome.lines += chunk.lines;
+    return true;
+  };
+}
+
+}  // namespace
+
 TEST_CASE("NDJSON chunks: any chunk size and thread count reads the lines that reading line by line does" *
           doctest::test_suite("threads")) {
   const std::string input =
@@ -357,25 +386,8 @@ TEST_CASE("NDJSON chunks: any chunk size and thread count reads the lines that r
     for (const unsigned threads : {1U, 2U, 5U}) {
       CAPTURE(chunk_size);
       CAPTURE(threads);
-      std::vector<ChunkLineHandler> handlers;
-      for (unsigned i = 0; i < threads; ++i) {
-        handlers.emplace_back([](NdjsonLine& line, OutBuffer& out) {
-          std::string text;
-          const auto error = copy_line(line, text);
-          out.append(text);
-          return error;
-        });
-      }
       ReadOutcome outcome;
-      read_ndjson_chunks(file.fd, 0, input.size(), std::move(handlers),
-                         [&](NdjsonChunk& chunk) {
-                           for (const NdjsonChunk::BadLine& bad : chunk.bad_lines) {
-                             outcome.bad.emplace_back(outcome.lines + bad.line, bad.message);
-                           }
-                           outcome.output.append(chunk.output.data(), chunk.output.size());
-                           outcome.lines += chunk.lines;
-                           return true;
-                         },
+      read_ndjson_chunks(file.fd, 0, input.size(), copying_handlers(threads), gather_into(outcome),
                          {chunk_size, NdjsonReader::default_max_line});
       CHECK(outcome == expected);
     }
@@ -408,6 +420,114 @@ TEST_CASE("NDJSON chunks: stopping hands back no later chunk; a handler's except
                                           },
                                           {1024, NdjsonReader::default_max_line}),
                        "line 4000 refused", Error);
+  CHECK(lines_before_error < 4001);
+  CHECK(lines_before_error > 3900);
+}
+
+namespace {
+
+// One NdjsonReader (max_line bytes at most) fed `input` in pieces of the given sizes (in
+// turn), as the stream loop feeds what each read returns.
+ReadOutcome read_in_pieces(std::string_view input, const std::vector<std::size_t>& pieces, std::size_t max_line) {
+  ReadOutcome outcome;
+  NdjsonReader reader([&](NdjsonLine& line) { return copy_line(line, outcome.output); },
+                      [&](std::uint64_t n, std::string_view m) { outcome.bad.emplace_back(n, std::string(m)); }, false,
+                      max_line);
+  for (std::size_t at = 0, k = 0; at < input.size(); ++k) {
+    const std::size_t size = std::min(pieces[k % pieces.size()], input.size() - at);
+    reader.feed(input.substr(at, size));
+    at += size;
+  }
+  reader.finish();
+  outcome.lines = reader.lines();
+  return outcome;
+}
+
+}  // namespace
+
+TEST_CASE("NDJSON stream chunks: the lines, output and bad-line reports of one reader fed the same reads" *
+          doctest::test_suite("threads")) {
+  // Lines over max_line (200) cut at any point by the reads, one at the very end without its
+  // newline, blank and bad lines, CRLF, multi-byte characters across read boundaries.
+  const std::string long_line = "{\"long\":\"" + std::string(500, 'x') + "\"}\n";
+  const std::string input = awkward_ndjson() + long_line + "{\"after\":1}\n" + long_line + long_line +
+                            awkward_ndjson() + "{\"last\":" + std::string(300, '1') + "}";
+  const std::vector<std::vector<std::size_t>> cuts = {{1},    {7, 1, 64},  {199, 3},         {201},
+                                                      {4096}, {1U << 20U}, {13, 700, 2, 250}};
+  for (const std::vector<std::size_t>& pieces : cuts) {
+    const ReadOutcome expected = read_in_pieces(input, pieces, 200);
+    CHECK(expected.bad.size() > 10);
+    for (const std::size_t chunk_size : {std::size_t{1}, std::size_t{64}, std::size_t{1000}, std::size_t{1} << 20U}) {
+      for (const unsigned threads : {1U, 2U, 5U}) {
+        CAPTURE(pieces.front());
+        CAPTURE(chunk_size);
+        CAPTURE(threads);
+        ReadOutcome outcome;
+        NdjsonChunkOptions options;
+        options.chunk_size = chunk_size;
+        options.max_line = 200;
+        NdjsonStreamChunks chunks(copying_handlers(threads), gather_into(outcome), options);
+        std::uint64_t now = 0;
+        for (std::size_t at = 0, k = 0; at < input.size(); ++k) {
+          const std::size_t size = std::min(pieces[k % pieces.size()], input.size() - at);
+          REQUIRE(chunks.feed(input.substr(at, size), now += 3000));  // some pieces wait past max_gather_us
+          if (k % 17 == 16) REQUIRE(chunks.catch_up());               // the input paused
+          at += size;
+        }
+        REQUIRE(chunks.finish());
+        CHECK(chunks.idle());
+        CHECK(outcome == expected);
+      }
+    }
+  }
+}
+
+TEST_CASE("NDJSON stream chunks: read in place; stopping hands back nothing later; exceptions reach the caller" *
+          doctest::test_suite("threads")) {
+  std::string input;
+  for (int i = 0; i < 5000; ++i) input += "{\"n\":" + std::to_string(i) + "}\n";
+  NdjsonChunkOptions options;
+  options.chunk_size = 1024;
+  ReadOutcome outcome;
+  {
+    NdjsonStreamChunks chunks(copying_handlers(2), gather_into(outcome), options);
+    for (std::size_t at = 0; at < input.size();) {
+      const std::span<char> room = chunks.room(input.size() - at);
+      CHECK(room.size() >= std::min<std::size_t>(input.size() - at, 65536));
+      std::memcpy(room.data(), input.data() + at, room.size());
+      REQUIRE(chunks.feed_room(room.size(), 0));
+      at += room.size();
+    }
+    REQUIRE(chunks.finish());
+  }
+  CHECK(outcome == read_line_by_line(input));
+
+  int handed_back = 0;
+  NdjsonStreamChunks stopping(
+      copying_handlers(2), [&](NdjsonChunk&) { return ++handed_back < 3; }, options);
+  bool go_on = true;
+  for (std::size_t at = 0; at < input.size() && go_on; at += 100) go_on = stopping.feed(input.substr(at, 100), 0);
+  CHECK_FALSE(go_on);
+  CHECK_FALSE(stopping.finish());
+  CHECK(handed_back == 3);
+
+  const auto thrower = [](NdjsonLine& line, OutBuffer&) -> simdjson::error_code {
+    if (line.text == "{\"n\":4000}") throw Error(ExitCode::bad_input, "line 4000 refused");
+    return simdjson::SUCCESS;
+  };
+  std::uint64_t lines_before_error = 0;
+  const auto run = [&] {
+    NdjsonStreamChunks chunks(
+        {thrower, thrower},
+        [&](NdjsonChunk& chunk) {
+          lines_before_error += chunk.lines;
+          return true;
+        },
+        options);
+    for (std::size_t at = 0; at < input.size(); at += 100) chunks.feed(input.substr(at, 100), 0);
+    chunks.finish();
+  };
+  CHECK_THROWS_WITH_AS(run(), "line 4000 refused", Error);
   CHECK(lines_before_error < 4001);
   CHECK(lines_before_error > 3900);
 }

@@ -34,9 +34,11 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
                    [&](std::uint64_t number, std::string_view message) { stream->report_bad_line(number, message); });
   stream.emplace([&](tp::NdjsonLine& line) { return sink.on_line(line); }, log, o.strict);
   tp::Progress progress(source.size(), log.verbosity() != tp::Verbosity::quiet);
-  const unsigned threads = tp::LineStream::threads_for(source, o.threads);
-  if (threads > 1) {
+  const unsigned threads = tp::LineStream::threads_for(o.threads);
+  if (threads > 1 && source.seekable()) {
     stream->run_chunks(source, sink.chunk_handlers(threads, source), writer, progress);
+  } else if (threads > 1 && sink.columns_known()) {
+    stream->run_stream_chunks(source, sink.chunk_handlers(threads, source), writer, progress);
   } else {
     tp::run_stream_loop(source, *stream, writer, progress);
   }

@@ -96,12 +96,16 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
       },
       log, o.strict);
   tp::Progress progress(source.size(), log.verbosity() != tp::Verbosity::quiet);
-  const unsigned threads = tp::LineStream::threads_for(source, o.threads);
+  const unsigned threads = tp::LineStream::threads_for(o.threads);
   if (threads > 1) {
     std::vector<tp::ChunkLineHandler> handlers;
     for (unsigned i = 0; i < threads; ++i) handlers.push_back(chunk_filter(o));
     if (o.stats) stream->count_output_lines();
-    stream->run_chunks(source, std::move(handlers), writer, progress, o.limit);
+    if (source.seekable()) {
+      stream->run_chunks(source, std::move(handlers), writer, progress, o.limit);
+    } else {
+      stream->run_stream_chunks(source, std::move(handlers), writer, progress, o.limit);
+    }
     selected = stream->output_lines();
   } else {
     tp::run_stream_loop(source, *stream, writer, progress);
