@@ -155,12 +155,7 @@ BatchedWriter BatchedWriter::open(std::string_view path, bool append) {
 BatchedWriter::BatchedWriter(int fd, bool owned, std::size_t capacity)
     : fd_(fd, owned), capacity_(capacity), last_flush_us_(monotonic_us()) {
   buffer_.reserve(capacity + capacity / 4);
-  // A pipe as large as one batch lets each flush go in one write without waking the
-  // reader several times (Linux; best effort, the default 64 KiB still works).
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
-    ::fcntl(fd, F_SETPIPE_SZ, static_cast<int>(capacity));
-  }
+  grow_pipe(fd, capacity);  // each flush in one write
 }
 
 BatchedWriter::BatchedWriter(BatchedWriter&&) noexcept = default;

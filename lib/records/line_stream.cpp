@@ -1,12 +1,12 @@
 #include "records/line_stream.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <thread>
 
 #include "core/clock.hpp"
+#include "core/file_descriptor.hpp"
 #include "core/signals.hpp"
 
 namespace tp {
@@ -67,9 +67,7 @@ void LineStream::run_stream_chunks(ByteSource& source, std::vector<ChunkLineHand
   NdjsonStreamChunks chunks(
       std::move(handlers), [&](const NdjsonChunk& chunk) { return take_chunk(chunk, writer, false); }, options);
   constexpr std::size_t read_size = std::size_t{1} << 20U;
-  // A pipe as large as one read: a fast writer fills it while the threads parse (Linux; best
-  // effort, the default 64 KiB still works).
-  ::fcntl(source.fd(), F_SETPIPE_SZ, static_cast<int>(read_size));
+  grow_pipe(source.fd(), read_size);  // the writer fills it while the threads parse
   const int idle_poll_ms = StreamLoopOptions{}.idle_poll_ms;
   bool go_on = true;
   while (go_on && stop_requested() == 0) {
