@@ -5,7 +5,8 @@
 // output; the chunks come back on the calling thread in file order, with their line counts
 // and bad lines (numbered within the chunk), so the caller can write and report exactly
 // what reading the file line by line would. Memory stays bounded: at most two chunks per
-// thread are in flight.
+// thread are in flight. A stream (a pipe) cannot be read at offsets: NdjsonStreamChunks, below,
+// has the calling thread read it and cut it into pieces of whole lines for the threads.
 #pragma once
 
 #include <cstdint>
@@ -49,7 +50,7 @@ struct NdjsonChunkOptions {
   std::uint64_t max_gather_us = 10'000;
 };
 
-// What a worker of NdjsonStreamChunks parses: whole lines (the usual), the start of a line
+// What a worker of NdjsonStreamChunks parses (its own bookkeeping): whole lines (the usual), the start of a line
 // longer than max_line (one bad line; the cutter skips the rest of it), or the input's last
 // line, which has no newline.
 struct StreamPiece {
