@@ -50,6 +50,18 @@ class NdjsonReader {
   void finish();
   // No more lines are wanted: the rest of what was fed, and anything fed later, is ignored.
   void stop() noexcept { stopped_ = true; }
+  // The start of a line not complete yet, taken out for another reader to go on with, and
+  // whether that line was already reported too long (its rest is to be skipped).
+  struct Pending {
+    std::string bytes;
+    bool skipping = false;
+  };
+  [[nodiscard]] Pending take_pending() noexcept {
+    Pending pending{std::move(buffer_), discarding_};
+    buffer_.clear();
+    discarding_ = false;
+    return pending;
+  }
   // Starts over as a new input (line numbers from 1, no bad lines), keeping the parser's
   // memory: for a reader that handles one chunk of a file after another.
   void restart() noexcept;

@@ -31,6 +31,7 @@ void LineStream::on_end(std::uint64_t /*now_us*/) {
   // Stopped by SIGINT/SIGTERM: the input did not end, so a line not yet complete was cut by
   // the signal, not written that way. It is left out (whole lines only), not reported.
   if (stop_requested() != 0) return reader_.stop();
+  if (handing_over()) return;  // run_stream_chunks goes on with what is pending, to the end
   reader_.finish();
 }
 
@@ -69,7 +70,9 @@ void LineStream::run_stream_chunks(ByteSource& source, std::vector<ChunkLineHand
   constexpr std::size_t read_size = std::size_t{1} << 20U;
   grow_pipe(source.fd(), read_size);  // the writer fills it while the threads parse
   const int idle_poll_ms = StreamLoopOptions{}.idle_poll_ms;
-  bool go_on = true;
+  NdjsonReader::Pending pending = reader_.take_pending();  // after a stream loop (hand_over_when)
+  if (pending.skipping) chunks.skip_rest_of_line();
+  bool go_on = chunks.feed(pending.bytes, monotonic_us());
   while (go_on && stop_requested() == 0) {
     const bool waiting = !chunks.idle() || writer.has_pending();
     const std::span<char> room = chunks.room(read_size);  // read in place: no copy

@@ -36,7 +36,11 @@ class LineStream final : public StreamHandler {
   // run_chunks does; on SIGINT/SIGTERM the whole lines already read are handled first.
   void run_stream_chunks(ByteSource& source, std::vector<ChunkLineHandler> handlers, BatchedWriter& writer,
                          Progress& progress, std::uint64_t max_output_lines = 0);
-  [[nodiscard]] bool done() const override { return done_; }
+  // For input that can go on threads only once something is known (trace-csv's inferred
+  // columns): the stream loop stops as soon as `ready` holds, leaving the start of a line
+  // not complete yet for run_stream_chunks, which goes on from there.
+  void hand_over_when(std::function<bool()> ready) { ready_ = std::move(ready); }
+  [[nodiscard]] bool done() const override { return done_ || handing_over(); }
   // No more input is wanted (e.g. --limit reached).
   void stop() noexcept {
     done_ = true;
@@ -60,6 +64,7 @@ class LineStream final : public StreamHandler {
   void report_summary(std::string_view source_name) const;
 
  private:
+  [[nodiscard]] bool handing_over() const { return ready_ && ready_(); }
   // Writes a chunk's output and reports its bad lines; false: stop (the limit, or with
   // stop_on_signal a SIGINT/SIGTERM).
   bool take_chunk(const NdjsonChunk& chunk, BatchedWriter& writer, bool stop_on_signal = true);
@@ -71,6 +76,7 @@ class LineStream final : public StreamHandler {
   std::uint64_t max_output_lines_ = 0;
   std::uint64_t output_lines_ = 0;
   bool counting_output_ = false;
+  std::function<bool()> ready_;
 };
 
 }  // namespace tp

@@ -108,6 +108,19 @@ check "--no-header" test "$("$CSV" --no-header --columns port "$WORK/in.ndjson" 
 check "--delimiter" test "$("$CSV" --delimiter ';' --columns time,port "$WORK/in.ndjson" | sed -n 2p)" = "1;0"
 check "--crlf" bash -c "'$CSV' --crlf --columns port '$WORK/in.ndjson' | head -1 | od -c | grep -q '\\\\r  \\\\n'"
 check "inferred columns" test "$("$CSV" "$WORK/in.ndjson" | head -1)" = "timestamp,port,event.kind,event.data.message,source,clock"
+# A pipe on threads: with the columns given from the start, and with inferred columns once
+# the first records decided them (read line by line until then): the rows and reports of one
+# thread. The first records include bad lines and records of several shapes.
+{ printf 'bad first line\n'; record 0 9 "first"; printf '{"timestamp":1,"port":2,"event":{"kind":"Marker","data":{"id":7}}}\n'
+  cat "$WORK/big.ndjson"; printf '{"timestamp":9,"port":0,"event":{"kind":"Text","data":{"message":"no newline"}}}'; } \
+  > "$WORK/csv-in.ndjson"
+for options in "--infer-lines 5" "--infer-lines 20000" "--columns time,port,message" "--preset basic"; do
+  cat "$WORK/csv-in.ndjson" | "$CSV" $options --threads 1 > "$WORK/one.csv" 2> "$WORK/one.err"
+  cat "$WORK/csv-in.ndjson" | "$CSV" $options --threads 2 > "$WORK/two.csv" 2> "$WORK/two.err"
+  check "trace-csv $options from a pipe on threads: the rows of one thread" cmp -s "$WORK/one.csv" "$WORK/two.csv"
+  check "trace-csv $options from a pipe on threads: the reports of one thread" cmp -s "$WORK/one.err" "$WORK/two.err"
+done
+check "(every record a row)" test "$(wc -l < "$WORK/one.csv")" -eq 30004
 check "--preset basic" test "$("$CSV" --preset basic "$WORK/in.ndjson" | head -1)" = "time,port,kind,message"
 check "--preset ekotrace header" test "$("$CSV" --preset ekotrace < /dev/null)" = \
   "session_id,segment_id,segment_index,receive_time,tracer_id,event_id,event_payload,lc_tracer_id,lc_clock"

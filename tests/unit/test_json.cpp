@@ -482,6 +482,33 @@ TEST_CASE("NDJSON stream chunks: the lines, output and bad-line reports of one r
   }
 }
 
+TEST_CASE("NDJSON reader hands its pending line over to stream chunks (trace-csv, once its columns are known)" *
+          doctest::test_suite("threads")) {
+  ReadOutcome before;
+  NdjsonReader reader([&](NdjsonLine& line) { return copy_line(line, before.output); },
+                      [&](std::uint64_t n, std::string_view m) { before.bad.emplace_back(n, std::string(m)); }, false,
+                      20);
+  reader.feed(std::string_view("{\"a\":1}\n{\"b\":"));
+  NdjsonReader::Pending pending = reader.take_pending();
+  CHECK(pending.bytes == "{\"b\":");
+  CHECK_FALSE(pending.skipping);
+  reader.feed(std::string_view("{\"long\":\"0123456789abcdef"));  // past 20 bytes: reported, its rest skipped
+  CHECK(before.bad.size() == 1);
+  const NdjsonReader::Pending inside_long_line = reader.take_pending();
+  CHECK(inside_long_line.skipping);
+  CHECK(inside_long_line.bytes.empty());
+
+  ReadOutcome after;
+  NdjsonChunkOptions options;
+  options.max_line = 20;
+  NdjsonStreamChunks chunks(copying_handlers(2), gather_into(after), options);
+  chunks.skip_rest_of_line();
+  REQUIRE(chunks.feed("\"}\n{\"c\":2}\n", 0));
+  REQUIRE(chunks.finish());
+  CHECK(after.lines == 1);  // the long line was counted by the reader that reported it
+  CHECK(after.bad.empty());
+}
+
 TEST_CASE("NDJSON stream chunks: read in place; stopping hands back nothing later; exceptions reach the caller" *
           doctest::test_suite("threads")) {
   std::string input;

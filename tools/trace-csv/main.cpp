@@ -3,6 +3,7 @@
 
 #include "cli/cli.hpp"
 #include "core/progress.hpp"
+#include "core/signals.hpp"
 #include "records/csv_sink.hpp"
 #include "records/line_stream.hpp"
 
@@ -37,8 +38,12 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   const unsigned threads = tp::LineStream::threads_for(o.threads);
   if (threads > 1 && source.seekable()) {
     stream->run_chunks(source, sink.chunk_handlers(threads, source), writer, progress);
-  } else if (threads > 1 && sink.columns_known()) {
-    stream->run_stream_chunks(source, sink.chunk_handlers(threads, source), writer, progress);
+  } else if (threads > 1) {  // a pipe: on threads once the columns are known (given, or inferred line by line)
+    stream->hand_over_when([&] { return sink.columns_known(); });
+    if (!sink.columns_known()) tp::run_stream_loop(source, *stream, writer, progress);
+    if (sink.columns_known() && tp::stop_requested() == 0) {
+      stream->run_stream_chunks(source, sink.chunk_handlers(threads, source), writer, progress);
+    }
   } else {
     tp::run_stream_loop(source, *stream, writer, progress);
   }
