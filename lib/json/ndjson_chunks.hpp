@@ -94,7 +94,8 @@ class NdjsonStreamChunks {
   [[nodiscard]] std::span<char> room(std::size_t at_most);
   bool feed_room(std::size_t size, std::uint64_t now_us);
   // What comes next is the rest of a line already reported too long: skip to its end.
-  void skip_rest_of_line() noexcept { skipping_ = gathered_.empty(); }
+  // Before the first feed (a reader hands over its pending state).
+  void skip_rest_of_line() noexcept { skipping_ = true; }
   // The input paused: the lines gathered go to a worker now and every chunk comes back.
   bool catch_up();
   // End of input: the last line (without a newline) too, then every chunk comes back.

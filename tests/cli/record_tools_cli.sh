@@ -90,7 +90,7 @@ pid=$!
 exec 4> "$WORK/term-filter"
 cat "$WORK/big.ndjson" >&4
 printf '{"timestamp":9,"port":0,"event":{"kind":"Text","data":{"message":"half a li' >&4
-wait_for_text "$WORK/term.out" '"line 30000"'
+check "SIGTERM on threads: every record out before the signal" wait_for_text "$WORK/term.out" '"line 30000"'
 kill -TERM "$pid"
 wait "$pid"
 status=$?

@@ -179,7 +179,8 @@ ws.on('message', (raw) => {
   }
   if (m.type === 'Event' && !String(m.data.event.kind).startsWith('Top')) {
     console.log(JSON.stringify(m.data));
-    if (++got === wanted) process.exit(0);
+    // exit once stdout has taken every line (process.exit alone may cut a pipe's pending writes)
+    if (++got === wanted) process.stdout.write('', () => process.exit(0));
   }
 });
 """
