@@ -23,16 +23,22 @@ constexpr std::size_t continuation_piece = std::size_t{64} << 10U;
 class ChunkWorker {
  public:
   // fd and file_begin: the file process() reads (-1 and 0 for a worker fed bytes).
-  ChunkWorker(int fd, std::uint64_t file_begin, ChunkLineHandler handler, const NdjsonChunkOptions& options)
+  ChunkWorker(int fd, std::uint64_t file_begin, ChunkHandler handler, const NdjsonChunkOptions& options)
       : fd_(fd),
         file_begin_(file_begin),
-        handler_(std::move(handler)),
+        handler_(std::move(handler.on_line)),
+        quick_handler_(std::move(handler.on_quick_line)),
         reader_([this](NdjsonLine& line) { return handle(line); },
                 [this](std::uint64_t number, std::string_view message) {
                   chunk_->bad_lines.push_back({number, std::string(message), chunk_->output.size()});
                 },
                 false, options.max_line),
-        mark_outputs_(options.mark_outputs) {}
+        mark_outputs_(options.mark_outputs) {
+    if (quick_handler_) {
+      reader_.set_quick_handler(
+          [this](std::string_view text, std::uint64_t number) { return handle_quick(text, number); });
+    }
+  }
 
   void process(std::uint64_t chunk_begin, std::uint64_t chunk_end, NdjsonChunk& chunk) {
     start(chunk, chunk_end);
@@ -65,6 +71,13 @@ class ChunkWorker {
     const simdjson::error_code error = handler_(line, chunk_->output);
     if (mark_outputs_ && chunk_->output.size() != before) chunk_->marks.push_back({line.number, chunk_->output.size()});
     return error;
+  }
+
+  bool handle_quick(std::string_view text, std::uint64_t number) {
+    const std::size_t before = chunk_->output.size();
+    if (!quick_handler_(text, number, chunk_->output)) return false;
+    if (mark_outputs_ && chunk_->output.size() != before) chunk_->marks.push_back({number, chunk_->output.size()});
+    return true;
   }
 
   void start(NdjsonChunk& chunk, std::uint64_t end_offset) {
@@ -116,6 +129,7 @@ class ChunkWorker {
   int fd_;
   std::uint64_t file_begin_;
   ChunkLineHandler handler_;
+  ChunkQuickHandler quick_handler_;
   NdjsonChunk* chunk_ = nullptr;
   NdjsonReader reader_;
   bool mark_outputs_;
@@ -208,14 +222,14 @@ class WorkerThreads {
 
 }  // namespace
 
-void read_ndjson_chunks(int fd, std::uint64_t begin, std::uint64_t end, std::vector<ChunkLineHandler> handlers,
+void read_ndjson_chunks(int fd, std::uint64_t begin, std::uint64_t end, std::vector<ChunkHandler> handlers,
                         const std::function<bool(NdjsonChunk&)>& on_chunk, const NdjsonChunkOptions& options) {
   if (handlers.empty() || end <= begin) return;
   const std::uint64_t chunk_size = std::max<std::size_t>(options.chunk_size, 1);
   const std::uint64_t chunks = (end - begin + chunk_size - 1) / chunk_size;
   ChunkSchedule schedule(chunks, 2 * handlers.size());
   std::deque<ChunkWorker> workers;  // not movable: their readers call back into them
-  for (ChunkLineHandler& handler : handlers) workers.emplace_back(fd, begin, std::move(handler), options);
+  for (ChunkHandler& handler : handlers) workers.emplace_back(fd, begin, std::move(handler), options);
   const auto work = [&](ChunkWorker& worker) {
     while (const std::optional<std::uint64_t> index = schedule.take()) {
       const std::uint64_t chunk_begin = begin + *index * chunk_size;
@@ -241,9 +255,9 @@ void read_ndjson_chunks(int fd, std::uint64_t begin, std::uint64_t end, std::vec
 // first not yet started; the chunks come back from the front of the queue, in order.
 class NdjsonStreamChunks::Workers {
  public:
-  Workers(std::vector<ChunkLineHandler> handlers, const NdjsonChunkOptions& options, OnChunk on_chunk)
+  Workers(std::vector<ChunkHandler> handlers, const NdjsonChunkOptions& options, OnChunk on_chunk)
       : on_chunk_(std::move(on_chunk)), max_in_flight_(2 * handlers.size()) {
-    for (ChunkLineHandler& handler : handlers) workers_.emplace_back(-1, 0, std::move(handler), options);
+    for (ChunkHandler& handler : handlers) workers_.emplace_back(-1, 0, std::move(handler), options);
     threads_.reserve(workers_.size());
     try {
       for (ChunkWorker& worker : workers_) threads_.emplace_back([this, &worker] { run(worker); });
@@ -371,7 +385,7 @@ class NdjsonStreamChunks::Workers {
   std::vector<std::jthread> threads_;  // last: joined before the rest goes
 };
 
-NdjsonStreamChunks::NdjsonStreamChunks(std::vector<ChunkLineHandler> handlers, OnChunk on_chunk,
+NdjsonStreamChunks::NdjsonStreamChunks(std::vector<ChunkHandler> handlers, OnChunk on_chunk,
                                        const NdjsonChunkOptions& options)
     : workers_(std::make_unique<Workers>(std::move(handlers), options, std::move(on_chunk))), options_(options) {}
 

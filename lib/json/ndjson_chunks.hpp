@@ -9,6 +9,7 @@
 // has the calling thread read it and cut it into pieces of whole lines for the threads.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -41,6 +42,19 @@ struct NdjsonChunk {
 
 // Handles one good line on a worker thread, writing into that chunk's output.
 using ChunkLineHandler = std::function<simdjson::error_code(NdjsonLine&, OutBuffer&)>;
+// Takes a line without a parse, writing into that chunk's output (NdjsonReader::QuickHandler).
+using ChunkQuickHandler = std::function<bool(std::string_view, std::uint64_t, OutBuffer&)>;
+
+// One worker thread's handlers: the quick one, if any, sees each line first.
+struct ChunkHandler {
+  template <class LineHandler>
+  requires std::convertible_to<LineHandler, ChunkLineHandler> ChunkHandler(LineHandler line)
+      : on_line(std::move(line)) {}  // NOLINT(google-explicit-constructor)
+  ChunkHandler(ChunkLineHandler line, ChunkQuickHandler quick)
+      : on_line(std::move(line)), on_quick_line(std::move(quick)) {}
+  ChunkLineHandler on_line;
+  ChunkQuickHandler on_quick_line;
+};
 
 struct NdjsonChunkOptions {
   std::size_t chunk_size = std::size_t{1} << 20U;
@@ -65,7 +79,7 @@ struct StreamPiece {
 // the file offset is left alone). on_chunk runs on the calling thread, in file order;
 // returning false stops the reading. A handler's exception is rethrown here, after the
 // chunks before it were handed over. An error reading the file throws tp::Error.
-void read_ndjson_chunks(int fd, std::uint64_t begin, std::uint64_t end, std::vector<ChunkLineHandler> handlers,
+void read_ndjson_chunks(int fd, std::uint64_t begin, std::uint64_t end, std::vector<ChunkHandler> handlers,
                         const std::function<bool(NdjsonChunk&)>& on_chunk, const NdjsonChunkOptions& options = {});
 
 // NDJSON from a stream (a pipe) on several threads. The caller reads and passes the bytes in
@@ -80,7 +94,7 @@ void read_ndjson_chunks(int fd, std::uint64_t begin, std::uint64_t end, std::vec
 class NdjsonStreamChunks {
  public:
   using OnChunk = std::function<bool(NdjsonChunk&)>;
-  NdjsonStreamChunks(std::vector<ChunkLineHandler> handlers, OnChunk on_chunk, const NdjsonChunkOptions& options = {});
+  NdjsonStreamChunks(std::vector<ChunkHandler> handlers, OnChunk on_chunk, const NdjsonChunkOptions& options = {});
   NdjsonStreamChunks(const NdjsonStreamChunks&) = delete;
   NdjsonStreamChunks& operator=(const NdjsonStreamChunks&) = delete;
   NdjsonStreamChunks(NdjsonStreamChunks&&) = delete;

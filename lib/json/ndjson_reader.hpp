@@ -29,10 +29,19 @@ class NdjsonReader {
   // Called for each bad line: line number and a message.
   using BadLineHandler = std::function<void(std::uint64_t, std::string_view)>;
 
+  // Takes a whole line (its text without the newline, and its number) that it can vouch for
+  // without a parse (a record of a shape already checked: records/record_shapes) and returns
+  // true; a line it leaves is parsed and goes to the LineHandler. It never takes a bad line.
+  using QuickHandler = std::function<bool(std::string_view, std::uint64_t)>;
+
   static constexpr std::size_t default_max_line = 16U << 20U;
 
   NdjsonReader(LineHandler on_line, BadLineHandler on_bad_line, bool strict = false,
                std::size_t max_line = default_max_line);
+
+  // Lines go to `quick` first; whole lines are then taken one by one (a parse each for
+  // those it leaves) rather than in one parse_many pass, as long as it takes most of them.
+  void set_quick_handler(QuickHandler quick) { on_quick_line_ = std::move(quick); }
 
   void feed(std::span<const char> bytes);
   void feed(std::string_view bytes) { feed(std::span<const char>(bytes.data(), bytes.size())); }
@@ -76,14 +85,20 @@ class NdjsonReader {
   [[nodiscard]] std::uint64_t bad_lines() const noexcept { return bad_lines_; }
 
  private:
-  void process_line(std::size_t begin, std::size_t end);
+  // One line at `data` (without its newline; SIMDJSON_PADDING readable bytes after it).
+  enum class LineOutcome : std::uint8_t { blank, quick, parsed };
+  LineOutcome process_line(const char* data, std::size_t length);
   void handle_document(simdjson::dom::element root, std::string_view text);
   // What feed_lines does up to the first line it cannot take at once: returns where that is.
   std::size_t take_whole_lines(std::string_view lines);
+  std::size_t take_parsed_lines(std::string_view lines);
+  // With a quick handler: line by line, until a line is too long or most lines need a parse.
+  std::size_t take_lines_quickly(std::string_view lines);
   void report_bad(std::string_view message) { report_bad_line(line_number_, message); }
 
   LineHandler on_line_;
   BadLineHandler on_bad_line_;
+  QuickHandler on_quick_line_;
   static constexpr std::size_t many_batch_size = std::size_t{1} << 18U;
 
   simdjson::dom::parser parser_;

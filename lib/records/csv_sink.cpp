@@ -43,9 +43,9 @@ simdjson::error_code CsvSink::on_line(NdjsonLine& line) {
   return simdjson::SUCCESS;
 }
 
-std::vector<ChunkLineHandler> CsvSink::chunk_handlers(unsigned threads, const ByteSource& source) {
+std::vector<ChunkHandler> CsvSink::chunk_handlers(unsigned threads, const ByteSource& source) {
   if (!rows_) infer_from_file(source);
-  std::vector<ChunkLineHandler> handlers;
+  std::vector<ChunkHandler> handlers;
   for (unsigned i = 0; i < threads; ++i) {
     auto rows = std::make_shared<CsvRowWriter>(*rows_);
     thread_rows_.push_back(rows);

@@ -51,7 +51,7 @@ class CsvSink {
   // columns are decided first (given, a preset, or inferred from the records that start the
   // file's bytes [begin, end), read here), then each thread writes rows with its own copy of
   // the row writer. The rows are those on_line would write.
-  std::vector<ChunkLineHandler> chunk_handlers(unsigned threads, const ByteSource& source);
+  std::vector<ChunkHandler> chunk_handlers(unsigned threads, const ByteSource& source);
   // The columns were given (--columns, --preset): chunk_handlers needs no file to infer them
   // from, so a pipe can be read on several threads too (LineStream::run_stream_chunks).
   [[nodiscard]] bool columns_known() const noexcept { return rows_.has_value(); }

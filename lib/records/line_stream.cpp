@@ -40,7 +40,7 @@ unsigned LineStream::threads_for(unsigned requested) noexcept {
   return std::clamp(std::thread::hardware_concurrency(), 1U, max_threads);
 }
 
-void LineStream::run_chunks(ByteSource& source, std::vector<ChunkLineHandler> handlers, BatchedWriter& writer,
+void LineStream::run_chunks(ByteSource& source, std::vector<ChunkHandler> handlers, BatchedWriter& writer,
                             Progress& progress, std::uint64_t max_output_lines) {
   max_output_lines_ = max_output_lines;
   const ByteSource::Range range = source.unread_range();  // a lambda may not capture a structured binding
@@ -58,7 +58,7 @@ void LineStream::run_chunks(ByteSource& source, std::vector<ChunkLineHandler> ha
   writer.flush();
 }
 
-void LineStream::run_stream_chunks(ByteSource& source, std::vector<ChunkLineHandler> handlers, BatchedWriter& writer,
+void LineStream::run_stream_chunks(ByteSource& source, std::vector<ChunkHandler> handlers, BatchedWriter& writer,
                                    Progress& progress, std::uint64_t max_output_lines) {
   max_output_lines_ = max_output_lines;
   NdjsonChunkOptions options;

@@ -20,6 +20,9 @@ class LineStream final : public StreamHandler {
   LineStream(NdjsonReader::LineHandler on_line, const Logger& logger, bool strict,
              std::size_t max_line = NdjsonReader::default_max_line);
 
+  // Lines go to `quick` first (NdjsonReader::QuickHandler), on the one-thread path.
+  void set_quick_handler(NdjsonReader::QuickHandler quick) { reader_.set_quick_handler(std::move(quick)); }
+
   void on_data(std::span<const std::uint8_t> bytes, std::uint64_t now_us) override;
   void on_end(std::uint64_t now_us) override;
   // Instead of the stream loop, for a seekable source: its lines are read on one thread per
@@ -27,14 +30,14 @@ class LineStream final : public StreamHandler {
   // written in file order and bad lines reported with their numbers in the file, exactly as
   // reading line by line would. Stops after `max_output_lines` lines of output (0: never),
   // on SIGINT/SIGTERM between chunks, or on a bad line with --strict.
-  void run_chunks(ByteSource& source, std::vector<ChunkLineHandler> handlers, BatchedWriter& writer, Progress& progress,
+  void run_chunks(ByteSource& source, std::vector<ChunkHandler> handlers, BatchedWriter& writer, Progress& progress,
                   std::uint64_t max_output_lines = 0);
   // Instead of the stream loop, for a stream (a pipe) on one thread per handler
   // (NdjsonStreamChunks): reads `source` itself, and writes the handlers' output in input
   // order. Lines wait at most 10 ms to be handed on; when the input pauses for the stream
   // loop's idle poll every line read so far is handled and the output flushed. Stops as
   // run_chunks does; on SIGINT/SIGTERM the whole lines already read are handled first.
-  void run_stream_chunks(ByteSource& source, std::vector<ChunkLineHandler> handlers, BatchedWriter& writer,
+  void run_stream_chunks(ByteSource& source, std::vector<ChunkHandler> handlers, BatchedWriter& writer,
                          Progress& progress, std::uint64_t max_output_lines = 0);
   // For input that can go on threads only once something is known (trace-csv's inferred
   // columns): the stream loop stops as soon as `ready` holds, leaving the start of a line

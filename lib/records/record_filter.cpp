@@ -87,22 +87,27 @@ bool RecordFilter::in(const std::vector<std::string>& names, std::string_view na
   return std::any_of(names.begin(), names.end(), [&](const std::string& wanted) { return same_text(wanted, name); });
 }
 
-Verdict RecordFilter::judge(simdjson::dom::object root, std::string& why) const {
-  const std::optional<CheckedLine> line = check_record_line(root, why);
-  if (!line) return Verdict::bad;
+bool RecordFilter::selected_by_header(const CheckedLine& line) const {
   bool selected = true;
-  if (line->frames) {
+  if (line.frames) {
     // Raw frame lines carry no port, kind or source: only "Itm" as a kind selects them.
     if (!criteria_.ports.empty()) selected = false;
     if (!criteria_.kinds.empty()) selected = selected && in(criteria_.kinds, "Itm");
   } else {
-    if (!criteria_.ports.empty()) selected = port_selected(line->port);
-    if (!criteria_.kinds.empty()) selected = selected && in(criteria_.kinds, line->kind);
+    if (!criteria_.ports.empty()) selected = port_selected(line.port);
+    if (!criteria_.kinds.empty()) selected = selected && in(criteria_.kinds, line.kind);
   }
   // A record without "source" has none of the sources asked for.
-  if (!criteria_.sources.empty() && !(line->source && in(criteria_.sources, *line->source))) selected = false;
-  if (criteria_.since && line->timestamp < *criteria_.since) selected = false;
-  if (criteria_.until && line->timestamp >= *criteria_.until) selected = false;
+  if (!criteria_.sources.empty() && !(line.source && in(criteria_.sources, *line.source))) selected = false;
+  if (criteria_.since && line.timestamp < *criteria_.since) selected = false;
+  if (criteria_.until && line.timestamp >= *criteria_.until) selected = false;
+  return selected;
+}
+
+Verdict RecordFilter::judge(simdjson::dom::object root, std::string& why) const {
+  const std::optional<CheckedLine> line = check_record_line(root, why);
+  if (!line) return Verdict::bad;
+  bool selected = selected_by_header(*line);
   if (selected && !criteria_.conditions.empty()) {
     const Verdict verdict = judge_conditions(root, why);
     if (verdict == Verdict::bad) return verdict;

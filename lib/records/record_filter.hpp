@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "records/field_path.hpp"
+#include "records/record_check.hpp"
 #include "records/regex.hpp"
 
 namespace tp {
@@ -49,8 +50,15 @@ class RecordFilter {
 
   // Judges one parsed line. For a bad line, `why` says what is wrong with it.
   Verdict judge(simdjson::dom::object root, std::string& why) const;
+  // Whether the criteria read fields beyond what check_record_line reports (--match,
+  // --regex): then only judge() can decide.
+  [[nodiscard]] bool reads_fields() const noexcept { return !criteria_.conditions.empty(); }
+  // Judges a good line by what check_record_line (or RecordShapes) reported of it, for
+  // criteria that read no fields.
+  [[nodiscard]] bool selects(const CheckedLine& line) const { return selected_by_header(line) != criteria_.invert; }
 
  private:
+  [[nodiscard]] bool selected_by_header(const CheckedLine& line) const;
   [[nodiscard]] bool port_selected(std::uint64_t port) const;
   [[nodiscard]] static bool in(const std::vector<std::string>& names, std::string_view name);
   Verdict judge_conditions(simdjson::dom::object root, std::string& why) const;

@@ -3,8 +3,11 @@
 // (feed_lines, or feed() taking what it holds at once: simdjson's parse_many) must judge every
 // line alike: the same good lines, the same bad line numbers and messages. So must a pipe's
 // reading on two threads (NdjsonStreamChunks), fed the same reads as one reader, over-long
-// lines and pauses included.
+// lines and pauses included. With a quick handler (which takes, without a parse, the lines
+// it has seen good before: RecordShapes' place) every way must judge the lines alike too.
 #include <cstdlib>
+#include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,12 +23,19 @@ struct Outcome {
   bool operator==(const Outcome&) const = default;
 };
 
+// Good lines seen so far: a quick handler takes a line again without a parse.
+using Memo = std::set<std::string, std::less<>>;
+
+std::string event_of(std::uint64_t number, std::string_view text) {
+  return std::to_string(number) + " " + std::string(text);
+}
+
 simdjson::error_code walk_record(tp::NdjsonLine& line, Outcome& outcome) {
   std::uint64_t timestamp = 0;
   std::string_view kind;
   if (auto e = line.root["timestamp"].get_uint64().get(timestamp); e != simdjson::SUCCESS) return e;
   if (auto e = line.root["event"]["kind"].get_string().get(kind); e != simdjson::SUCCESS) return e;
-  outcome.events.push_back(std::to_string(line.number) + " " + std::string(line.text));
+  outcome.events.push_back(event_of(line.number, line.text));
   return simdjson::SUCCESS;
 }
 
@@ -34,12 +44,25 @@ enum class Way { line_by_line, feed_lines, feed_at_once };
 // line_by_line: feed() taking one line at a time; feed_lines: the bytes up to the last
 // newline through feed_lines, the rest through feed; feed_at_once: feed() taking every
 // whole line it holds in one pass.
-Outcome read(std::string_view bytes, Way way) {
+Outcome read(std::string_view bytes, Way way, bool quick) {
   Outcome outcome;
-  tp::NdjsonReader reader([&](tp::NdjsonLine& line) { return walk_record(line, outcome); },
-                          [&](std::uint64_t number, std::string_view message) {
-                            outcome.events.push_back("bad " + std::to_string(number) + " " + std::string(message));
-                          });
+  Memo memo;
+  tp::NdjsonReader reader(
+      [&](tp::NdjsonLine& line) {
+        const simdjson::error_code error = walk_record(line, outcome);
+        if (error == simdjson::SUCCESS) memo.emplace(line.text);
+        return error;
+      },
+      [&](std::uint64_t number, std::string_view message) {
+        outcome.events.push_back("bad " + std::to_string(number) + " " + std::string(message));
+      });
+  if (quick) {
+    reader.set_quick_handler([&](std::string_view text, std::uint64_t number) {
+      if (!memo.contains(text)) return false;
+      outcome.events.push_back(event_of(number, text));
+      return true;
+    });
+  }
   reader.whole_lines_from(way == Way::feed_at_once ? 1 : ~std::size_t{0});
   std::size_t fed = 0;
   std::string padded;
@@ -83,16 +106,29 @@ Outcome read_in_pieces(std::string_view bytes) {
 
 // The same reads through NdjsonStreamChunks: each worker writes "number text" lines (numbers
 // within its chunk), put back in stream order and numbered in the stream here.
-Outcome read_on_threads(std::string_view bytes) {
-  const auto handler = [](tp::NdjsonLine& line, tp::OutBuffer& out) {
+// With `quick`, each worker also takes the lines it has seen good before without a parse.
+tp::ChunkHandler chunk_handler(bool quick) {
+  auto memo = std::make_shared<Memo>();
+  tp::ChunkLineHandler on_line = [memo](tp::NdjsonLine& line, tp::OutBuffer& out) {
     Outcome ignored;
     const simdjson::error_code error = walk_record(line, ignored);
     if (error == simdjson::SUCCESS) {
-      out.append(std::to_string(line.number) + " " + std::string(line.text));
+      memo->emplace(line.text);
+      out.append(event_of(line.number, line.text));
       out.push_back('\n');  // line.text has no newline: the handler's own separator
     }
     return error;
   };
+  if (!quick) return on_line;
+  return {std::move(on_line), [memo](std::string_view text, std::uint64_t number, tp::OutBuffer& out) {
+            if (!memo->contains(text)) return false;
+            out.append(event_of(number, text));
+            out.push_back('\n');
+            return true;
+          }};
+}
+
+Outcome read_on_threads(std::string_view bytes, bool quick) {
   Outcome outcome;
   const auto take_output = [&](std::string_view output) {
     for (std::size_t start = 0; start < output.size();) {
@@ -108,7 +144,7 @@ Outcome read_on_threads(std::string_view bytes) {
   options.chunk_size = 64;
   options.max_line = stream_max_line;
   tp::NdjsonStreamChunks chunks(
-      {handler, handler},
+      {chunk_handler(quick), chunk_handler(!quick)},
       [&](tp::NdjsonChunk& chunk) {
         const std::string_view output = chunk.output.view();
         std::size_t written = 0;
@@ -151,8 +187,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   reader.feed(bytes.substr(half));
   reader.finish();
   if (good + reader.bad_lines() > reader.lines()) std::abort();
-  const Outcome reference = read(bytes, Way::line_by_line);
-  if (!(reference == read(bytes, Way::feed_lines)) || !(reference == read(bytes, Way::feed_at_once))) std::abort();
-  if (!(read_in_pieces(bytes) == read_on_threads(bytes))) std::abort();
+  const Outcome reference = read(bytes, Way::line_by_line, false);
+  for (const bool quick : {false, true}) {
+    for (const Way way : {Way::line_by_line, Way::feed_lines, Way::feed_at_once}) {
+      if (!(reference == read(bytes, way, quick))) std::abort();
+    }
+  }
+  const Outcome pieces = read_in_pieces(bytes);
+  if (!(pieces == read_on_threads(bytes, false)) || !(pieces == read_on_threads(bytes, true))) std::abort();
   return 0;
 }

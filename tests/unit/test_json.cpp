@@ -295,6 +295,15 @@ simdjson::error_code copy_line(NdjsonLine& line, std::string& out) {
   return simdjson::SUCCESS;
 }
 
+// All of `input` through feed_lines (which needs SIMDJSON_PADDING readable bytes after the
+// lines), then finish().
+void feed_padded_lines(NdjsonReader& reader, std::string input) {
+  const std::size_t size = input.size();
+  input.append(simdjson::SIMDJSON_PADDING, ' ');
+  reader.feed_lines(std::string_view(input.data(), size));
+  reader.finish();
+}
+
 ReadOutcome read_line_by_line(std::string_view input) {
   ReadOutcome outcome;
   NdjsonReader reader([&](NdjsonLine& line) { return copy_line(line, outcome.output); },
@@ -338,18 +347,15 @@ TEST_CASE("NDJSON reader: whole lines at once (parse_many) judge every line as l
   ReadOutcome outcome;
   NdjsonReader reader([&](NdjsonLine& line) { return copy_line(line, outcome.output); },
                       [&](std::uint64_t n, std::string_view m) { outcome.bad.emplace_back(n, std::string(m)); });
-  const std::size_t size = input.size();
-  input.append(simdjson::SIMDJSON_PADDING, ' ');
-  reader.feed_lines(std::string_view(input.data(), size));
-  reader.finish();
+  feed_padded_lines(reader, input);
   outcome.lines = reader.lines();
   CHECK(outcome == expected);
 }
 
 namespace {
 
-std::vector<ChunkLineHandler> copying_handlers(unsigned threads) {
-  std::vector<ChunkLineHandler> handlers;
+std::vector<ChunkHandler> copying_handlers(unsigned threads) {
+  std::vector<ChunkHandler> handlers;
   for (unsigned i = 0; i < threads; ++i) {
     handlers.emplace_back([](NdjsonLine& line, OutBuffer& out) {
       std::string text;
@@ -580,4 +586,61 @@ TEST_CASE("NDJSON reader: feed() taking its whole lines at once judges every lin
   stopping.reader.finish();
   CHECK(stopping.handled == 3);
   CHECK(stopping.reader.lines() == 3);
+}
+
+TEST_CASE("NDJSON reader: lines a quick handler takes keep their numbers; the rest are parsed as before") {
+  // Two good lines in three are ones the quick handler vouches for ("q"): it must see them
+  // with their numbers, in order with the parsed ones, and the handler of parsed lines must not.
+  std::string input;
+  for (int i = 0; i < 400; ++i) {
+    input += i % 3 != 0 ? "{\"q\":" + std::to_string(i) + "}\n" : "{\"a\":" + std::to_string(i) + "}\r\n\n";
+    if (i % 50 == 7) input += "{\"reject\":1}\n{\"a\":\n  \t\n";
+  }
+  const ReadOutcome expected = read_line_by_line(input);
+  REQUIRE(expected.bad.size() > 10);
+  for (const std::size_t piece : {std::size_t{1}, std::size_t{333}, input.size()}) {
+    for (const bool whole_lines : {false, true}) {
+      CAPTURE(piece);
+      CAPTURE(whole_lines);
+      ReadOutcome outcome;
+      std::uint64_t quick_lines = 0;
+      NdjsonReader reader(
+          [&](NdjsonLine& line) {
+            CHECK(line.text.find("\"q\"") == std::string_view::npos);
+            return copy_line(line, outcome.output);
+          },
+          [&](std::uint64_t n, std::string_view m) { outcome.bad.emplace_back(n, std::string(m)); });
+      reader.set_quick_handler([&](std::string_view text, std::uint64_t number) {
+        if (text.find("\"q\"") == std::string_view::npos) return false;
+        CHECK(number == reader.lines());
+        outcome.output.append(text);
+        outcome.output += '\n';
+        ++quick_lines;
+        return true;
+      });
+      if (whole_lines) reader.whole_lines_from(1);
+      for (std::size_t at = 0; at < input.size(); at += piece) reader.feed(std::string_view(input).substr(at, piece));
+      reader.finish();
+      outcome.lines = reader.lines();
+      CHECK(outcome == expected);
+      CHECK(quick_lines == 266);
+    }
+  }
+}
+
+TEST_CASE("NDJSON reader: whole lines a quick handler mostly leaves go through one parse_many pass") {
+  std::string input;
+  for (int i = 0; i < 1000; ++i) input += "{\"a\":" + std::to_string(i) + "}\n";
+  const ReadOutcome expected = read_line_by_line(input);
+  ReadOutcome outcome;
+  std::uint64_t offered = 0;
+  NdjsonReader reader([&](NdjsonLine& line) { return copy_line(line, outcome.output); }, nullptr);
+  reader.set_quick_handler([&](std::string_view, std::uint64_t) {
+    ++offered;
+    return false;
+  });
+  feed_padded_lines(reader, input);
+  outcome.lines = reader.lines();
+  CHECK(outcome == expected);
+  CHECK(offered == 256);  // the trial: after it, the rest in one pass
 }

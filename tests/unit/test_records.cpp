@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include "records/record_check.hpp"
 #include "records/record_filter.hpp"
 #include "records/record_kinds.hpp"
+#include "records/record_shapes.hpp"
 
 using namespace tp;
 
@@ -433,4 +435,163 @@ TEST_CASE("record check: good records and frames lines pass, each broken rule is
           R"({"timestamp":1,"port":0,"event":{"kind":"IdleEnter"},"event":{"kind":"Text","data":{"message":"x"}}})") ==
       "\"event\" appears twice");
   CHECK(check(R"({"timestamp":1,"port":0,"port":1,"event":{"kind":"IdleEnter"}})") == "\"port\" appears twice");
+}
+
+namespace {
+
+// What the full check says of one line (its kind, clock, port, timestamp, source), or "bad".
+std::string full_verdict(std::string_view line) {
+  simdjson::dom::parser parser;
+  const simdjson::padded_string padded(line);
+  simdjson::dom::object root;
+  std::string problem;
+  if (parser.parse(padded).get_object().get(root) != simdjson::SUCCESS) return "bad";
+  const auto checked = check_record_line(root, problem);
+  if (!checked) return "bad";
+  return fmt::format("{} {} {} {} {}", checked->kind, checked->clock, checked->port, checked->timestamp,
+                     checked->source ? *checked->source : "-");
+}
+
+std::string quick_verdict(RecordShapes& shapes, std::string_view line) {
+  const CheckedLine* checked = shapes.match(line);
+  if (checked == nullptr) return "no match";
+  return fmt::format("{} {} {} {} {}", checked->kind, checked->clock, checked->port, checked->timestamp,
+                     checked->source ? *checked->source : "-");
+}
+
+}  // namespace
+
+TEST_CASE("record shapes: a learnt shape reads later lines as the full check does") {
+  RecordShapes shapes;
+  const std::string text = R"({"timestamp":9759,"port":0,"event":{"kind":"Text","data":{"message":"[1] task 2"}},)"
+                           R"("source":"itm","clock":"cycles"})";
+  CHECK(quick_verdict(shapes, text) == "no match");
+  REQUIRE(shapes.learn(text));
+  CHECK(shapes.shapes() == 1);
+  const std::vector<std::string> same_shape = {
+      text,
+      R"({"timestamp":18446744073709551615,"port":255,"event":{"kind":"Text","data":{"message":""}},"source":"dwt","clock":"cycles"})",
+      R"({"timestamp":0,"port":7,"event":{"kind":"Text","data":{"message":"esc \" \\ \/ \b\f\n\r\t \u00e9 \u20ac"}},"source":"x y","clock":"cycles"})",
+      "{\"timestamp\":1,\"port\":1,\"event\":{\"kind\":\"Text\",\"data\":{\"message\":\"caf\xc3\xa9 \xe2\x82\xac\"}},"
+      "\"source\":\"itm\",\"clock\":\"cycles\"}",
+  };
+  for (const std::string& line : same_shape) {
+    CAPTURE(line);
+    CHECK(quick_verdict(shapes, line) != "no match");
+    CHECK(quick_verdict(shapes, line) == full_verdict(line));
+  }
+  // Each is a different value or form than the slot vouches for: the full check decides.
+  const std::vector<std::string> left_to_full_check = {
+      R"({"timestamp":18446744073709551616,"port":0,"event":{"kind":"Text","data":{"message":"x"}},"source":"itm","clock":"cycles"})",
+      R"({"timestamp":1,"port":256,"event":{"kind":"Text","data":{"message":"x"}},"source":"itm","clock":"cycles"})",
+      R"({"timestamp":01,"port":0,"event":{"kind":"Text","data":{"message":"x"}},"source":"itm","clock":"cycles"})",
+      R"({"timestamp":-1,"port":0,"event":{"kind":"Text","data":{"message":"x"}},"source":"itm","clock":"cycles"})",
+      R"({"timestamp":1.0,"port":0,"event":{"kind":"Text","data":{"message":"x"}},"source":"itm","clock":"cycles"})",
+      R"({"timestamp":1e3,"port":0,"event":{"kind":"Text","data":{"message":"x"}},"source":"itm","clock":"cycles"})",
+      R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"bad \x"}},"source":"itm","clock":"cycles"})",
+      R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"\ud83d\ude00"}},"source":"itm","clock":"cycles"})",
+      R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"\u12"}},"source":"itm","clock":"cycles"})",
+      "{\"timestamp\":1,\"port\":0,\"event\":{\"kind\":\"Text\",\"data\":{\"message\":\"tab\tin\"}},\"source\":\"itm\","
+      "\"clock\":\"cycles\"}",
+      "{\"timestamp\":1,\"port\":0,\"event\":{\"kind\":\"Text\",\"data\":{\"message\":\"\xc3\x28\"}},\"source\":"
+      "\"itm\","
+      "\"clock\":\"cycles\"}",
+      R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"x"}},"source":"i\"tm","clock":"cycles"})",
+      R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"x"}},"source":"itm","clock":"ns"})",
+      R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"x"}},"source":"itm","clock":"cycles"} )",
+      R"({"timestamp":1, "port":0,"event":{"kind":"Text","data":{"message":"x"}},"source":"itm","clock":"cycles"})",
+      R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"x"}},"source":"itm","clock":"cycles")",
+      R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"x)",
+      R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"x"}},"source":"itm","clock":"cycles"}})",
+  };
+  for (const std::string& line : left_to_full_check) {
+    CAPTURE(line);
+    CHECK(quick_verdict(shapes, line) == "no match");
+  }
+}
+
+TEST_CASE("record shapes: slots by the kind's rules; nulls, enums and other producers' fields") {
+  RecordShapes shapes;
+  const auto learn_and_read = [&](std::string_view learnt, std::string_view later) {
+    CAPTURE(learnt);
+    CAPTURE(later);
+    REQUIRE(shapes.learn(learnt));
+    const std::string quick = quick_verdict(shapes, later);
+    CHECK(quick == full_verdict(later));
+    return quick != "no match";
+  };
+  // A nullable field: null is part of the shape, a name is another shape.
+  CHECK(learn_and_read(
+      R"({"timestamp":1,"port":1,"event":{"kind":"IsrEnter","data":{"isr_id":3,"name":null}}})",
+      R"({"timestamp":2,"port":1,"event":{"kind":"IsrEnter","data":{"isr_id":4294967295,"name":null}}})"));
+  CHECK(
+      quick_verdict(
+          shapes, R"({"timestamp":2,"port":1,"event":{"kind":"IsrEnter","data":{"isr_id":4294967296,"name":null}}})") ==
+      "no match");
+  CHECK(quick_verdict(shapes,
+                      R"({"timestamp":2,"port":1,"event":{"kind":"IsrEnter","data":{"isr_id":3,"name":"SysTick"}}})") ==
+        "no match");
+  CHECK(learn_and_read(R"({"timestamp":2,"port":1,"event":{"kind":"IsrEnter","data":{"isr_id":3,"name":"SysTick"}}})",
+                       R"({"timestamp":2,"port":1,"event":{"kind":"IsrEnter","data":{"isr_id":3,"name":"PendSV"}}})"));
+  // Enumerations are literal: another action is another shape.
+  CHECK(learn_and_read(
+      R"({"timestamp":7,"port":0,"event":{"kind":"Exception","data":{"number":15,"name":"SysTick","action":"enter"}},"source":"dwt"})",
+      R"({"timestamp":8,"port":0,"event":{"kind":"Exception","data":{"number":511,"name":"IRQ495","action":"enter"}},"source":"dwt"})"));
+  CHECK(
+      quick_verdict(
+          shapes,
+          R"({"timestamp":8,"port":0,"event":{"kind":"Exception","data":{"number":512,"name":"x","action":"enter"}},"source":"dwt"})") ==
+      "no match");
+  CHECK(
+      quick_verdict(
+          shapes,
+          R"({"timestamp":8,"port":0,"event":{"kind":"Exception","data":{"number":15,"name":"SysTick","action":"leave"}},"source":"dwt"})") ==
+      "no match");
+  // Booleans, byte arrays and non-negative numbers.
+  CHECK(
+      learn_and_read(R"({"timestamp":1,"port":0,"event":{"kind":"PcSample","data":{"pc":0,"sleep":true}}})",
+                     R"({"timestamp":1,"port":0,"event":{"kind":"PcSample","data":{"pc":4294967295,"sleep":false}}})"));
+  CHECK(learn_and_read(R"({"timestamp":4,"port":2,"event":{"kind":"Raw","data":{"data":[]}}})",
+                       R"({"timestamp":4,"port":2,"event":{"kind":"Raw","data":{"data":[0,1,255]}}})"));
+  CHECK(quick_verdict(shapes, R"({"timestamp":4,"port":2,"event":{"kind":"Raw","data":{"data":[256]}}})") ==
+        "no match");
+  CHECK(quick_verdict(shapes, R"({"timestamp":4,"port":2,"event":{"kind":"Raw","data":{"data":[1, 2]}}})") ==
+        "no match");
+  CHECK(learn_and_read(
+      R"({"timestamp":5,"port":0,"event":{"kind":"ThreadUsage","data":{"name":"main","percent":12.5}}})",
+      R"({"timestamp":5,"port":0,"event":{"kind":"ThreadUsage","data":{"name":"idle","percent":0.25e2}}})"));
+  CHECK(quick_verdict(
+            shapes, R"({"timestamp":5,"port":0,"event":{"kind":"ThreadUsage","data":{"name":"idle","percent":-1}}})") ==
+        "no match");
+  // Fields no rule names (another producer's): any value of the same type.
+  CHECK(learn_and_read(
+      R"({"timestamp":10,"port":3,"event":{"kind":"Counter","data":{"counter_id":1,"value":2,"note":"a"}},"seq":-12.5e3,"ok":true,"n":null,"o":{"a":[1]}})",
+      R"({"timestamp":11,"port":3,"event":{"kind":"Counter","data":{"counter_id":2,"value":3,"note":"b"}},"seq":7,"ok":false,"n":null,"o":{"a":[1]}})"));
+  CHECK(
+      quick_verdict(
+          shapes,
+          R"({"timestamp":11,"port":3,"event":{"kind":"Counter","data":{"counter_id":2,"value":3,"note":"b"}},"seq":7,"ok":false,"n":null,"o":{"a":[2]}})") ==
+      "no match");
+}
+
+TEST_CASE("record shapes: what is not learnt, and the cap") {
+  RecordShapes shapes;
+  CHECK_FALSE(shapes.learn(R"({"timestamp":30,"frames":[{"port":0,"data":[65],"timestamp":30}]})"));  // frames line
+  CHECK_FALSE(shapes.learn(R"({"timestamp":1,"port":0,"event":{"kind":"SomeoneElses","data":{"x":1}}})"));
+  CHECK_FALSE(
+      shapes.learn(R"({"time\u0073tamp":1,"port":0,"event":{"kind":"IdleEnter"}})"));  // a name written another way
+  CHECK_FALSE(
+      shapes.learn(R"({"timestamp":1,"port":0,"event":{"data":{"message":"x"},"kind":"Text"}})"));  // data first
+  CHECK_FALSE(
+      shapes.learn(R"({"timestamp":5,"port":0,"event":{"kind":"ThreadUsage","data":{"name":"idle","percent":-0}}})"));
+  CHECK(shapes.shapes() == 0);
+  for (std::size_t i = 0; i < RecordShapes::max_shapes; ++i) {
+    CHECK(shapes.learn(fmt::format(R"({{"timestamp":1,"port":0,"event":{{"kind":"IdleEnter"}},"k{}":1}})", i)));
+  }
+  CHECK(shapes.full());
+  const std::string one_more = R"({"timestamp":1,"port":0,"event":{"kind":"IdleExit"}})";
+  CHECK_FALSE(shapes.learn(one_more));
+  CHECK(quick_verdict(shapes, one_more) == "no match");
+  CHECK(quick_verdict(shapes, R"({"timestamp":2,"port":9,"event":{"kind":"IdleEnter"},"k63":5})") ==
+        "IdleEnter  9 2 -");
 }

@@ -7,6 +7,7 @@
 #include "records/line_stream.hpp"
 #include "records/record_filter.hpp"
 #include "records/record_kinds.hpp"
+#include "records/record_shapes.hpp"
 
 namespace {
 
@@ -50,55 +51,92 @@ void warn_unknown_kinds(const tp::FilterCriteria& criteria, const tp::Logger& lo
   }
 }
 
-// One filter per thread: a regular expression's match data is its own.
-tp::ChunkLineHandler chunk_filter(const Options& o) {
-  auto filter = std::make_shared<const tp::RecordFilter>(criteria_from(o));
-  return [filter, why = std::string()](tp::NdjsonLine& line, tp::OutBuffer& out) mutable {
-    why.clear();
-    const tp::Verdict verdict = filter->judge(line.root, why);
+// One per thread: the filter (a regular expression's match data is its own) and the shapes
+// of the good lines seen so far, which judge most later lines without a parse.
+class ThreadFilter {
+ public:
+  explicit ThreadFilter(const Options& o) : filter_(criteria_from(o)) {}
+
+  // Whether quick() can take lines: the criteria read no field the shapes do not give.
+  [[nodiscard]] bool quick_enabled() const noexcept { return !filter_.reads_fields(); }
+
+  // A parsed line, judged whole; a good one teaches its shape.
+  tp::Verdict judge(tp::NdjsonLine& line) {
+    why_.clear();
+    const tp::Verdict verdict = filter_.judge(line.root, why_);
     if (verdict == tp::Verdict::bad) {
-      line.problem = why;
-      return simdjson::INCORRECT_TYPE;
+      line.problem = why_;
+    } else if (quick_enabled() && !shapes_.full()) {
+      shapes_.learn(line.text);
     }
-    if (verdict == tp::Verdict::selected) {
-      out += line.text;
-      out += '\n';
-    }
+    return verdict;
+  }
+
+  // A line not parsed: whether it is selected, when it has a learnt shape.
+  std::optional<bool> quick(std::string_view text) {
+    const tp::CheckedLine* line = shapes_.match(text);
+    if (line == nullptr) return std::nullopt;
+    return filter_.selects(*line);
+  }
+
+ private:
+  tp::RecordFilter filter_;
+  tp::RecordShapes shapes_;
+  std::string why_;
+};
+
+void pass_line(std::string_view text, tp::OutBuffer& out) {
+  out += text;
+  out += '\n';
+}
+
+tp::ChunkHandler chunk_filter(const Options& o) {
+  auto filter = std::make_shared<ThreadFilter>(o);
+  tp::ChunkLineHandler on_line = [filter](tp::NdjsonLine& line, tp::OutBuffer& out) {
+    const tp::Verdict verdict = filter->judge(line);
+    if (verdict == tp::Verdict::bad) return simdjson::INCORRECT_TYPE;
+    if (verdict == tp::Verdict::selected) pass_line(line.text, out);
     return simdjson::SUCCESS;
   };
+  if (!filter->quick_enabled()) return on_line;
+  return {std::move(on_line), [filter](std::string_view text, std::uint64_t /*number*/, tp::OutBuffer& out) {
+            const std::optional<bool> selected = filter->quick(text);
+            if (selected == true) pass_line(text, out);
+            return selected.has_value();
+          }};
 }
 
 tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Logger& log) {
-  tp::FilterCriteria criteria = criteria_from(o);
-  warn_unknown_kinds(criteria, log);
-  const tp::RecordFilter filter(std::move(criteria));
+  warn_unknown_kinds(criteria_from(o), log);
+  ThreadFilter filter(o);
   tp::ByteSource source = tp::ByteSource::open(o.input);
   tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append);
   std::uint64_t selected = 0;
-  std::string why;
   std::unique_ptr<tp::LineStream> stream;
+  const auto write_selected = [&](std::string_view text) {
+    pass_line(text, writer.buffer());
+    writer.commit();
+    if (++selected == o.limit) stream->stop();
+  };
   stream = std::make_unique<tp::LineStream>(
       [&](tp::NdjsonLine& line) -> simdjson::error_code {
-        why.clear();
-        const tp::Verdict verdict = filter.judge(line.root, why);
-        if (verdict == tp::Verdict::bad) {
-          line.problem = why;
-          return simdjson::INCORRECT_TYPE;
-        }
-        if (verdict == tp::Verdict::selected) {
-          tp::OutBuffer& out = writer.buffer();
-          out += line.text;
-          out += '\n';
-          writer.commit();
-          if (++selected == o.limit) stream->stop();
-        }
+        const tp::Verdict verdict = filter.judge(line);
+        if (verdict == tp::Verdict::bad) return simdjson::INCORRECT_TYPE;
+        if (verdict == tp::Verdict::selected) write_selected(line.text);
         return simdjson::SUCCESS;
       },
       log, o.strict);
+  if (filter.quick_enabled()) {
+    stream->set_quick_handler([&](std::string_view text, std::uint64_t /*number*/) {
+      const std::optional<bool> verdict = filter.quick(text);
+      if (verdict == true) write_selected(text);
+      return verdict.has_value();
+    });
+  }
   tp::Progress progress(source.size(), log.verbosity() != tp::Verbosity::quiet);
   const unsigned threads = tp::LineStream::threads_for(o.threads);
   if (threads > 1) {
-    std::vector<tp::ChunkLineHandler> handlers;
+    std::vector<tp::ChunkHandler> handlers;
     for (unsigned i = 0; i < threads; ++i) handlers.push_back(chunk_filter(o));
     if (o.stats) stream->count_output_lines();
     if (source.seekable()) {
