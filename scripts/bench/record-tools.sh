@@ -3,7 +3,9 @@
 # Generates a ~200 MB record file (itm-decode over the itm-synth stream: text, counters,
 # RTOS records, markers, DWT exceptions and PC samples), then in one run times the
 # tools next to the equivalent jq, gojq (a second jq, in Go) and Miller commands and prints
-# throughput, ratios and peak RSS. Targets (issue 20): trace-filter --kind >= 1.5 GB/s and
+# throughput, ratios and peak RSS. Then the same for records of a stream the project's
+# generator did not write (itm-mixes.py rtos-printf: other kinds, values and lengths, and
+# "time_exact" on many lines), against jq. Targets (issue 20): trace-filter --kind >= 1.5 GB/s and
 # >= 25x jq, trace-csv >= 20x jq; >= 3x mlr; memory flat.
 # Usage: scripts/bench/record-tools.sh [SIZE_MB]   (default 200: MB of records)
 set -euo pipefail
@@ -17,6 +19,10 @@ trap 'rm -rf "$work"' EXIT
 records=$work/records.ndjson
 # itm-decode writes ~4.5 bytes of records per byte of this ITM stream.
 "$build/tests/itm-synth" --size $((size_mb * 1000000 * 2 / 9)) --seed 1 | "$tools/itm-decode" > "$records"
+mix_records=$work/mix-records.ndjson
+# ... and ~11.6 bytes per byte of the rtos-printf mix.
+python3 "$(dirname "$0")/itm-mixes.py" rtos-printf $((size_mb * 1000000 * 10 / 116)) 2 |
+  "$tools/itm-decode" 2> /dev/null > "$mix_records"
 bytes=$(stat -c %s "$records")
 lines=$(wc -l < "$records")
 
@@ -56,7 +62,7 @@ results=$work/results
   measure "trace-csv (inferred columns)" 3 "'$tools/trace-csv' '$records'"
 } > "$results"
 
-rate() { awk -v b="$bytes" -v s="$1" 'BEGIN { printf "%.0f", (s > 0) ? b / 1e6 / s : 0 }'; }
+rate() { awk -v b="${2:-$bytes}" -v s="$1" 'BEGIN { printf "%.0f", (s > 0) ? b / 1e6 / s : 0 }'; }  # SECONDS [BYTES]
 time_of() { grep -F "$1" "$results" | head -1 | awk '{ print $(NF-1) }'; }
 printf '\n%-44s %8s %9s %10s\n' "command" "seconds" "MB/s" "peak RSS"
 while read -r line; do
@@ -75,3 +81,28 @@ echo "trace-filter vs mlr: $(ratio "$(time_of 'trace-filter --kind')" "$(time_of
 echo "trace-csv vs jq:     $(ratio "$(time_of 'trace-csv --columns')" "$(time_of 'jq -r')")   (target >= 20x)"
 echo "trace-csv vs gojq:   $(ratio "$(time_of 'trace-csv --columns')" "$(time_of 'gojq -r')")"
 echo "trace-csv vs mlr:    $(ratio "$(time_of 'trace-csv --columns')" "$(time_of 'mlr --ijsonl --ocsv')")   (target >= 3x)"
+
+# The independent mix's records.
+mix_bytes=$(stat -c %s "$mix_records")
+mix_results=$work/mix-results
+{
+  measure "trace-filter --kind Text" 3 "'$tools/trace-filter' --kind Text '$mix_records'"
+  measure "trace-filter --kind Text --threads 1" 3 "'$tools/trace-filter' --kind Text --threads 1 '$mix_records'"
+  measure "trace-filter --kind Text < pipe" 3 "cat '$mix_records' | '$tools/trace-filter' --kind Text"
+  measure "jq -c 'select(.event.kind==\"Text\")'" 1 "jq -c '$filter_expr' '$mix_records'"
+  measure "trace-csv --columns $csv_columns" 3 "'$tools/trace-csv' --columns $csv_columns '$mix_records'"
+  measure "jq -r '[...] | @csv'" 1 "jq -r '[.timestamp, .port, .event.kind, .event.data.message] | @csv' '$mix_records'"
+} > "$mix_results"
+echo
+echo "records of the independent rtos-printf mix: $(awk -v b="$mix_bytes" 'BEGIN { printf "%.1f", b / 1e6 }') MB, $(wc -l < "$mix_records") records"
+printf '%-44s %8s %9s %10s\n' "command" "seconds" "MB/s" "peak RSS"
+while read -r line; do
+  rss=${line##* }
+  rest=${line% *}
+  seconds=${rest##* }
+  name=${rest% *}
+  printf '%-44s %8s %9s %8s KB\n' "$name" "$seconds" "$(rate "$seconds" "$mix_bytes")" "$rss"
+done < "$mix_results"
+mix_time_of() { grep -F "$1" "$mix_results" | head -1 | awk '{ print $(NF-1) }'; }
+echo "trace-filter --kind: $(rate "$(mix_time_of 'trace-filter --kind')" "$mix_bytes") MB/s, $(ratio "$(mix_time_of 'trace-filter --kind')" "$(mix_time_of 'jq -c')") jq"
+echo "trace-csv --columns: $(rate "$(mix_time_of 'trace-csv --columns')" "$mix_bytes") MB/s, $(ratio "$(mix_time_of 'trace-csv --columns')" "$(mix_time_of 'jq -r')") jq"
