@@ -265,3 +265,24 @@ TEST_CASE("bulk write_bytes gives exactly what byte-by-byte writes give, for eve
     }
   }
 }
+
+TEST_CASE("has_line_control finds a NUL or newline among a write's bytes only, for every size") {
+  // Every write of 1, 2 or 4 bytes drawn from a few telling bytes, above its size too (those
+  // bytes are not the write's and must not count), against a byte-by-byte look.
+  const std::array<std::uint8_t, 5> telling{0x00, 0x0A, 0x0B, 0x41, 0xFF};
+  for (const std::uint8_t size : {std::uint8_t{1}, std::uint8_t{2}, std::uint8_t{4}}) {
+    for (std::uint32_t pick = 0; pick < 5U * 5U * 5U * 5U; ++pick) {
+      std::uint32_t value = 0;
+      bool expected = false;
+      std::uint32_t rest = pick;
+      for (std::uint32_t i = 0; i < 4; ++i, rest /= 5U) {
+        const std::uint8_t byte = telling[rest % 5U];
+        value |= static_cast<std::uint32_t>(byte) << (8U * i);
+        if (i < size && (byte == 0x00 || byte == 0x0A)) expected = true;
+      }
+      CAPTURE(value);
+      CAPTURE(size);
+      CHECK(has_line_control(value, size) == expected);
+    }
+  }
+}
