@@ -9,15 +9,20 @@ namespace tp {
 
 void run_stream_loop(ByteSource& source, StreamHandler& handler, BatchedWriter& writer, Progress& progress,
                      const StreamLoopOptions& options) {
-  std::vector<std::uint8_t> buffer(std::size_t{1} << 20U);
+  std::vector<std::uint8_t> buffer;
   std::uint64_t next_report = monotonic_us() + options.report_every_us;
   while (stop_requested() == 0 && !handler.done()) {
     const bool idle_work = handler.wants_idle() || writer.has_pending();
-    const ReadResult result = source.read(buffer, idle_work ? options.idle_poll_ms : -1);
+    std::span<std::uint8_t> room = handler.room(options.read_size);
+    if (room.empty()) {
+      buffer.resize(options.read_size);
+      room = buffer;
+    }
+    const ReadResult result = source.read(room, idle_work ? options.idle_poll_ms : -1);
     const std::uint64_t now = monotonic_us();
     if (result.status == ReadStatus::end_of_input) break;
     if (result.status == ReadStatus::data) {
-      handler.on_data(std::span<const std::uint8_t>(buffer.data(), result.size), now);
+      handler.on_data(room.first(result.size), now);
       writer.flush_if_stale(now);
       progress.update(source.bytes_read());
     } else if (result.status == ReadStatus::timeout) {

@@ -22,6 +22,9 @@ class StreamHandler {
   StreamHandler& operator=(StreamHandler&&) = delete;
   virtual ~StreamHandler() = default;
 
+  // Where the next read goes, for a handler that takes its input in place (at most
+  // `at_most` bytes; empty: into the loop's own buffer). on_data then gets the start of it.
+  virtual std::span<std::uint8_t> room(std::size_t /*at_most*/) { return {}; }
   virtual void on_data(std::span<const std::uint8_t> bytes, std::uint64_t now_us) = 0;
   // Input paused for a moment: release what waits for more input.
   virtual void on_idle(std::uint64_t /*now_us*/) {}
@@ -33,6 +36,7 @@ class StreamHandler {
 };
 
 struct StreamLoopOptions {
+  std::size_t read_size = std::size_t{1} << 20U;
   int idle_poll_ms = 20;              // how long a pause must last before idle work
   std::uint64_t report_every_us = 0;  // periodic callback interval (0 = never)
   std::function<void()> on_report;    // e.g. -v statistics

@@ -58,6 +58,39 @@ void LineStream::run_chunks(ByteSource& source, std::vector<ChunkHandler> handle
   writer.flush();
 }
 
+namespace {
+
+// The stream loop's side of NdjsonStreamChunks: reads go in place into the piece being
+// gathered, a pause hands every line read so far to the workers and takes their chunks back.
+class StreamChunksHandler final : public StreamHandler {
+ public:
+  explicit StreamChunksHandler(NdjsonStreamChunks& chunks) : chunks_(chunks) {}
+
+  void go_on(bool go_on) noexcept { stopped_ = stopped_ || !go_on; }
+  std::span<std::uint8_t> room(std::size_t at_most) override {
+    const std::span<char> room = chunks_.room(at_most);
+    return {reinterpret_cast<std::uint8_t*>(room.data()), room.size()};
+  }
+  void on_data(std::span<const std::uint8_t> bytes, std::uint64_t now_us) override {
+    go_on(chunks_.feed_room(bytes.size(), now_us));
+  }
+  void on_idle(std::uint64_t /*now_us*/) override { go_on(chunks_.catch_up()); }
+  [[nodiscard]] bool wants_idle() const override { return !chunks_.idle(); }
+  void on_end(std::uint64_t /*now_us*/) override {
+    if (stopped_) return;
+    // A signal: a line not complete is left out (it was cut, not written that way), as
+    // LineStream::on_end does; the whole lines read so far are still handled.
+    go_on(stop_requested() != 0 ? chunks_.catch_up() : chunks_.finish());
+  }
+  [[nodiscard]] bool done() const override { return stopped_; }
+
+ private:
+  NdjsonStreamChunks& chunks_;
+  bool stopped_ = false;
+};
+
+}  // namespace
+
 void LineStream::run_stream_chunks(ByteSource& source, std::vector<ChunkHandler> handlers, BatchedWriter& writer,
                                    Progress& progress, std::uint64_t max_output_lines) {
   max_output_lines_ = max_output_lines;
@@ -67,35 +100,13 @@ void LineStream::run_stream_chunks(ByteSource& source, std::vector<ChunkHandler>
   // A signal stops the reading, not the handing back of lines already read.
   NdjsonStreamChunks chunks(
       std::move(handlers), [&](const NdjsonChunk& chunk) { return take_chunk(chunk, writer, false); }, options);
-  constexpr std::size_t read_size = std::size_t{1} << 20U;
-  grow_pipe(source.fd(), read_size);  // the writer fills it while the threads parse
-  const int idle_poll_ms = StreamLoopOptions{}.idle_poll_ms;
+  const StreamLoopOptions loop_options;
+  grow_pipe(source.fd(), loop_options.read_size);  // the writer fills it while the threads parse
+  StreamChunksHandler handler(chunks);
   NdjsonReader::Pending pending = reader_.take_pending();  // after a stream loop (hand_over_when)
   if (pending.skipping) chunks.skip_rest_of_line();
-  bool go_on = chunks.feed(pending.bytes, monotonic_us());
-  while (go_on && stop_requested() == 0) {
-    const bool waiting = !chunks.idle() || writer.has_pending();
-    const std::span<char> room = chunks.room(read_size);  // read in place: no copy
-    const ReadResult result =
-        source.read(std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(room.data()), room.size()),
-                    waiting ? idle_poll_ms : -1);
-    const std::uint64_t now = monotonic_us();
-    if (result.status == ReadStatus::end_of_input) {
-      go_on = chunks.finish();
-      break;
-    }
-    if (result.status == ReadStatus::data) {
-      go_on = chunks.feed_room(result.size, now);
-      writer.flush_if_stale(now);
-      progress.update(source.bytes_read());
-    } else if (result.status == ReadStatus::timeout) {
-      go_on = chunks.catch_up();
-      writer.flush();
-    }
-  }
-  if (go_on && stop_requested() != 0) chunks.catch_up();  // a line not complete is left out, as on_end does
-  progress.finish();
-  writer.flush();
+  handler.go_on(chunks.feed(pending.bytes, monotonic_us()));
+  run_stream_loop(source, handler, writer, progress, loop_options);
 }
 
 bool LineStream::take_chunk(const NdjsonChunk& chunk, BatchedWriter& writer, bool stop_on_signal) {

@@ -332,6 +332,45 @@ def near_misses(work, validator):
               f"{len(result.stdout.splitlines())} lines out, {len(expected)} expected; {result.stderr[-300:]!r}")
 
 
+def read_bytes(pid):
+    """What the process has read so far (rchar of /proc/PID/io)."""
+    with open(f"/proc/{pid}/io") as f:
+        for line in f:
+            if line.startswith("rchar:"):
+                return int(line.split()[1])
+    return 0
+
+
+def stopped_in_flight():
+    """SIGTERM while lines read from a pipe are in flight on the threads: gathered into a piece
+    that waits (up to 10 ms) for more, or parsed by a worker and not yet handed back (that
+    happens on the next read, or after a 20 ms pause). The signal is sent as soon as the
+    tool's read count covers them, well inside that window: every one must come out."""
+    lines = b"".join(b'{"timestamp":%d,"port":0,"event":{"kind":"Text","data":{"message":"line %d"}},"clock":"us"}\n'
+                     % (i, i) for i in range(1, 3001))
+    first = b'{"timestamp":0,"port":0,"event":{"kind":"Text","data":{"message":"first"}},"clock":"us"}\n'
+    for tool, args, rows in ((FILTER, [], lines), (CSV, ["--no-header", "--columns", "message"],
+                                                   b"".join(b'"line %d"\n' % i for i in range(1, 3001)))):
+        p = subprocess.Popen([tool, "--threads", "2", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        deadline = threading.Timer(60, p.kill)
+        deadline.start()
+        p.stdin.write(first)
+        p.stdin.flush()
+        p.stdout.readline()  # running, and past its first read
+        before = read_bytes(p.pid)
+        p.stdin.write(lines)
+        p.stdin.flush()
+        while read_bytes(p.pid) < before + len(lines):
+            pass
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=30)
+        deadline.cancel()
+        check(p.returncode == 143 and out == rows and err == b"",
+              f"{os.path.basename(tool)}: SIGTERM with lines in flight on threads writes every line read, exits 143",
+              f"{p.returncode}: {len(out.splitlines())} of 3000 lines, {err[-200:]!r}")
+
+
 def main():
     validator = schema_validator()
     oracle_agrees(validator)
@@ -341,6 +380,7 @@ def main():
         chunked_reading(work)
         near_misses(work, validator)
     stopped_mid_line()
+    stopped_in_flight()
     sys.exit(check.summary())
 
 
