@@ -38,15 +38,27 @@ simdjson::error_code InputPump::take(NdjsonLine& line, std::uint64_t now) {
     line.problem = problem_;
     return simdjson::INCORRECT_TYPE;
   }
-  if (route->cycles_clock && !cycles_clock_.load(std::memory_order_relaxed)) cycles_clock_.store(true);
+  if (routes_without_dom() && !shapes_.full()) shapes_.learn(line.text);
   const std::optional<std::string> named = options_.symbols ? options_.symbols->named(line.root) : std::nullopt;
   if (options_.top_interval_s > 0) {
     if (const auto observation = analysis::observe(line.root)) stats_.add(*observation);
   }
-  builder_.add(named ? std::string_view(*named) : line.text, *route, now);
+  publish_routed(named ? std::string_view(*named) : line.text, *route, now);
+  return simdjson::SUCCESS;
+}
+
+bool InputPump::take_quick(std::string_view text, std::uint64_t now) {
+  const CheckedLine* line = shapes_.match(text);
+  if (line == nullptr) return false;
+  publish_routed(text, classifier_.route(*line), now);
+  return true;
+}
+
+void InputPump::publish_routed(std::string_view text, const RecordRoute& route, std::uint64_t now) {
+  if (route.cycles_clock && !cycles_clock_.load(std::memory_order_relaxed)) cycles_clock_.store(true);
+  builder_.add(text, route, now);
   records_.fetch_add(1, std::memory_order_relaxed);
   if (builder_.bytes() >= options_.batch_bytes) callbacks_.publish(builder_.take());
-  return simdjson::SUCCESS;
 }
 
 // trace-top's snapshot records, routed and batched like the input's (kinds Top*, port 0).
@@ -80,6 +92,9 @@ void InputPump::run() {
                         bad_lines_.fetch_add(1, std::memory_order_relaxed);
                         callbacks_.bad_line(number, message);
                       });
+  if (routes_without_dom()) {
+    reader.set_quick_handler([&](std::string_view text, std::uint64_t /*number*/) { return take_quick(text, now); });
+  }
   std::vector<std::uint8_t> buffer(1U << 20U);
   std::string error;
   try {

@@ -14,6 +14,7 @@
 #include "analysis/live_stats.hpp"
 #include "core/byte_source.hpp"
 #include "json/ndjson_reader.hpp"
+#include "records/record_shapes.hpp"
 #include "serve/broadcast.hpp"
 #include "serve/record_classifier.hpp"
 #include "serve/record_symbols.hpp"
@@ -52,10 +53,17 @@ class InputPump {
  private:
   void run();
   simdjson::error_code take(NdjsonLine& line, std::uint64_t now);
+  // A line not parsed, taken when a shape learnt from good lines vouches for it.
+  bool take_quick(std::string_view text, std::uint64_t now);
+  // Whether lines can be routed without their DOM: nothing reads more than the route
+  // (--elf names records from their fields, --top-interval observes them).
+  [[nodiscard]] bool routes_without_dom() const noexcept { return !options_.symbols && options_.top_interval_s <= 0; }
+  void publish_routed(std::string_view text, const RecordRoute& route, std::uint64_t now);
   void add_snapshot(std::uint64_t now, bool final);
 
   ByteSource source_;
   RecordClassifier classifier_;
+  RecordShapes shapes_;
   PumpCallbacks callbacks_;
   PumpOptions options_;
   BatchBuilder builder_;

@@ -62,17 +62,21 @@ std::uint8_t RecordClassifier::kind_bit(std::string_view name) {
 std::optional<RecordRoute> RecordClassifier::classify(simdjson::dom::object root, std::string& problem) {
   const std::optional<CheckedLine> line = check_record_line(root, problem);
   if (!line) return std::nullopt;
+  return route(*line);
+}
+
+RecordRoute RecordClassifier::route(const CheckedLine& line) {
   RecordRoute route;
-  if (line->frames) {
+  if (line.frames) {
     route.itm = true;
     route.kind = KindTable::itm;
-    route.port_bits = line->frame_port_bits;
-    route.high_port = line->frame_high_port;
+    route.port_bits = line.frame_port_bits;
+    route.high_port = line.frame_high_port;
   } else {
-    route.kind = kind_bit(line->kind);
-    add_port(route, line->port);
+    route.kind = kind_bit(line.kind);
+    add_port(route, line.port);
   }
-  route.cycles_clock = line->clock == "cycles";
+  route.cycles_clock = line.clock == "cycles";
   return route;
 }
 

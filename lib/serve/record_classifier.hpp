@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "records/record_check.hpp"
+
 namespace tp::serve {
 
 // Kind names -> bit numbers, shared by the input thread and the server thread. It starts
@@ -63,6 +65,8 @@ class RecordClassifier {
   explicit RecordClassifier(KindTable& kinds) : kinds_(kinds) {}
   // The route of a record or frames line, or nullopt with the reason in `problem`.
   std::optional<RecordRoute> classify(simdjson::dom::object root, std::string& problem);
+  // The route of a line check_record_line (or RecordShapes) found good.
+  RecordRoute route(const CheckedLine& line);
 
  private:
   std::uint8_t kind_bit(std::string_view name);

@@ -38,9 +38,9 @@ check "the cycle names the include that closes it" grep -qF "lib/core/log.cpp:1"
 plant upward net/tcp_connect.cpp '#include "swo/rate.hpp"'
 check "an upward include fails the build's check" \
   refused "$work/upward" 'lib/net/tcp_connect.cpp: #include "swo/rate.hpp" (lib/net does not declare lib/swo)'
-plant private serve/protocol.hpp '#include "records/record_check.hpp"'
+plant private palm/parser.hpp '#include "records/record_check.hpp"'
 check "a header including a PRIVATE layer fails it" \
-  refused "$work/private" 'lib/serve/protocol.hpp: #include "records/record_check.hpp" (a header may include only PUBLIC layers)'
+  refused "$work/private" 'lib/palm/parser.hpp: #include "records/record_check.hpp" (a header may include only PUBLIC layers)'
 plant cli core/log.hpp '#include <CLI/CLI.hpp>'
 check "CLI11 outside lib/cli fails it" refused "$work/cli" "lib/core/log.hpp: #include <CLI/CLI.hpp> (CLI11 is for lib/cli and tools/ only)"
 plant folder core/log.cpp '// an unchanged tree'

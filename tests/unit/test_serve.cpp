@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "json/ndjson_reader.hpp"
+#include "records/record_shapes.hpp"
 #include "serve/admission.hpp"
 #include "serve/broadcast.hpp"
 #include "serve/child_process.hpp"
@@ -354,6 +355,36 @@ TEST_CASE("server messages have the schema's fields and types") {
   std::string event;
   append_event_message(event, R"({"timestamp":1,"port":0,"event":{"kind":"IdleEnter"}})");
   CHECK(event == R"({"type":"Event","data":{"timestamp":1,"port":0,"event":{"kind":"IdleEnter"}}})");
+}
+
+TEST_CASE("record routes: a line a learnt shape vouches for routes as its parse does") {
+  // trace-serve routes most lines by their shape (records/record_shapes), not their DOM.
+  const std::vector<std::string> learnt = {
+      R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"hi"}},"source":"itm","clock":"cycles"})",
+      R"({"timestamp":1,"port":40,"event":{"kind":"Raw","data":{"data":[1,255]}}})",
+      R"({"timestamp":1,"port":0,"event":{"kind":"Exception","data":{"number":15,"name":"SysTick","action":"enter"}},"source":"dwt","clock":"ns"})",
+  };
+  const std::vector<std::string> later = {
+      R"({"timestamp":9,"port":31,"event":{"kind":"Text","data":{"message":"later"}},"source":"itm","clock":"cycles"})",
+      R"({"timestamp":9,"port":255,"event":{"kind":"Raw","data":{"data":[]}}})",
+      R"({"timestamp":9,"port":3,"event":{"kind":"Exception","data":{"number":511,"name":"IRQ495","action":"enter"}},"source":"dwt","clock":"ns"})",
+  };
+  KindTable kinds;
+  RecordClassifier classifier(kinds);
+  RecordShapes shapes;
+  for (const std::string& line : learnt) REQUIRE(shapes.learn(line));
+  for (const std::string& line : later) {
+    CAPTURE(line);
+    const CheckedLine* checked = shapes.match(line);
+    REQUIRE(checked != nullptr);
+    const RecordRoute quick = classifier.route(*checked);
+    const RecordRoute parsed = classify(line);
+    CHECK(quick.kind == parsed.kind);
+    CHECK(quick.port_bits == parsed.port_bits);
+    CHECK(quick.high_port == parsed.high_port);
+    CHECK(quick.itm == parsed.itm);
+    CHECK(quick.cycles_clock == parsed.cycles_clock);
+  }
 }
 
 TEST_CASE("record routes: kinds, ports, Callisto's required fields") {
