@@ -63,15 +63,20 @@ results=$work/results
 } > "$results"
 
 rate() { awk -v b="${2:-$bytes}" -v s="$1" 'BEGIN { printf "%.0f", (s > 0) ? b / 1e6 / s : 0 }'; }  # SECONDS [BYTES]
-time_of() { grep -F "$1" "$results" | head -1 | awk '{ print $(NF-1) }'; }
-printf '\n%-44s %8s %9s %10s\n' "command" "seconds" "MB/s" "peak RSS"
-while read -r line; do
-  rss=${line##* }
-  rest=${line% *}
-  seconds=${rest##* }
-  name=${rest% *}
-  printf '%-44s %8s %9s %8s KB\n' "$name" "$seconds" "$(rate "$seconds")" "$rss"
-done < "$results"
+time_of() { grep -F "$1" "${2:-$results}" | head -1 | awk '{ print $(NF-1) }'; }  # NAME [RESULTS]
+print_table() {  # print_table RESULTS BYTES: one row per measured command
+  local line rss rest seconds name
+  printf '%-44s %8s %9s %10s\n' "command" "seconds" "MB/s" "peak RSS"
+  while read -r line; do
+    rss=${line##* }
+    rest=${line% *}
+    seconds=${rest##* }
+    name=${rest% *}
+    printf '%-44s %8s %9s %8s KB\n' "$name" "$seconds" "$(rate "$seconds" "$2")" "$rss"
+  done < "$1"
+}
+echo
+print_table "$results" "$bytes"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", (a > 0) ? b / a : 0 }'; }
 echo
 echo "trace-filter --kind: $(rate "$(time_of 'trace-filter --kind')") MB/s   (target >= 1500)"
@@ -95,14 +100,7 @@ mix_results=$work/mix-results
 } > "$mix_results"
 echo
 echo "records of the independent rtos-printf mix: $(awk -v b="$mix_bytes" 'BEGIN { printf "%.1f", b / 1e6 }') MB, $(wc -l < "$mix_records") records"
-printf '%-44s %8s %9s %10s\n' "command" "seconds" "MB/s" "peak RSS"
-while read -r line; do
-  rss=${line##* }
-  rest=${line% *}
-  seconds=${rest##* }
-  name=${rest% *}
-  printf '%-44s %8s %9s %8s KB\n' "$name" "$seconds" "$(rate "$seconds" "$mix_bytes")" "$rss"
-done < "$mix_results"
-mix_time_of() { grep -F "$1" "$mix_results" | head -1 | awk '{ print $(NF-1) }'; }
+print_table "$mix_results" "$mix_bytes"
+mix_time_of() { time_of "$1" "$mix_results"; }
 echo "trace-filter --kind: $(rate "$(mix_time_of 'trace-filter --kind')" "$mix_bytes") MB/s, $(ratio "$(mix_time_of 'trace-filter --kind')" "$(mix_time_of 'jq -c')") jq"
 echo "trace-csv --columns: $(rate "$(mix_time_of 'trace-csv --columns')" "$mix_bytes") MB/s, $(ratio "$(mix_time_of 'trace-csv --columns')" "$(mix_time_of 'jq -r')") jq"

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from checks import Checks  # noqa: E402
@@ -361,8 +362,10 @@ def stopped_in_flight():
         before = read_bytes(p.pid)
         p.stdin.write(lines)
         p.stdin.flush()
-        while read_bytes(p.pid) < before + len(lines):
+        read_all = time.monotonic() + 30
+        while read_bytes(p.pid) < before + len(lines) and time.monotonic() < read_all:
             pass
+        check(time.monotonic() < read_all, f"{os.path.basename(tool)} on threads reads 3000 piped lines within 30 s")
         p.send_signal(signal.SIGTERM)
         out, err = p.communicate(timeout=30)
         deadline.cancel()
