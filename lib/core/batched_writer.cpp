@@ -6,12 +6,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <csignal>
+#include <deque>
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -58,15 +61,21 @@ void with_signals_blocked(const Start& start) {
   ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
 }
 
+// With an encoder: smaller batches, several queued, so that a batch the owner encodes
+// itself (the queue full) is short work, and the thread seldom waits meanwhile.
+constexpr std::size_t encoded_batch_capacity = std::size_t{256} << 10U;
+constexpr std::size_t encoded_batch_depth = 4;
+
 }  // namespace
 
-// One batch in flight at a time: the owner hands a full buffer over (getting the written,
-// emptied one back) and goes on; the thread writes it. The first error stops the writing
-// and is kept for the owner.
+// Batches queue for a thread that writes them (and encodes them first, with an encoder):
+// the owner hands a full buffer over (getting an emptied one back) and goes on; it waits
+// only while `depth` batches are queued. The first error stops the writing and is kept for
+// the owner.
 class BatchedWriter::Background {
  public:
-  Background(int fd, std::size_t capacity) : fd_(fd) {
-    in_flight_.reserve(capacity + capacity / 4);
+  Background(int fd, std::size_t capacity, std::size_t depth, BatchEncoder encode)
+      : fd_(fd), capacity_(capacity), depth_(depth), encode_(std::move(encode)) {
     with_signals_blocked([this] { thread_ = std::jthread([this] { run(); }); });
   }
   Background(const Background&) = delete;
@@ -79,21 +88,35 @@ class BatchedWriter::Background {
       stopping_ = true;
     }
     changed_.notify_all();
-  }  // thread_ joins: a batch being written is finished first
+  }  // thread_ joins: the batches queued are written first
 
-  // Swaps `full` with the buffer written last (empty), once that one is written.
-  void hand_over(OutBuffer& full) {
+  // Queues `full` (`encoded`: output already, not the encoder's input) and gives back an
+  // empty buffer, once fewer than `depth` batches are queued.
+  void hand_over(OutBuffer& full, bool encoded = false) {
     std::unique_lock lock(mutex_);
-    wait_idle(lock);
-    std::swap(full, in_flight_);
-    busy_ = true;
+    changed_.wait(lock, [this] { return queue_.size() < depth_ || error_; });
+    if (error_) std::rethrow_exception(error_);
+    queue_.push_back(Batch{std::move(full), encoded});
+    if (spare_.empty()) {
+      full = OutBuffer();
+      full.reserve(capacity_ + capacity_ / 4);
+    } else {
+      full = std::move(spare_.back());
+      spare_.pop_back();
+    }
     lock.unlock();
     changed_.notify_all();
   }
-  // Returns once nothing is in flight; throws the error of a failed write.
+  // Returns once every batch is written; throws the error of a failed write.
   void drain() {
     std::unique_lock lock(mutex_);
-    wait_idle(lock);
+    changed_.wait(lock, [this] { return (queue_.empty() && !writing_) || error_; });
+    if (error_) std::rethrow_exception(error_);
+  }
+  // Whether hand_over() would wait now.
+  [[nodiscard]] bool full() const {
+    const std::scoped_lock lock(mutex_);
+    return queue_.size() >= depth_;
   }
   [[nodiscard]] WriteCounts counts() const {
     const std::scoped_lock lock(mutex_);
@@ -101,41 +124,60 @@ class BatchedWriter::Background {
   }
 
  private:
-  void wait_idle(std::unique_lock<std::mutex>& lock) {
-    changed_.wait(lock, [this] { return !busy_; });
-    if (error_) std::rethrow_exception(error_);
-  }
+  struct Batch {
+    OutBuffer bytes;
+    bool encoded = false;
+  };
+
   void run() {
     std::unique_lock lock(mutex_);
     for (;;) {
-      changed_.wait(lock, [this] { return busy_ || stopping_; });
-      if (!busy_) return;
+      changed_.wait(lock, [this] { return !queue_.empty() || stopping_; });
+      if (queue_.empty()) return;
+      Batch batch = std::move(queue_.front());
+      queue_.pop_front();
+      writing_ = true;
       lock.unlock();
+      changed_.notify_all();  // room in the queue
       WriteCounts written;
       std::exception_ptr error;
       try {
-        if (!failed_) write_all_to(fd_, in_flight_.view(), written);
+        if (!failed_) write_all_to(fd_, output_of(batch), written);
       } catch (...) {
         error = std::current_exception();
       }
-      in_flight_.clear();
+      batch.bytes.clear();
       lock.lock();
+      spare_.push_back(std::move(batch.bytes));
       counts_.bytes += written.bytes;
       counts_.calls += written.calls;
       if (error) {
         error_ = error;
         failed_ = true;
       }
-      busy_ = false;
+      writing_ = false;
       changed_.notify_all();
     }
   }
 
+  // The bytes to write for a batch: itself, or what the encoder makes of it.
+  std::string_view output_of(const Batch& batch) {
+    if (!encode_ || batch.encoded) return batch.bytes.view();
+    encoded_.clear();
+    encode_(batch.bytes.view(), encoded_);
+    return encoded_.view();
+  }
+
   int fd_;
-  OutBuffer in_flight_;
+  std::size_t capacity_;
+  std::size_t depth_;
+  BatchEncoder encode_;
+  OutBuffer encoded_;  // the thread's
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  bool busy_ = false;  // in_flight_ is the thread's
+  std::deque<Batch> queue_;
+  std::vector<OutBuffer> spare_;  // written batches' buffers, for the owner again
+  bool writing_ = false;
   bool stopping_ = false;
   bool failed_ = false;  // written by the thread only
   std::exception_ptr error_;
@@ -174,14 +216,28 @@ BatchedWriter::~BatchedWriter() {
 }
 
 void BatchedWriter::write_in_background() {
-  if (!background_) background_ = std::make_unique<Background>(fd_.get(), capacity_);
+  if (!background_) background_ = std::make_unique<Background>(fd_.get(), capacity_, 1, BatchEncoder{});
+}
+
+void BatchedWriter::write_in_background(BatchEncoder encode) {
+  flush();  // what went before is out first
+  capacity_ = std::min(capacity_, encoded_batch_capacity);
+  background_ = std::make_unique<Background>(fd_.get(), capacity_, encoded_batch_depth, encode);
+  encode_ = std::move(encode);
 }
 
 void BatchedWriter::flush_full_batch() {
   if (!background_) return flush();
   last_flush_us_ = monotonic_us();
   try {
-    background_->hand_over(buffer_);
+    if (encode_ && background_->full()) {
+      encoded_.clear();
+      encode_(buffer_.view(), encoded_);
+      buffer_.clear();
+      background_->hand_over(encoded_, true);  // encoded_ gets the emptied buffer back
+    } else {
+      background_->hand_over(buffer_);
+    }
   } catch (...) {
     buffer_.clear();  // the output failed: nothing more is written
     throw;
@@ -192,6 +248,7 @@ void BatchedWriter::flush() {
   last_flush_us_ = monotonic_us();
   if (background_) {
     try {
+      if (encode_ && !buffer_.empty()) background_->hand_over(buffer_);  // the thread encodes it
       background_->drain();
     } catch (...) {
       buffer_.clear();

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -18,6 +19,9 @@ class BatchedWriter {
  public:
   static constexpr std::size_t default_capacity = std::size_t{1} << 20U;
   static constexpr std::uint64_t default_max_delay_us = 50'000;
+  // Turns one batch of what the owner appended into the bytes written (appended to `out`).
+  // It is called from two threads at once (see write_in_background): it must be safe so.
+  using BatchEncoder = std::function<void(std::string_view batch, OutBuffer& out)>;
 
   // "-" or empty = stdout. append=false truncates an existing file.
   static BatchedWriter open(std::string_view path, bool append);
@@ -31,7 +35,7 @@ class BatchedWriter {
   // The buffer to append to; call commit() after appending a whole record.
   [[nodiscard]] OutBuffer& buffer() noexcept { return buffer_; }
   void write(std::string_view bytes) {
-    if (bytes.size() >= capacity_ / 2) return write_large(bytes);  // a batch already: no copy
+    if (bytes.size() >= capacity_ / 2 && !encode_) return write_large(bytes);  // a batch already: no copy
     buffer_.append(bytes);
     commit();
   }
@@ -44,11 +48,19 @@ class BatchedWriter {
   // background first); a write error of any of them is thrown here.
   void flush();
   // From now on a full batch is written by a thread of its own while the owner fills the
-  // next one (two buffers): for a tool whose output outweighs its input (itm-decode), the
+  // next one (one batch queued while another is written): for a tool whose output outweighs its input (itm-decode), the
   // copy into the pipe or the page cache overlaps the work that makes the records. The
   // thread blocks every signal (they stay the owner's). A failed background write is
   // thrown by the next commit() that hands a batch over, or by flush().
   void write_in_background();
+  // As write_in_background(), and what the owner appends is not the output but its input:
+  // each batch goes through `encode`, and what that makes is written, in order (itm-decode
+  // hands its records over decoded, to be formatted on a second core). Batches are smaller
+  // (256 KB) and four may queue; the thread encodes the ones it is handed, and a full batch
+  // that finds the queue full is encoded by the owner instead, so that both cores work when
+  // encoding costs more than what makes the batches. An exception from `encode` is a
+  // failed write.
+  void write_in_background(BatchEncoder encode);
   // Flushes if the oldest pending byte is older than max_delay_us.
   void flush_if_stale(std::uint64_t now_us);
   [[nodiscard]] bool has_pending() const noexcept { return !buffer_.empty(); }
@@ -78,6 +90,8 @@ class BatchedWriter {
   std::uint64_t last_flush_us_ = 0;
   std::uint64_t bytes_written_ = 0;
   std::uint64_t write_calls_ = 0;
+  BatchEncoder encode_;                     // set: the buffer holds its input, and only the thread writes
+  OutBuffer encoded_;                       // a batch the owner encoded
   std::unique_ptr<Background> background_;  // after fd_: stopped before the descriptor closes
 };
 

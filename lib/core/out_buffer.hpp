@@ -76,6 +76,7 @@ class OutBuffer {
   [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
   [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
   [[nodiscard]] const char* data() const noexcept { return data_.get(); }
+  [[nodiscard]] char* data() noexcept { return data_.get(); }
   [[nodiscard]] std::string_view view() const noexcept { return {data_.get(), size_}; }
   [[nodiscard]] std::string_view view(std::size_t begin, std::size_t end) const noexcept {
     return {data_.get() + begin, end - begin};

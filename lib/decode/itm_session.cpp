@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/json_writer.hpp"
+#include "decode/record_entries.hpp"
 #include "itm/exception_names.hpp"
 
 namespace tp {
@@ -26,6 +27,11 @@ ItmSession::ItmSession(PortMap port_map, SessionOptions options, BatchedWriter& 
   staging_.reserve(std::size_t{64} << 10U);
   pending_.reserve(options_.max_pending + 1);
   recent_times_.resize(std::min(std::bit_ceil(options_.max_line + 2), recent_times_cap));
+  if (hands_records_over()) {
+    writer_.write_in_background(entry_encoder(options_.format, router_.map(), options_.symbols));
+  } else if (options_.format_in_background) {
+    writer_.write_in_background();
+  }
 }
 
 void ItmSession::feed(std::span<const std::uint8_t> bytes, std::uint64_t host_us) {
@@ -214,7 +220,11 @@ std::vector<std::string> ItmSession::take_warnings() {
 void ItmSession::stage(const Event& event) {
   ++stats_.records;
   if (!writes_records()) return;
-  formatter_.body(staging_, event);
+  if (hands_records_over()) {
+    stage_record_entry(staging_, event);
+  } else {
+    formatter_.body(staging_, event);
+  }
   const Moment began = time_since(event.began);
   pending_.push_back(Pending{staging_.size(), host_us_, began.time, began.exact});
   if (options_.timestamps == TimestampMode::host) release_pending();
@@ -249,48 +259,64 @@ const RecordFormatter::Stamp& ItmSession::stamp_for(StampCache& cache, std::uint
   return cache.stamp;
 }
 
+void ItmSession::write_record(OutBuffer& out, StampCache& cache, std::uint64_t timestamp, std::string_view clock,
+                              bool exact, std::size_t begin, std::size_t end) {
+  if (hands_records_over()) {
+    stamp_record_entry(staging_.data() + begin, timestamp, clock, exact);  // staging_ goes out whole after
+  } else {
+    RecordFormatter::line(out, stamp_for(cache, timestamp, clock, exact), staging_.view(begin, end));
+  }
+}
+
 void ItmSession::stamp_pending(std::uint64_t timestamp, std::string_view clock, bool exact) {
   if (pending_.empty() && frames_.empty()) return;
   OutBuffer& out = writer_.buffer();
-  if (!pending_.empty()) {
-    const RecordFormatter::Stamp& stamp = stamp_for(group_stamp_, timestamp, clock, exact);
-    std::size_t begin = 0;
-    for (const Pending& record : pending_) {
-      if (record.target_time == began_now) {
-        RecordFormatter::line(out, stamp, staging_.view(begin, record.body_end));
-      } else {  // dated earlier: a text line that began before this group's timestamp
-        RecordFormatter::line(out, stamp_for(earlier_stamp_, record.target_time, clock, record.exact),
-                              staging_.view(begin, record.body_end));
-      }
-      begin = record.body_end;
+  std::size_t begin = 0;
+  for (const Pending& record : pending_) {
+    if (record.target_time == began_now) {
+      write_record(out, group_stamp_, timestamp, clock, exact, begin, record.body_end);
+    } else {  // dated earlier: a text line that began before this group's timestamp
+      write_record(out, earlier_stamp_, record.target_time, clock, record.exact, begin, record.body_end);
     }
+    begin = record.body_end;
   }
+  if (hands_records_over()) out += staging_.view();
   if (!frames_.empty()) {
-    // Raw frames for the Callisto Itm message (DESIGN.md, second line shape).
-    out += "{\"timestamp\":"sv;
-    append_uint(out, timestamp);
-    out += ",\"frames\":["sv;
-    for (std::size_t i = 0; i < frames_.size(); ++i) {
-      if (i != 0) out += ',';
-      out += "{\"port\":"sv;
-      append_uint(out, frames_[i].port);
-      out += ",\"data\":["sv;
-      for (std::uint8_t k = 0; k < frames_[i].size; ++k) {
-        if (k != 0) out += ',';
-        append_uint(out, (frames_[i].value >> (8U * k)) & 0xFFU);
-      }
-      out += "],\"timestamp\":"sv;
-      append_uint(out, timestamp);
-      out += '}';
+    if (hands_records_over()) {
+      frames_line_.clear();
+      write_frames(frames_line_, timestamp, clock, exact);
+      append_line_entry(out, frames_line_.view());
+    } else {
+      write_frames(out, timestamp, clock, exact);
     }
-    out += "],\"clock\":\""sv;
-    out += clock;
-    out += exact ? "\"}\n"sv : "\",\"time_exact\":false}\n"sv;
     frames_.clear();
   }
   pending_.clear();
   staging_.clear();
   writer_.commit();
+}
+
+// Raw frames for the Callisto Itm message (DESIGN.md, second line shape).
+void ItmSession::write_frames(OutBuffer& out, std::uint64_t timestamp, std::string_view clock, bool exact) {
+  out += "{\"timestamp\":"sv;
+  append_uint(out, timestamp);
+  out += ",\"frames\":["sv;
+  for (std::size_t i = 0; i < frames_.size(); ++i) {
+    if (i != 0) out += ',';
+    out += "{\"port\":"sv;
+    append_uint(out, frames_[i].port);
+    out += ",\"data\":["sv;
+    for (std::uint8_t k = 0; k < frames_[i].size; ++k) {
+      if (k != 0) out += ',';
+      append_uint(out, (frames_[i].value >> (8U * k)) & 0xFFU);
+    }
+    out += "],\"timestamp\":"sv;
+    append_uint(out, timestamp);
+    out += '}';
+  }
+  out += "],\"clock\":\""sv;
+  out += clock;
+  out += exact ? "\"}\n"sv : "\",\"time_exact\":false}\n"sv;
 }
 
 // Records released before the timestamp that dates them: the last target time is only a
@@ -316,10 +342,10 @@ void ItmSession::stamp_with_host_time() {
   OutBuffer& out = writer_.buffer();
   std::size_t begin = 0;
   for (const Pending& record : pending_) {
-    RecordFormatter::line(out, stamp_for(group_stamp_, record.host_us, "us", exact),
-                          staging_.view(begin, record.body_end));
+    write_record(out, group_stamp_, record.host_us, "us", exact, begin, record.body_end);
     begin = record.body_end;
   }
+  if (hands_records_over()) out += staging_.view();
   pending_.clear();
   staging_.clear();
   if (!frames_.empty()) stamp_pending(host_us_, "us", exact);

@@ -2,7 +2,8 @@
 // decoders -> records stamped with target time -> batched output.
 //
 // Timestamps: an ITM local timestamp follows the packets it dates (ARMv7-M D4.2.4),
-// so records wait (as JSON bodies, no re-encoding) until the next timestamp packet.
+// so records wait (as JSON bodies, or as staged events when they are formatted on the
+// writer's thread: format_in_background) until the next timestamp packet.
 // When input pauses, ends, or too many wait, they are released with the last target
 // time, or with the host receive time if the stream has carried no target time; either
 // way the record says "time_exact":false, as it does when the timestamp that dates it was
@@ -47,6 +48,10 @@ struct SessionOptions {
   // timestamp delta longer than line_timeout_us ends partial lines, so a replay gives the
   // lines the live decode gave. Needs cpu_hz (target time in ns).
   bool cut_lines_by_target_time = false;
+  // Format records on the writer's thread (BatchedWriter::write_in_background with an
+  // EntryFormatter): the session only decodes, and hands records over as entries
+  // (decode/record_entries); the output is the same. Else the writer only writes there.
+  bool format_in_background = false;
 };
 
 struct DecodeStats {
@@ -129,6 +134,7 @@ class ItmSession final : private EventSink {
   [[nodiscard]] bool writes_records() const noexcept {
     return options_.format != OutputFormat::none || options_.frames;
   }
+  [[nodiscard]] bool hands_records_over() const noexcept { return options_.format_in_background && writes_records(); }
   // Stages an event's record until its timestamp is known.
   void stage(const Event& event);
   void stamp_pending(std::uint64_t timestamp, std::string_view clock, bool exact);
@@ -142,6 +148,11 @@ class ItmSession final : private EventSink {
   };
   const RecordFormatter::Stamp& stamp_for(StampCache& cache, std::uint64_t timestamp, std::string_view clock,
                                           bool exact);
+  // The staged record in staging_[begin, end) gets its time: as a line in `out`, or in its
+  // entry, for the writer's thread (staging_ then goes to `out` whole).
+  void write_record(OutBuffer& out, StampCache& cache, std::uint64_t timestamp, std::string_view clock, bool exact,
+                    std::size_t begin, std::size_t end);
+  void write_frames(OutBuffer& out, std::uint64_t timestamp, std::string_view clock, bool exact);
   // Records released before the stream carried any target time: host time, said once.
   void stamp_with_host_time();
   void note_first_target_time();
@@ -175,6 +186,7 @@ class ItmSession final : private EventSink {
   }
   std::uint64_t host_stamped_ = 0;  // records given host time before the first target time
   std::vector<Frame> frames_;
+  OutBuffer frames_line_;  // a frames line, made before it is handed over as an entry
   std::array<PortHealth, PortMap::port_count> port_health_{};
   std::vector<std::string> warnings_;
   std::uint64_t host_us_ = 0;

@@ -169,7 +169,7 @@ int ItmDecoder::on_header(std::uint8_t h, std::uint32_t zeros_before) {
   current_ = Packet{};
   current_.header = h;
   if ((h & 3U) != 0) {  // source packet: SWIT or hardware
-    expected_ = source_payload_length[h & 3U];
+    expected_ = source_payload_length_of(h);
     state_ = State::fixed_payload;
     return 0;
   }

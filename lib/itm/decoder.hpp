@@ -72,8 +72,14 @@ class ItmDecoder {
   std::array<Packet, 3> ready_{};
 };
 
-// Payload length for source packets by the size bits SS (D4.2.8).
-inline constexpr std::array<std::uint8_t, 4> source_payload_length{0, 1, 2, 4};
+// Payload length of a source packet by its size bits SS (D4.2.8: 0, 1, 2, 4 bytes), by
+// arithmetic, (1 << SS) >> 1: the fast path loads the next header from where this length
+// says, so a table load here would lengthen the chain every packet waits on.
+[[nodiscard]] constexpr std::uint8_t source_payload_length_of(std::uint8_t header) noexcept {
+  return static_cast<std::uint8_t>((1U << (header & 3U)) >> 1U);
+}
+static_assert(source_payload_length_of(0) == 0 && source_payload_length_of(1) == 1 &&
+              source_payload_length_of(2) == 2 && source_payload_length_of(3) == 4);
 
 // Copies the payloads of consecutive [header, byte] pairs from p to out, eight pairs
 // at a time while all eight carry `header`; returns how many it copied (the caller
@@ -186,7 +192,7 @@ const std::uint8_t* ItmDecoder::decode_whole_packets(const std::uint8_t* p, cons
     const std::uint64_t after = load_le64_unaligned(p + 1);
     const FastHeader form = fast_headers[header];
     if (form == FastHeader::software) {
-      const std::uint8_t length = source_payload_length[header & 3U];
+      const std::uint8_t length = source_payload_length_of(header);
       const auto port = static_cast<std::uint16_t>(page_ * 32U + (header >> 3U));
       if constexpr (ByteRunSink<Sink>) {
         // Three 1-byte writes in a row to one port start a run (tested without a branch per
@@ -209,7 +215,7 @@ const std::uint8_t* ItmDecoder::decode_whole_packets(const std::uint8_t* p, cons
       sink(Packet{PacketKind::instrumentation, header, length, static_cast<std::uint8_t>(header >> 3U), port, 0,
                   after & payload_masks[length]});
     } else if (form == FastHeader::hardware) {
-      const std::uint8_t length = source_payload_length[header & 3U];
+      const std::uint8_t length = source_payload_length_of(header);
       Packet packet{PacketKind::hardware,         header, length, static_cast<std::uint8_t>(header >> 3U), 0, 0,
                     after & payload_masks[length]};
       classify_hardware(packet);

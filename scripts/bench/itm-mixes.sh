@@ -8,7 +8,7 @@
 # NDJSON carries many bytes per input byte (a DWT packet of 3 bytes is a record of 150), so
 # the pipe carries far more than the input: "JSON MB/s" is what itm-decode pushes through it,
 # beside "cat JSON", cat pushing the same NDJSON through a pipe into cat (one thread copying in
-# and out; itm-decode writes on a second thread, so it can pass cat there). "floor": how fast
+# and out; itm-decode formats and writes on a second thread, so it can pass cat there). "floor": how fast
 # one core merely walks the same stream packet by packet (tests/tools/itm_framing_floor.cpp:
 # lengths from headers, packets counted, nothing decoded), the ceiling of any decoder that
 # reads the stream in order on one thread; "of floor" is --format none's share of it.

@@ -1,7 +1,8 @@
 // Fuzz target: the whole itm-decode pipeline (TPIU, decoder, ports, timestamps, NDJSON
 // writer); every line written must be valid JSON, and the output must not depend on how the
 // input is split (fed whole, the fast paths take whole packets, frames and runs of 1-byte
-// writes; fed byte by byte, none do).
+// writes; fed byte by byte, none do), nor on where records are formatted (in the session, or
+// from entries on the writer's thread, as itm-decode does).
 #include <simdjson.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -45,6 +46,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.max_line = 1U + data[1] / 4U;
   const std::span<const std::uint8_t> input(data + 2, size - 2);
   const std::string out = decode(options, input, input.size());
+  tp::SessionOptions in_background = options;
+  in_background.format_in_background = true;
+  if (decode(in_background, input, input.size()) != out) std::abort();
+  if ((data[0] & 0x40U) != 0) {  // the terminal format too
+    options.format = in_background.format = tp::OutputFormat::text;
+    if (decode(in_background, input, input.size()) != decode(options, input, input.size())) std::abort();
+    options.format = tp::OutputFormat::ndjson;
+  }
   simdjson::dom::parser parser;
   std::size_t start = 0;
   while (start < out.size()) {

@@ -1,6 +1,7 @@
 // Runs an ItmSession over bytes and returns the output lines (through a real file).
 #pragma once
 
+#include <doctest/doctest.h>
 #include <simdjson.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -12,13 +13,15 @@
 
 namespace tp::test {
 
-inline std::vector<std::string> decode_lines(const std::vector<std::uint8_t>& bytes, SessionOptions options = {},
-                                             PortMap map = PortMap::standard(), std::size_t chunk = 0,
-                                             std::uint64_t host_us = 1000) {
+// The output of an ItmSession over `bytes` (fed in pieces of `chunk`, 0: all at once),
+// through a real file written by a BatchedWriter of `capacity` bytes.
+inline std::string decode_output(const std::vector<std::uint8_t>& bytes, const SessionOptions& options,
+                                 const PortMap& map, std::size_t chunk, std::uint64_t host_us,
+                                 std::size_t capacity = 4096) {
   const int fd = ::memfd_create("tracepipe-test", 0);
   {
-    BatchedWriter writer(fd, false, 4096);
-    ItmSession session(std::move(map), options, writer);
+    BatchedWriter writer(fd, false, capacity);
+    ItmSession session(map, options, writer);
     if (chunk == 0) chunk = bytes.empty() ? 1 : bytes.size();
     for (std::size_t i = 0; i < bytes.size(); i += chunk) {
       session.feed(std::span<const std::uint8_t>(bytes.data() + i, std::min(chunk, bytes.size() - i)), host_us);
@@ -32,6 +35,18 @@ inline std::vector<std::string> decode_lines(const std::vector<std::uint8_t>& by
   ssize_t n = 0;
   while ((n = ::read(fd, buffer, sizeof buffer)) > 0) content.append(buffer, static_cast<std::size_t>(n));
   ::close(fd);
+  return content;
+}
+
+// The output lines of an ItmSession over `bytes`. Every call also decodes with records
+// formatted the other way (on the writer's thread, from entries, or in the session) and
+// requires the same bytes: every session test checks both.
+inline std::vector<std::string> decode_lines(const std::vector<std::uint8_t>& bytes, SessionOptions options = {},
+                                             const PortMap& map = PortMap::standard(), std::size_t chunk = 0,
+                                             std::uint64_t host_us = 1000) {
+  const std::string content = decode_output(bytes, options, map, chunk, host_us);
+  options.format_in_background = !options.format_in_background;
+  REQUIRE(decode_output(bytes, options, map, chunk, host_us) == content);
   std::vector<std::string> lines;
   std::size_t start = 0;
   while (start < content.size()) {

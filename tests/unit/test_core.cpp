@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -21,6 +23,7 @@
 #include "core/error_code.hpp"
 #include "core/log.hpp"
 #include "core/number.hpp"
+#include "core/out_buffer.hpp"
 #include "core/signals.hpp"
 
 using namespace tp;
@@ -177,6 +180,75 @@ TEST_CASE("batched writer in the background: every batch, in order, written when
   to_file.flush();
   CHECK(std::filesystem::file_size(path) == to_file.bytes_written());
   ::unlink(path);
+}
+
+TEST_CASE("batched writer with an encoder: every batch encoded once, in order, by the thread or by a waiting owner" *
+          doctest::test_suite("threads")) {
+  // The encoder writes each record twice: the output must be every record appended, twice,
+  // in order. It is slow on the thread, so full batches find it busy and the owner encodes.
+  const std::thread::id owner = std::this_thread::get_id();
+  std::atomic<int> by_owner{0};
+  std::atomic<int> by_thread{0};
+  const auto twice = [&](std::string_view batch, OutBuffer& out) {
+    if (std::this_thread::get_id() == owner) {
+      ++by_owner;
+    } else {
+      ++by_thread;
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    std::size_t start = 0;
+    while (start < batch.size()) {
+      const std::size_t end = batch.find('\n', start) + 1;
+      REQUIRE(end != 0);  // batches are whole records
+      out += batch.substr(start, end - start);
+      out += batch.substr(start, end - start);
+      start = end;
+    }
+  };
+  char path[] = "/tmp/tracepipe-encoder-XXXXXX";
+  const int fd = ::mkstemp(path);
+  REQUIRE(fd >= 0);
+  std::string expected;
+  {
+    BatchedWriter writer(fd, true, 2048);
+    writer.buffer() += "before\n";  // appended before the encoder: written as it is
+    writer.write_in_background(twice);
+    expected = "before\n";
+    for (int i = 0; i < 5000; ++i) {
+      writer.buffer() += record(i);
+      writer.commit();
+      expected += record(i) + record(i);
+    }
+    const std::string large = std::string(4000, 'y') + "\n";  // larger than a batch: encoded too
+    writer.write(large);
+    expected += large + large;
+    writer.buffer() += "last\n";  // less than a batch: flush() has the thread encode it
+    writer.flush();
+    expected += "last\nlast\n";
+    CHECK(writer.bytes_written() == expected.size());
+  }
+  std::ifstream in(path, std::ios::binary);
+  const std::string got{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  ::unlink(path);
+  CHECK(got == expected);
+  CHECK(by_thread.load() > 0);
+  CHECK(by_owner.load() > 0);
+}
+
+TEST_CASE("batched writer with an encoder: an encoder that throws is a failed write, reported to the owner" *
+          doctest::test_suite("threads")) {
+  const int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  BatchedWriter writer(fd, true, 1024);
+  writer.write_in_background([](std::string_view batch, OutBuffer& out) {
+    if (batch.find("bad") != std::string_view::npos) throw Error(ExitCode::failure, "cannot encode: bad");
+    out += batch;
+  });
+  for (int i = 0; i < 100; ++i) writer.write(record(i));
+  writer.flush();
+  CHECK(writer.bytes_written() > 0);
+  writer.write("bad\n");
+  CHECK_THROWS_WITH_AS(writer.flush(), doctest::Contains("cannot encode"), Error);
 }
 
 TEST_CASE("batched writer in the background: a reader gone is BrokenPipe, a full disk an error, both at the owner" *

@@ -382,3 +382,61 @@ TEST_CASE("statistics count packets by kind and target clock changes") {
   CHECK(stats.clock_changes == 1);
   CHECK(session.stats_summary().find("instrumentation 3 pc_sample 1") != std::string::npos);
 }
+
+TEST_CASE("records formatted on the writer's thread are the records formatted in the session" *
+          doctest::test_suite("threads")) {
+  // A long stream of every kind, in writer batches of 4 KB: the thread formats most of them
+  // and the session the ones that find it busy (BatchedWriter::write_in_background).
+  std::vector<std::uint8_t> bytes;
+  ItmStreamEncoder enc(bytes);
+  std::uint32_t state = 12345;
+  const auto next = [&state] {
+    state = state * 1664525U + 1013904223U;
+    return state >> 8U;
+  };
+  for (int i = 0; i < 40000; ++i) {
+    switch (next() % 9) {
+      case 0:
+        enc.text(0, "line \"" + std::to_string(next()) + "\"\t\xc3\xa9\n");
+        break;
+      case 1: {
+        const std::vector<std::uint8_t> task{static_cast<std::uint8_t>(1 + next() % 5), 1, 0, 0, 0, 2, 0, 0, 0};
+        enc.bytes(1, task, static_cast<std::uint8_t>(1U << (next() % 3)));
+        break;
+      }
+      case 2:
+        enc.write(2, next(), 4);
+        break;
+      case 3:
+        enc.packet(make_exception(static_cast<std::uint16_t>(next() % 64), ExceptionAction::enter));
+        break;
+      case 4:
+        enc.packet(make_pc_sample(next()));
+        break;
+      case 5:
+        enc.packet(make_event_counter(static_cast<std::uint8_t>(next() & 0x3FU)));
+        break;
+      case 6:
+        enc.timestamp(next() % 5000, static_cast<std::uint8_t>(next() % 2));
+        break;
+      case 7:
+        enc.write(20, next(), 2);  // a Raw port
+        break;
+      default:
+        bytes.push_back(0x90);  // a reserved header: Malformed
+        break;
+    }
+  }
+  for (const OutputFormat format : {OutputFormat::ndjson, OutputFormat::text}) {
+    for (const bool frames : {false, true}) {
+      SessionOptions options;
+      options.format = format;
+      options.frames = frames;
+      options.max_pending = 64;
+      const std::string in_session = tp::test::decode_output(bytes, options, PortMap::standard(), 4093, 1000);
+      options.format_in_background = true;
+      CHECK(tp::test::decode_output(bytes, options, PortMap::standard(), 4093, 1000) == in_session);
+      CHECK(in_session.size() > bytes.size());
+    }
+  }
+}
