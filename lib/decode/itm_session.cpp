@@ -29,8 +29,6 @@ ItmSession::ItmSession(PortMap port_map, SessionOptions options, BatchedWriter& 
   recent_times_.resize(std::min(std::bit_ceil(options_.max_line + 2), recent_times_cap));
   if (hands_records_over()) {
     writer_.write_in_background(entry_encoder(options_.format, router_.map(), options_.symbols));
-  } else if (options_.format_in_background) {
-    writer_.write_in_background();
   }
 }
 

@@ -2,7 +2,7 @@
 // decoders -> records stamped with target time -> batched output.
 //
 // Timestamps: an ITM local timestamp follows the packets it dates (ARMv7-M D4.2.4),
-// so records wait (as JSON bodies, or as staged events when they are formatted on the
+// so records wait (as JSON bodies, or as record entries when they are formatted on the
 // writer's thread: format_in_background) until the next timestamp packet.
 // When input pauses, ends, or too many wait, they are released with the last target
 // time, or with the host receive time if the stream has carried no target time; either
@@ -50,7 +50,8 @@ struct SessionOptions {
   bool cut_lines_by_target_time = false;
   // Format records on the writer's thread (BatchedWriter::write_in_background with an
   // EntryFormatter): the session only decodes, and hands records over as entries
-  // (decode/record_entries); the output is the same. Else the writer only writes there.
+  // (decode/record_entries); the output is the same. No thread when nothing is written
+  // (--format none without frames).
   bool format_in_background = false;
 };
 

@@ -1,7 +1,9 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <stdexcept>
 
+#include "decode/record_entries.hpp"
 #include "itm/encoder.hpp"
 #include "session_helpers.hpp"
 
@@ -439,4 +441,51 @@ TEST_CASE("records formatted on the writer's thread are the records formatted in
       CHECK(in_session.size() > bytes.size());
     }
   }
+}
+
+TEST_CASE("record entries: formatted as the session formats records; a batch cut inside an entry is a bug, said") {
+  Event marker;
+  marker.kind = EventKind::marker;
+  marker.port = 2;
+  marker.a = 7;
+  marker.text = "boot \"done\"";
+  Event raw;
+  raw.kind = EventKind::raw;
+  raw.port = 20;
+  const std::array<std::uint8_t, 3> payload{1, 2, 255};
+  raw.bytes = payload;
+  OutBuffer batch;
+  stage_record_entry(batch, marker);
+  stamp_record_entry(batch.data(), 42, "ns", false);
+  const std::size_t second = batch.size();
+  stage_record_entry(batch, raw);
+  stamp_record_entry(batch.data() + second, 43, "cycles", true);
+  append_line_entry(batch, "{\"timestamp\":43,\"frames\":[]}\n");
+
+  const PortMap map = PortMap::standard();
+  const EntryFormatter entries(OutputFormat::ndjson, map, nullptr);
+  OutBuffer out;
+  entries.format(batch.view(), out);
+  const RecordFormatter formatter(OutputFormat::ndjson, &map);
+  OutBuffer expected;
+  RecordFormatter::Stamp stamp;
+  OutBuffer body;
+  formatter.stamp(stamp, 42, "ns", false);
+  formatter.body(body, marker);
+  RecordFormatter::line(expected, stamp, body.view());
+  body.clear();
+  formatter.stamp(stamp, 43, "cycles", true);
+  formatter.body(body, raw);
+  RecordFormatter::line(expected, stamp, body.view());
+  expected += "{\"timestamp\":43,\"frames\":[]}\n";
+  CHECK(out.view() == expected.view());
+  CHECK(Json(std::string(out.view().substr(0, out.view().find('\n')))).str("/event/data/name") == "boot \"done\"");
+
+  for (std::size_t cut = 1; cut < second; ++cut) {  // every cut inside the first entry
+    OutBuffer partial;
+    CHECK_THROWS_AS(entries.format(batch.view().substr(0, cut), partial), std::logic_error);
+  }
+  OutBuffer ignored;
+  CHECK_THROWS_AS(entries.format("X", ignored), std::logic_error);
+  CHECK_THROWS_AS(stamp_record_entry(batch.data(), 1, "fortnights", true), std::logic_error);
 }
