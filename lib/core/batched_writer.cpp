@@ -61,21 +61,21 @@ void with_signals_blocked(const Start& start) {
   ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
 }
 
-// With an encoder: smaller batches, several queued, so that a batch the owner encodes
+// In the background: smaller batches, several queued, so that a batch the owner encodes
 // itself (the queue full) is short work, and the thread seldom waits meanwhile.
-constexpr std::size_t encoded_batch_capacity = std::size_t{256} << 10U;
-constexpr std::size_t encoded_batch_depth = 4;
+constexpr std::size_t background_batch_capacity = std::size_t{256} << 10U;
+constexpr std::size_t background_batch_depth = 4;
 
 }  // namespace
 
-// Batches queue for a thread that writes them (and encodes them first, with an encoder):
-// the owner hands a full buffer over (getting an emptied one back) and goes on; it waits
-// only while `depth` batches are queued. The first error stops the writing and is kept for
-// the owner.
+// Batches queue for a thread that encodes and writes them: the owner hands a full buffer
+// over (getting an emptied one back) and goes on; it waits only while
+// background_batch_depth batches are queued. The first error stops the writing and is kept
+// for the owner.
 class BatchedWriter::Background {
  public:
-  Background(int fd, std::size_t capacity, std::size_t depth, BatchEncoder encode)
-      : fd_(fd), capacity_(capacity), depth_(depth), encode_(std::move(encode)) {
+  Background(int fd, std::size_t capacity, BatchEncoder encode)
+      : fd_(fd), capacity_(capacity), encode_(std::move(encode)) {
     with_signals_blocked([this] { thread_ = std::jthread([this] { run(); }); });
   }
   Background(const Background&) = delete;
@@ -91,10 +91,10 @@ class BatchedWriter::Background {
   }  // thread_ joins: the batches queued are written first
 
   // Queues `full` (`encoded`: output already, not the encoder's input) and gives back an
-  // empty buffer, once fewer than `depth` batches are queued.
+  // empty buffer, once there is room in the queue.
   void hand_over(OutBuffer& full, bool encoded = false) {
     std::unique_lock lock(mutex_);
-    changed_.wait(lock, [this] { return queue_.size() < depth_ || error_; });
+    changed_.wait(lock, [this] { return queue_.size() < background_batch_depth || error_; });
     if (error_) std::rethrow_exception(error_);
     queue_.push_back(Batch{std::move(full), encoded});
     if (spare_.empty()) {
@@ -116,7 +116,7 @@ class BatchedWriter::Background {
   // Whether hand_over() would wait now.
   [[nodiscard]] bool full() const {
     const std::scoped_lock lock(mutex_);
-    return queue_.size() >= depth_;
+    return queue_.size() >= background_batch_depth;
   }
   [[nodiscard]] WriteCounts counts() const {
     const std::scoped_lock lock(mutex_);
@@ -160,9 +160,9 @@ class BatchedWriter::Background {
     }
   }
 
-  // The bytes to write for a batch: itself, or what the encoder makes of it.
+  // The bytes to write for a batch: what the encoder makes of it (unless the owner did).
   std::string_view output_of(const Batch& batch) {
-    if (!encode_ || batch.encoded) return batch.bytes.view();
+    if (batch.encoded) return batch.bytes.view();
     encoded_.clear();
     encode_(batch.bytes.view(), encoded_);
     return encoded_.view();
@@ -170,7 +170,6 @@ class BatchedWriter::Background {
 
   int fd_;
   std::size_t capacity_;
-  std::size_t depth_;
   BatchEncoder encode_;
   OutBuffer encoded_;  // the thread's
   mutable std::mutex mutex_;
@@ -215,14 +214,10 @@ BatchedWriter::~BatchedWriter() {
   }
 }
 
-void BatchedWriter::write_in_background() {
-  if (!background_) background_ = std::make_unique<Background>(fd_.get(), capacity_, 1, BatchEncoder{});
-}
-
 void BatchedWriter::write_in_background(BatchEncoder encode) {
   flush();  // what went before is out first
-  capacity_ = std::min(capacity_, encoded_batch_capacity);
-  background_ = std::make_unique<Background>(fd_.get(), capacity_, encoded_batch_depth, encode);
+  capacity_ = std::min(capacity_, background_batch_capacity);
+  background_ = std::make_unique<Background>(fd_.get(), capacity_, encode);
   encode_ = std::move(encode);
 }
 
@@ -230,7 +225,7 @@ void BatchedWriter::flush_full_batch() {
   if (!background_) return flush();
   last_flush_us_ = monotonic_us();
   try {
-    if (encode_ && background_->full()) {
+    if (background_->full()) {
       encoded_.clear();
       encode_(buffer_.view(), encoded_);
       buffer_.clear();
@@ -248,7 +243,7 @@ void BatchedWriter::flush() {
   last_flush_us_ = monotonic_us();
   if (background_) {
     try {
-      if (encode_ && !buffer_.empty()) background_->hand_over(buffer_);  // the thread encodes it
+      if (!buffer_.empty()) background_->hand_over(buffer_);  // the thread encodes it
       background_->drain();
     } catch (...) {
       buffer_.clear();

@@ -35,31 +35,27 @@ class BatchedWriter {
   // The buffer to append to; call commit() after appending a whole record.
   [[nodiscard]] OutBuffer& buffer() noexcept { return buffer_; }
   void write(std::string_view bytes) {
-    if (bytes.size() >= capacity_ / 2 && !encode_) return write_large(bytes);  // a batch already: no copy
+    if (bytes.size() >= capacity_ / 2 && !background_) return write_large(bytes);  // a batch already: no copy
     buffer_.append(bytes);
     commit();
   }
   // Marks the end of a record: flushes once the buffer is past its capacity (in the
-  // background after write_in_background()).
+  // background after write_in_background).
   void commit() {
     if (buffer_.size() >= capacity_) flush_full_batch();
   }
   // Every byte appended so far is written when this returns (batches handed to the
   // background first); a write error of any of them is thrown here.
   void flush();
-  // From now on a full batch is written by a thread of its own while the owner fills the
-  // next one (one batch queued while another is written): for a tool whose output outweighs its input (itm-decode), the
-  // copy into the pipe or the page cache overlaps the work that makes the records. The
-  // thread blocks every signal (they stay the owner's). A failed background write is
-  // thrown by the next commit() that hands a batch over, or by flush().
-  void write_in_background();
-  // As write_in_background(), and what the owner appends is not the output but its input:
-  // each batch goes through `encode`, and what that makes is written, in order (itm-decode
-  // hands its records over decoded, to be formatted on a second core). Batches are smaller
-  // (256 KB) and four may queue; the thread encodes the ones it is handed, and a full batch
-  // that finds the queue full is encoded by the owner instead, so that both cores work when
-  // encoding costs more than what makes the batches. An exception from `encode` is a
-  // failed write.
+  // From now on what the owner appends is not the output but its input, and a thread of
+  // its own makes and writes the output while the owner fills the next batch: each batch
+  // goes through `encode`, and what that makes is written, in order (itm-decode hands its
+  // records over decoded, to be formatted and copied into the pipe on a second core).
+  // Batches are smaller (256 KB) and four may queue; the thread encodes the ones it is
+  // handed, and a full batch that finds the queue full is encoded by the owner instead, so
+  // that both cores work when encoding costs more than what makes the batches. The thread
+  // blocks every signal (they stay the owner's). A failed write, or an exception from
+  // `encode`, is thrown by the next commit() that hands a batch over, or by flush().
   void write_in_background(BatchEncoder encode);
   // Flushes if the oldest pending byte is older than max_delay_us.
   void flush_if_stale(std::uint64_t now_us);
@@ -90,7 +86,7 @@ class BatchedWriter {
   std::uint64_t last_flush_us_ = 0;
   std::uint64_t bytes_written_ = 0;
   std::uint64_t write_calls_ = 0;
-  BatchEncoder encode_;                     // set: the buffer holds its input, and only the thread writes
+  BatchEncoder encode_;                     // with background_: the buffer holds its input
   OutBuffer encoded_;                       // a batch the owner encoded
   std::unique_ptr<Background> background_;  // after fd_: stopped before the descriptor closes
 };

@@ -140,6 +140,11 @@ std::string read_to_end(int fd) {
   }
 }
 
+// An encoder that writes each batch as it is.
+void as_is(std::string_view batch, OutBuffer& out) {
+  out += batch;
+}
+
 // Records of varying length (each numbered), as a decoder appends them.
 std::string record(int i) {
   return std::to_string(i) + std::string(static_cast<std::size_t>(i % 97), 'x') + '\n';
@@ -156,7 +161,7 @@ TEST_CASE("batched writer in the background: every batch, in order, written when
   std::string sent;
   {
     BatchedWriter writer(fds[1], true, 4096);
-    writer.write_in_background();
+    writer.write_in_background(as_is);
     for (int i = 0; i < 20000; ++i) {
       writer.buffer() += record(i);
       writer.commit();
@@ -175,7 +180,7 @@ TEST_CASE("batched writer in the background: every batch, in order, written when
   const int fd = ::mkstemp(path);
   REQUIRE(fd >= 0);
   BatchedWriter to_file(fd, true, 1024);
-  to_file.write_in_background();
+  to_file.write_in_background(as_is);
   for (int i = 0; i < 1000; ++i) to_file.write(record(i));
   to_file.flush();
   CHECK(std::filesystem::file_size(path) == to_file.bytes_written());
@@ -259,7 +264,7 @@ TEST_CASE("batched writer in the background: a reader gone is BrokenPipe, a full
   ::close(fds[0]);
   {
     BatchedWriter writer(fds[1], true, 1024);
-    writer.write_in_background();
+    writer.write_in_background(as_is);
     const auto write_much = [&] {
       for (int i = 0; i < 1000; ++i) writer.write(record(i));  // a background write fails on the way
       writer.flush();
@@ -270,7 +275,7 @@ TEST_CASE("batched writer in the background: a reader gone is BrokenPipe, a full
   const int full = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
   REQUIRE(full >= 0);
   BatchedWriter writer(full, true, 1024);
-  writer.write_in_background();
+  writer.write_in_background(as_is);
   for (int i = 0; i < 10; ++i) writer.write(record(i));  // less than a batch: nothing handed over yet
   CHECK_THROWS_WITH_AS(
       [&] {
@@ -293,7 +298,7 @@ TEST_CASE("batched writer in the background: its thread blocks every signal, so 
   };
   const std::vector<std::string> before = tasks();
   BatchedWriter writer(fd, true, 1024);
-  writer.write_in_background();
+  writer.write_in_background(as_is);
   const std::vector<std::string> after = tasks();
   REQUIRE(after.size() == before.size() + 1);
   // glibc's pthread_create starts a thread with every signal blocked and sets the mask it
