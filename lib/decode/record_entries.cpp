@@ -110,11 +110,10 @@ std::string_view EntryFormatter::format_record(std::string_view rest, LastStamp&
   const bool exact = reader.take<std::uint8_t>() != 0;
   const auto code = reader.take<std::uint8_t>();
   if (code >= clock_names.size()) throw std::logic_error("record entries: a clock of no known code");
-  const std::string_view clock = clock_names[code];
-  if (!last.set || time != last.time || exact != last.exact || clock != last.clock) {
-    formatter_.stamp(last.stamp, time, clock, exact);
+  if (!last.set || time != last.time || exact != last.exact || code != last.clock_code) {
+    formatter_.stamp(last.stamp, time, clock_names[code], exact);
     last.time = time;
-    last.clock = clock;
+    last.clock_code = code;
     last.exact = exact;
     last.set = true;
   }

@@ -52,7 +52,7 @@ class EntryFormatter {
   struct LastStamp {
     RecordFormatter::Stamp stamp;
     std::uint64_t time = 0;
-    std::string_view clock;
+    std::uint8_t clock_code = 0;  // the entry's, an index of its clock's name
     bool exact = true;
     bool set = false;
   };

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <span>
 
+#include "itm/le64.hpp"
 #include "itm/packet.hpp"
 
 namespace tp::itm {
@@ -170,16 +171,6 @@ inline constexpr std::array<FastHeader, 256> fast_headers = [] {
 
 // The payload of a source packet of `length` bytes, from the 8 bytes after its header.
 inline constexpr std::array<std::uint64_t, 5> payload_masks{0, 0xFF, 0xFFFF, 0, 0xFFFFFFFF};
-
-inline std::uint64_t load_le64_unaligned(const std::uint8_t* p) noexcept {
-  std::uint64_t word = 0;
-  if constexpr (std::endian::native == std::endian::little) {
-    std::memcpy(&word, p, sizeof word);
-  } else {
-    for (int i = 7; i >= 0; --i) word = word << 8U | p[i];
-  }
-  return word;
-}
 
 template <class Sink>
 const std::uint8_t* ItmDecoder::decode_whole_packets(const std::uint8_t* p, const std::uint8_t* end, Sink& sink) {

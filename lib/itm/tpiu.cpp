@@ -1,11 +1,33 @@
 #include "itm/tpiu.hpp"
 
+#include "itm/le64.hpp"
+
 #include <algorithm>
 
 namespace tp::itm {
 namespace {
 constexpr std::uint32_t full_sync = 0xFFFFFF7FU;  // FF FF FF 7F, in arrival order
+
+constexpr std::uint64_t bytes_of(std::uint8_t byte) noexcept {
+  return 0x0101010101010101ULL * byte;
 }
+
+// 0x80 in each byte of `word` that is zero, exactly (no borrow from a lower byte).
+constexpr std::uint64_t zero_bytes(std::uint64_t word) noexcept {
+  const std::uint64_t low7 = bytes_of(0x7F);
+  return ~(((word & low7) + low7) | word | low7);
+}
+static_assert(zero_bytes(0x0100FF0000000001ULL) == 0x0080008080808000ULL);
+
+// Four aux bits as the LSBs of bytes 0, 2, 4 and 6 of a word: the data bytes they complete.
+constexpr std::array<std::uint64_t, 16> aux_lsbs = [] {
+  std::array<std::uint64_t, 16> table{};
+  for (unsigned bits = 0; bits < 16; ++bits) {
+    for (unsigned k = 0; k < 4; ++k) table[bits] |= std::uint64_t{(bits >> k) & 1U} << (16U * k);
+  }
+  return table;
+}();
+}  // namespace
 
 void TpiuDeformatter::emit(std::uint8_t byte, std::uint8_t*& out) {
   if (current_id_ == stream_) {
@@ -57,29 +79,35 @@ void TpiuDeformatter::take_byte(std::uint8_t b, std::uint8_t*& out) {
 }
 
 bool TpiuDeformatter::take_whole_frame(const std::uint8_t* frame, std::uint8_t*& out) {
+  const std::uint64_t low = load_le64_unaligned(frame);
+  const std::uint64_t high = load_le64_unaligned(frame + 8);
   // Every sync, full or half, ends with FF 7F: without that pair the frame is plain data.
-  auto before = static_cast<std::uint8_t>(last_four_ & 0xFFU);
-  bool has_id = false;
-  for (std::size_t k = 0; k < frame_.size(); ++k) {
-    if (frame[k] == 0x7F && before == 0xFF) return false;
-    before = frame[k];
-    if (k % 2 == 0 && k < 15) has_id = has_id || (frame[k] & 1U) != 0;
+  const std::uint64_t ff_low = zero_bytes(~low);
+  const std::uint64_t ff_high = zero_bytes(~high);
+  const std::uint64_t ff_before_low = ff_low << 8U | ((last_four_ & 0xFFU) == 0xFFU ? 0x80U : 0U);
+  const std::uint64_t ff_before_high = ff_high << 8U | ff_low >> 56U;
+  if (((ff_before_low & zero_bytes(low ^ bytes_of(0x7F))) | (ff_before_high & zero_bytes(high ^ bytes_of(0x7F)))) !=
+      0) {
+    return false;
   }
-  last_four_ = static_cast<std::uint32_t>(frame[12]) << 24U | static_cast<std::uint32_t>(frame[13]) << 16U |
-               static_cast<std::uint32_t>(frame[14]) << 8U | frame[15];
+  last_four_ = static_cast<std::uint32_t>((high >> 32U & 0xFFU) << 24U | (high >> 40U & 0xFFU) << 16U |
+                                          (high >> 48U & 0xFFU) << 8U | high >> 56U);  // frame[12..15]
+  // An ID change is an even byte with its LSB set (bytes 0..14; byte 15 is the aux byte).
+  constexpr std::uint64_t even_lsbs = 0x0001000100010001ULL;
+  const bool has_id = ((low | high) & even_lsbs) != 0;
   if (has_id || delayed_id_ || current_id_ != stream_) {
     std::copy(frame, frame + frame_.size(), frame_.begin());
     decode_frame(out);
     return true;
   }
   // Only data of the selected stream: 15 bytes, the even ones with their LSB from byte 15.
+  // All 16 are stored, the last (the aux byte) where the next frame's first byte goes: feed()
+  // makes room for a byte out per byte in.
   ++stats_.frames;
   stats_.selected_bytes += 15;
-  const std::uint8_t aux = frame[15];
-  for (std::size_t k = 0; k < 8; ++k) {
-    out[2 * k] = static_cast<std::uint8_t>(frame[2 * k] | ((aux >> k) & 1U));
-    if (k < 7) out[2 * k + 1] = frame[2 * k + 1];
-  }
+  const auto aux = static_cast<unsigned>(high >> 56U);
+  store_le64_unaligned(out, low | aux_lsbs[aux & 0xFU]);
+  store_le64_unaligned(out + 8, high | aux_lsbs[aux >> 4U]);
   out += 15;
   return true;
 }

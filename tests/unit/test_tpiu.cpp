@@ -33,6 +33,44 @@ TEST_CASE("delayed ID change: the next byte still belongs to the old stream") {
   CHECK(deformat(frame, 2) == Bytes{0xCC, 0xDD, 0xEE, 0xFF, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16});
 }
 
+TEST_CASE("whole data frames fed at once: LSBs from the aux byte, a sync across frames still found") {
+  // Frame 1 sets stream 1 (ID change, so it is decoded byte by byte); frames 2 and 3 are data
+  // only, fed in one call (the whole-frame path): every even byte takes its LSB from byte 15.
+  const Bytes set_stream{0x03, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70,
+                         0x80, 0x90, 0xA0, 0xB0, 0xC0, 0xD0, 0xE0, 0x00};
+  const Bytes data_a{0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x0E, 0xA5};
+  const Bytes data_b{0xFE, 0xFF, 0xFE, 0xEE, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xA0, 0xFE, 0xFF};
+  Bytes input = set_stream;
+  input.insert(input.end(), data_a.begin(), data_a.end());
+  input.insert(input.end(), data_b.begin(), data_b.end());
+  const Bytes expected{0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xA0, 0xB0, 0xC0, 0xD0, 0xE0,  //
+                       0x01, 0x01, 0x02, 0x03, 0x05, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0B, 0x0B, 0x0C, 0x0D, 0x0F,
+                       0xFF, 0xFF, 0xFF, 0xEE, 0x11, 0x20, 0x31, 0x40, 0x51, 0x60, 0x71, 0x80, 0x91, 0xA0, 0xFF};
+  CHECK(deformat(input, 1, input.size()) == expected);
+  CHECK(deformat(input, 1, 1) == expected);
+
+  // A full sync split across frames: FF FF FF ending one (byte 14, even with its LSB set, is an
+  // ID change to 0x7F, delayed by aux bit 7), 7F starting the next. The frame after it is data
+  // only but must not be taken whole: its first byte completes the sync. Then the delayed ID
+  // takes effect after one more data byte.
+  Bytes split_sync = set_stream;
+  Bytes ends_in_sync = data_a;
+  ends_in_sync[13] = 0xFF;
+  ends_in_sync[14] = 0xFF;
+  ends_in_sync[15] = 0xFF;
+  split_sync.insert(split_sync.end(), ends_in_sync.begin(), ends_in_sync.end());
+  split_sync.push_back(0x7F);
+  split_sync.insert(split_sync.end(), data_a.begin(), data_a.end());
+  TpiuStats stats;
+  const Bytes out = deformat(split_sync, 1, split_sync.size(), &stats);
+  CHECK(stats.full_syncs == 1);
+  CHECK(stats.frames == 3);
+  CHECK(stats.other_bytes == 14);
+  CHECK(Bytes(out.begin() + 14, out.end()) ==
+        Bytes{0x01, 0x01, 0x03, 0x03, 0x05, 0x05, 0x07, 0x07, 0x09, 0x09, 0x0B, 0x0B, 0x0D, 0xFF, 0x01});
+  CHECK(deformat(split_sync, 1, 1) == out);
+}
+
 TEST_CASE("full sync at any alignment restarts framing; half syncs are padding; trigger counted") {
   tp::itm::TpiuFramer framer;
   Bytes stream;
