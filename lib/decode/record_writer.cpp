@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/json_writer.hpp"
+#include "itm/exception_names.hpp"
 #include "records/record_line.hpp"
 
 namespace tp {
@@ -48,14 +49,16 @@ void text_place(OutBuffer& out, const symbols::CodePlace& place) {
 void extended_data(RecordData& data, const Event& e) {
   switch (e.kind) {
     case EventKind::exception:
-      data.uint("number", e.a).string("name", e.text).string("action", exception_action_name(e.b));
+      data.uint("number", e.a)
+          .name("name", itm::exception_name(static_cast<std::uint16_t>(e.a)))
+          .name("action", exception_action_name(e.b));
       break;
     case EventKind::pc_sample:
       data.uint("pc", e.a).boolean("sleep", e.b != 0);
       break;
     case EventKind::data_trace:
       data.uint("comparator", e.a)
-          .string("type", data_trace_type_name(static_cast<DataTraceType>(e.c)))
+          .name("type", data_trace_type_name(static_cast<DataTraceType>(e.c)))
           .uint("value", e.b)
           .uint("size", e.d);
       break;

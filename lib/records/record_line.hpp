@@ -38,6 +38,16 @@ class RecordData {
     append_json_string(*out_, value);
     return *this;
   }
+  // A string from tracepipe's own tables (a name of the schema, an exception's name):
+  // printable ASCII with nothing to escape, so it is copied as it is.
+  [[gnu::always_inline]] RecordData& name(std::string_view key_name, std::string_view value) {
+    char* p = key(key_name, value.size() + 2);
+    *p++ = '"';
+    p = OutBuffer::put(p, value);
+    *p++ = '"';
+    out_->commit_to(p);
+    return *this;
+  }
   [[gnu::always_inline]] RecordData& boolean(std::string_view name, bool value) {
     char* p = key(name, 5);
     out_->commit_to(value ? OutBuffer::put(p, std::string_view("true")) : OutBuffer::put(p, std::string_view("false")));

@@ -3,8 +3,10 @@
 #include <array>
 #include <stdexcept>
 
+#include "core/json_writer.hpp"
 #include "decode/record_entries.hpp"
 #include "itm/encoder.hpp"
+#include "itm/exception_names.hpp"
 #include "session_helpers.hpp"
 
 using namespace tp;
@@ -282,6 +284,31 @@ TEST_CASE("every record kind is valid JSON with the Callisto field names") {
   CHECK(Json(lines[8]).str("/event/kind") == "Overflow");
   CHECK(Json(lines[9]).str("/event/kind") == "Malformed");
   CHECK(Json(lines[9]).u64("/event/data/bytes") == 1);
+}
+
+TEST_CASE("names from tracepipe's tables are written as they are: none needs escaping") {
+  const auto written_as_is = [](std::string_view name) {
+    OutBuffer out;
+    append_json_string(out, name);
+    std::string quoted(1, '"');
+    quoted.append(name).push_back('"');
+    return out.view() == quoted;
+  };
+  for (std::uint16_t number = 0; number < 512; ++number) CHECK(written_as_is(exception_name(number)));
+  for (const std::string_view kind : event_kind_names) CHECK(written_as_is(kind));
+  for (std::uint8_t type = 0; type < 4; ++type)
+    CHECK(written_as_is(data_trace_type_name(static_cast<DataTraceType>(type))));
+  // An exception record's name and action, by the ARMv7-M numbering (B1.5.2).
+  std::vector<std::uint8_t> bytes;
+  ItmStreamEncoder enc(bytes);
+  enc.packet(make_exception(3, ExceptionAction::enter));
+  enc.packet(make_exception(16 + 37, ExceptionAction::resume));
+  const auto lines = decode_lines(bytes);
+  REQUIRE(lines.size() == 2);
+  CHECK(Json(lines[0]).str("/event/data/name") == "HardFault");
+  CHECK(Json(lines[0]).str("/event/data/action") == "enter");
+  CHECK(Json(lines[1]).str("/event/data/name") == "IRQ37");
+  CHECK(Json(lines[1]).str("/event/data/action") == "resume");
 }
 
 TEST_CASE("frames lines carry the raw SWIT payloads") {
