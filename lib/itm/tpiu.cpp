@@ -1,8 +1,8 @@
 #include "itm/tpiu.hpp"
 
-#include "itm/le64.hpp"
-
 #include <algorithm>
+
+#include "itm/le64.hpp"
 
 namespace tp::itm {
 namespace {
