@@ -114,6 +114,9 @@ class BatchedWriter::Background {
     if (error_) std::rethrow_exception(error_);
   }
   // Whether hand_over() would wait now.
+  // Encodes a batch for the owner (the queue full): the thread may be encoding another.
+  void encode(std::string_view batch, OutBuffer& out) const { encode_(batch, out); }
+
   [[nodiscard]] bool full() const {
     const std::scoped_lock lock(mutex_);
     return queue_.size() >= background_batch_depth;
@@ -217,8 +220,7 @@ BatchedWriter::~BatchedWriter() {
 void BatchedWriter::write_in_background(BatchEncoder encode) {
   flush();  // what went before is out first
   capacity_ = std::min(capacity_, background_batch_capacity);
-  background_ = std::make_unique<Background>(fd_.get(), capacity_, encode);
-  encode_ = std::move(encode);
+  background_ = std::make_unique<Background>(fd_.get(), capacity_, std::move(encode));
 }
 
 void BatchedWriter::flush_full_batch() {
@@ -227,7 +229,7 @@ void BatchedWriter::flush_full_batch() {
   try {
     if (background_->full()) {
       encoded_.clear();
-      encode_(buffer_.view(), encoded_);
+      background_->encode(buffer_.view(), encoded_);
       buffer_.clear();
       background_->hand_over(encoded_, true);  // encoded_ gets the emptied buffer back
     } else {

@@ -86,7 +86,6 @@ class BatchedWriter {
   std::uint64_t last_flush_us_ = 0;
   std::uint64_t bytes_written_ = 0;
   std::uint64_t write_calls_ = 0;
-  BatchEncoder encode_;                     // with background_: the buffer holds its input
   OutBuffer encoded_;                       // a batch the owner encoded
   std::unique_ptr<Background> background_;  // after fd_: stopped before the descriptor closes
 };

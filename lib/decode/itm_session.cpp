@@ -8,7 +8,6 @@
 
 #include "core/json_writer.hpp"
 #include "decode/record_entries.hpp"
-#include "itm/exception_names.hpp"
 
 namespace tp {
 
@@ -160,7 +159,6 @@ void ItmSession::on_hardware_packet(const Packet& p) {
       event.kind = EventKind::exception;
       event.a = p.port;
       event.b = p.info;
-      event.text = itm::exception_name(p.port);
       break;
     case PacketKind::pc_sample:
       event.kind = EventKind::pc_sample;

@@ -177,7 +177,8 @@ void RecordFormatter::text_body(OutBuffer& out, const Event& e) const {
       for (const std::uint8_t b : e.bytes) fmt::format_to(it, "{:02x} ", b);
       break;
     case EventKind::exception:
-      fmt::format_to(it, "{} {} ({})", exception_action_name(e.b), e.text, e.a);
+      fmt::format_to(it, "{} {} ({})", exception_action_name(e.b), itm::exception_name(static_cast<std::uint16_t>(e.a)),
+                     e.a);
       if (symbols_ != nullptr && !symbols_->handler(static_cast<std::uint32_t>(e.a)).empty()) {
         fmt::format_to(it, " {}", symbols_->handler(static_cast<std::uint32_t>(e.a)));
       }

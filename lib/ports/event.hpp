@@ -22,7 +22,7 @@ enum class EventKind : std::uint8_t {
   counter,  // a = counter_id, b = value
   raw,      // bytes
   // tracepipe extended kinds
-  exception,      // a = number, b = action (itm::ExceptionAction), text = name
+  exception,      // a = number (its name: itm::exception_name), b = action (itm::ExceptionAction)
   pc_sample,      // a = pc, b = 1 when sleeping
   data_trace,     // a = comparator, b = value, c = DataTraceType, d = size in bytes
   event_counter,  // a = counter bits (CPI, Exc, Sleep, LSU, Fold, Cyc)

@@ -309,6 +309,12 @@ TEST_CASE("names from tracepipe's tables are written as they are: none needs esc
   CHECK(Json(lines[0]).str("/event/data/action") == "enter");
   CHECK(Json(lines[1]).str("/event/data/name") == "IRQ37");
   CHECK(Json(lines[1]).str("/event/data/action") == "resume");
+  SessionOptions terminal;
+  terminal.format = OutputFormat::text;
+  const auto text_lines = decode_lines(bytes, terminal);
+  REQUIRE(text_lines.size() == 2);
+  CHECK(text_lines[0].find("enter HardFault (3)") != std::string::npos);
+  CHECK(text_lines[1].find("resume IRQ37 (53)") != std::string::npos);
 }
 
 TEST_CASE("frames lines carry the raw SWIT payloads") {
