@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,6 +14,7 @@
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -65,6 +67,33 @@ void with_signals_blocked(const Start& start) {
 // itself (the queue full) is short work, and the thread seldom waits meanwhile.
 constexpr std::size_t background_batch_capacity = std::size_t{256} << 10U;
 constexpr std::size_t background_batch_depth = 4;
+
+// stat(2) of an input ("-": standard input; empty: no input), if it can be had.
+std::optional<struct stat> input_identity(std::string_view input) {
+  struct stat st {};
+  if (input.empty()) return std::nullopt;
+  if (input == "-") {
+    if (::fstat(STDIN_FILENO, &st) != 0) return std::nullopt;
+  } else if (::stat(std::string(input).c_str(), &st) != 0) {
+    return std::nullopt;
+  }
+  return st;
+}
+
+void refuse_output_over_inputs(const std::string& output, std::initializer_list<std::string_view> inputs) {
+  struct stat out {};
+  if (::stat(output.c_str(), &out) != 0) return;  // not there yet: nothing to destroy
+  if (!S_ISREG(out.st_mode)) return;              // /dev/null, a FIFO: writing truncates nothing
+  for (const std::string_view input : inputs) {
+    const std::optional<struct stat> in = input_identity(input);
+    if (in && in->st_dev == out.st_dev && in->st_ino == out.st_ino) {
+      throw Error(ExitCode::usage,
+                  fmt::format("the output {} is the input {}: writing it would destroy what is read (write to another "
+                              "file, then rename it)",
+                              output, input == "-" ? std::string_view("(standard input)") : input));
+    }
+  }
+}
 
 }  // namespace
 
@@ -187,9 +216,10 @@ class BatchedWriter::Background {
   std::jthread thread_;  // last: started once the rest is built, joined first
 };
 
-BatchedWriter BatchedWriter::open(std::string_view path, bool append) {
+BatchedWriter BatchedWriter::open(std::string_view path, bool append, std::initializer_list<std::string_view> inputs) {
   if (path.empty() || path == "-") return BatchedWriter(STDOUT_FILENO, false);
   const std::string owned_path(path);
+  refuse_output_over_inputs(owned_path, inputs);
   const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);
   const int fd = ::open(owned_path.c_str(), flags, 0644);
   if (fd < 0) throw_system_error(errno, "cannot open " + owned_path + " for writing");
@@ -230,6 +260,7 @@ void BatchedWriter::flush_full_batch() {
     if (background_->full()) {
       encoded_.clear();
       background_->encode(buffer_.view(), encoded_);
+      ++owner_encoded_batches_;
       buffer_.clear();
       background_->hand_over(encoded_, true);  // encoded_ gets the emptied buffer back
     } else {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -23,8 +24,11 @@ class BatchedWriter {
   // It is called from two threads at once (see write_in_background): it must be safe so.
   using BatchEncoder = std::function<void(std::string_view batch, OutBuffer& out)>;
 
-  // "-" or empty = stdout. append=false truncates an existing file.
-  static BatchedWriter open(std::string_view path, bool append);
+  // "-" or empty = stdout. append=false truncates an existing file. `inputs`: the files the
+  // tool reads ("-" = stdin); an output that is one of them (the same device and inode) is
+  // refused with Error(usage) before it is opened, since opening it would truncate (or, with
+  // append, grow) what is about to be read.
+  static BatchedWriter open(std::string_view path, bool append, std::initializer_list<std::string_view> inputs = {});
   explicit BatchedWriter(int fd, bool owned = false, std::size_t capacity = default_capacity);
   BatchedWriter(BatchedWriter&&) noexcept;
   BatchedWriter& operator=(BatchedWriter&&) noexcept;
@@ -71,6 +75,8 @@ class BatchedWriter {
   // once written).
   [[nodiscard]] std::uint64_t bytes_written() const noexcept;
   [[nodiscard]] std::uint64_t write_calls() const noexcept;
+  // Batches the owner encoded itself because the queue was full (write_in_background).
+  [[nodiscard]] std::uint64_t owner_encoded_batches() const noexcept { return owner_encoded_batches_; }
   void set_max_delay_us(std::uint64_t us) noexcept { max_delay_us_ = us; }
 
  private:
@@ -86,6 +92,7 @@ class BatchedWriter {
   std::uint64_t last_flush_us_ = 0;
   std::uint64_t bytes_written_ = 0;
   std::uint64_t write_calls_ = 0;
+  std::uint64_t owner_encoded_batches_ = 0;
   OutBuffer encoded_;                       // a batch the owner encoded
   std::unique_ptr<Background> background_;  // after fd_: stopped before the descriptor closes
 };

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -72,6 +73,7 @@ ReadResult ByteSource::read(std::span<std::uint8_t> buffer, int timeout_ms) {
       return {ReadStatus::data, static_cast<std::size_t>(n)};
     }
     if (n == 0) {
+      if (regular_) refuse_truncation();
       if (follow_ && regular_) return wait_for_growth(timeout_ms);
       return {ReadStatus::end_of_input};
     }
@@ -79,6 +81,20 @@ ReadResult ByteSource::read(std::span<std::uint8_t> buffer, int timeout_ms) {
     if (errno == EAGAIN) return {ReadStatus::timeout};
     throw_system_error(errno, "cannot read " + name_);
   }
+}
+
+void ByteSource::refuse_truncation() const {
+  // At the end of a regular file: ended there, or cut shorter than what was read already
+  // (logrotate's copytruncate), which would otherwise end the input quietly, lines lost.
+  const off_t here = ::lseek(fd_.get(), 0, SEEK_CUR);
+  struct stat st {};
+  if (here < 0 || ::fstat(fd_.get(), &st) != 0 || st.st_size >= here) return;
+  throw Error(ExitCode::io_error, fmt::format("{}: file truncated while read (now {} bytes, {} read)", name_,
+                                              st.st_size, here));
+}
+
+void ByteSource::seek_to(std::uint64_t offset) {
+  if (::lseek(fd_.get(), static_cast<off_t>(offset), SEEK_SET) < 0) throw_system_error(errno, "cannot seek " + name_);
 }
 
 std::size_t read_at(int fd, char* into, std::size_t size, std::uint64_t offset) {

@@ -27,7 +27,8 @@ class ByteSource {
   static ByteSource from_fd(int fd, std::string name, bool owned);
 
   // Reads what is available (at most buffer.size()). timeout_ms < 0 waits forever.
-  // With follow(true), end of a regular file waits for it to grow instead.
+  // With follow(true), end of a regular file waits for it to grow instead. A regular file
+  // found shorter than what was read of it (truncated meanwhile) is Error(io_error).
   ReadResult read(std::span<std::uint8_t> buffer, int timeout_ms);
 
   void follow(bool enabled) noexcept { follow_ = enabled; }
@@ -35,8 +36,11 @@ class ByteSource {
   // Size of a regular file (for progress), if known.
   [[nodiscard]] std::optional<std::uint64_t> size() const noexcept { return size_; }
   [[nodiscard]] std::uint64_t bytes_read() const noexcept { return bytes_read_; }
-  // A regular file not followed: it can be read at any offset (pread), e.g. by several threads.
-  [[nodiscard]] bool seekable() const noexcept { return regular_ && !follow_; }
+  // A regular file not followed, with a size (procfs files say 0): it can be read at any
+  // offset (pread), e.g. by several threads.
+  [[nodiscard]] bool seekable() const noexcept { return regular_ && !follow_ && size_.value_or(0) != 0; }
+  // Where read() goes on from (a seekable source read in part at offsets).
+  void seek_to(std::uint64_t offset);
   // The descriptor, for reading at offsets; the source keeps owning it.
   [[nodiscard]] int fd() const noexcept { return fd_.get(); }
   struct Range {
@@ -49,6 +53,8 @@ class ByteSource {
 
  private:
   ByteSource(FileDescriptor fd, std::string name);
+  // At the end of a regular file: throws Error(io_error) if it is now shorter than what was read.
+  void refuse_truncation() const;
 
   FileDescriptor fd_;
   std::string name_;

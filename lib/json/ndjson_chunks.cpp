@@ -1,5 +1,7 @@
 #include "json/ndjson_chunks.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
@@ -22,10 +24,12 @@ constexpr std::size_t continuation_piece = std::size_t{64} << 10U;
 // One thread's parser and handler, run over one chunk at a time.
 class ChunkWorker {
  public:
-  // fd and file_begin: the file process() reads (-1 and 0 for a worker fed bytes).
-  ChunkWorker(int fd, std::uint64_t file_begin, ChunkHandler handler, const NdjsonChunkOptions& options)
+  // fd, file_begin and file_end: the file range process() reads (-1, 0, 0 for a worker fed bytes).
+  ChunkWorker(int fd, std::uint64_t file_begin, std::uint64_t file_end, ChunkHandler handler,
+              const NdjsonChunkOptions& options)
       : fd_(fd),
         file_begin_(file_begin),
+        file_end_(file_end),
         handler_(std::move(handler.on_line)),
         quick_handler_(std::move(handler.on_quick_line)),
         reader_([this](NdjsonLine& line) { return handle(line); },
@@ -105,11 +109,17 @@ class ChunkWorker {
       bytes.remove_prefix(newline + 1);
       if (bytes.empty()) return;  // the line starting at chunk_end is the next chunk's
     }
+    if (got < size) throw_truncated(read_from + got, chunk_end);
     const std::size_t whole_lines = bytes.rfind('\n') + 1;  // 0 when there is no newline
     if (whole_lines != 0) reader_.feed_lines(bytes.substr(0, whole_lines));
     feed(bytes.substr(whole_lines));
-    if (got < size) return reader_.finish();  // the file ended (or shrank) here
     if (bytes.back() != '\n') finish_last_line(chunk_end);
+  }
+
+  // The file ends before the range does: it shrank while read.
+  [[noreturn]] static void throw_truncated(std::uint64_t ends_at, std::uint64_t expected) {
+    throw Error(ExitCode::io_error,
+                fmt::format("file truncated while read (it ends at byte {}, {} were there)", ends_at, expected));
   }
 
   // The chunk's last line goes on past its end: read on to its newline or the file's end.
@@ -121,13 +131,17 @@ class ChunkWorker {
       const std::size_t newline = piece.find('\n');
       if (newline != std::string_view::npos) return feed(piece.substr(0, newline + 1));
       feed(piece);
-      if (got < buffer_.size()) return reader_.finish();
+      if (got < buffer_.size()) {
+        if (offset + got < file_end_) throw_truncated(offset + got, file_end_);
+        return reader_.finish();  // the file's last line, without a newline
+      }
       offset += got;
     }
   }
 
   int fd_;
   std::uint64_t file_begin_;
+  std::uint64_t file_end_;
   ChunkLineHandler handler_;
   ChunkQuickHandler quick_handler_;
   NdjsonChunk* chunk_ = nullptr;
@@ -229,7 +243,7 @@ void read_ndjson_chunks(int fd, std::uint64_t begin, std::uint64_t end, std::vec
   const std::uint64_t chunks = (end - begin + chunk_size - 1) / chunk_size;
   ChunkSchedule schedule(chunks, 2 * handlers.size());
   std::deque<ChunkWorker> workers;  // not movable: their readers call back into them
-  for (ChunkHandler& handler : handlers) workers.emplace_back(fd, begin, std::move(handler), options);
+  for (ChunkHandler& handler : handlers) workers.emplace_back(fd, begin, end, std::move(handler), options);
   const auto work = [&](ChunkWorker& worker) {
     while (const std::optional<std::uint64_t> index = schedule.take()) {
       const std::uint64_t chunk_begin = begin + *index * chunk_size;
@@ -257,7 +271,7 @@ class NdjsonStreamChunks::Workers {
  public:
   Workers(std::vector<ChunkHandler> handlers, const NdjsonChunkOptions& options, OnChunk on_chunk)
       : on_chunk_(std::move(on_chunk)), max_in_flight_(2 * handlers.size()) {
-    for (ChunkHandler& handler : handlers) workers_.emplace_back(-1, 0, std::move(handler), options);
+    for (ChunkHandler& handler : handlers) workers_.emplace_back(-1, 0, 0, std::move(handler), options);
     threads_.reserve(workers_.size());
     try {
       for (ChunkWorker& worker : workers_) threads_.emplace_back([this, &worker] { run(worker); });

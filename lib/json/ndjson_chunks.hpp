@@ -76,9 +76,10 @@ struct StreamPiece {
 };
 
 // Reads bytes [begin, end) of the regular file `fd` with one thread per handler (pread:
-// the file offset is left alone). on_chunk runs on the calling thread, in file order;
-// returning false stops the reading. A handler's exception is rethrown here, after the
-// chunks before it were handed over. An error reading the file throws tp::Error.
+// the file offset is left alone). on_chunk runs on the
+// calling thread, in file order; returning false stops the reading. A handler's exception
+// is rethrown here, after the chunks before it were handed over. An error reading the file,
+// or its end found before `end` (it shrank), throws tp::Error(io_error).
 void read_ndjson_chunks(int fd, std::uint64_t begin, std::uint64_t end, std::vector<ChunkHandler> handlers,
                         const std::function<bool(NdjsonChunk&)>& on_chunk, const NdjsonChunkOptions& options = {});
 

@@ -158,6 +158,11 @@ void NdjsonReader::feed(std::span<const char> bytes) {
     if (newline == std::string_view::npos) break;
     if (discarding_) {
       discarding_ = false;  // the rest of an over-long line, already reported
+    } else if (newline - line_start > max_line_) {
+      // One rule however the line came (in one read or many, whole or in chunks): longer
+      // than max_line is a bad line.
+      ++line_number_;
+      report_bad(over_long_message());
     } else {
       process_line(buffer_.data() + line_start, newline - line_start);
     }
@@ -167,11 +172,15 @@ void NdjsonReader::feed(std::span<const char> bytes) {
   if (buffer_.size() > max_line_) {
     if (!discarding_) {
       ++line_number_;
-      report_bad(fmt::format("line longer than {} bytes skipped", max_line_));
+      report_bad(over_long_message());
       discarding_ = true;
     }
     buffer_.clear();
   }
+}
+
+std::string NdjsonReader::over_long_message() const {
+  return fmt::format("line longer than {} bytes skipped", max_line_);
 }
 
 void NdjsonReader::finish() {

@@ -95,6 +95,7 @@ class NdjsonReader {
   // With a quick handler: line by line, until a line is too long or most lines need a parse.
   std::size_t take_lines_quickly(std::string_view lines);
   void report_bad(std::string_view message) { report_bad_line(line_number_, message); }
+  [[nodiscard]] std::string over_long_message() const;
 
   LineHandler on_line_;
   BadLineHandler on_bad_line_;

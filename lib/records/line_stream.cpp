@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
+#include <string>
 #include <thread>
 
 #include "core/clock.hpp"
@@ -40,22 +42,54 @@ unsigned LineStream::threads_for(unsigned requested) noexcept {
   return std::clamp(std::thread::hardware_concurrency(), 1U, max_threads);
 }
 
-void LineStream::run_chunks(ByteSource& source, std::vector<ChunkHandler> handlers, BatchedWriter& writer,
+namespace {
+
+// Where the whole lines of [begin, end) end: after the last newline there (begin if none).
+// The threads read up to it; the rest goes line by line with whatever is added later.
+std::uint64_t end_of_whole_lines(int fd, std::uint64_t begin, std::uint64_t end) {
+  constexpr std::size_t window = std::size_t{64} << 10U;
+  std::string tail(window, '\0');
+  while (end > begin) {
+    const auto size = static_cast<std::size_t>(std::min<std::uint64_t>(window, end - begin));
+    const std::uint64_t from = end - size;
+    const std::size_t got = read_at(fd, tail.data(), size, from);
+    const void* newline = ::memrchr(tail.data(), '\n', got);
+    if (newline != nullptr) return from + static_cast<std::size_t>(static_cast<const char*>(newline) - tail.data()) + 1;
+    end = from;
+  }
+  return begin;
+}
+
+}  // namespace
+
+bool LineStream::run_chunks(ByteSource& source, std::vector<ChunkHandler> handlers, BatchedWriter& writer,
                             Progress& progress, std::uint64_t max_output_lines) {
   max_output_lines_ = max_output_lines;
   const ByteSource::Range range = source.unread_range();  // a lambda may not capture a structured binding
+  const std::uint64_t whole_end = end_of_whole_lines(source.fd(), range.begin, range.end);
   NdjsonChunkOptions options;
   options.mark_outputs = max_output_lines != 0;
   options.max_line = max_line_;
-  read_ndjson_chunks(
-      source.fd(), range.begin, range.end, std::move(handlers),
-      [&](const NdjsonChunk& chunk) {
-        progress.update(chunk.end_offset - range.begin);
-        return take_chunk(chunk, writer);
-      },
-      options);
-  progress.finish();
+  bool read_on = true;
+  try {
+    read_ndjson_chunks(
+        source.fd(), range.begin, whole_end, std::move(handlers),
+        [&](const NdjsonChunk& chunk) {
+          progress.update(chunk.end_offset - range.begin);
+          read_on = take_chunk(chunk, writer);
+          return read_on;
+        },
+        options);
+  } catch (const Error& e) {
+    throw Error(e.code(), fmt::format("{}: {}", source.name(), e.what()), e.error_code());
+  }
   writer.flush();
+  if (!read_on || done_ || stop_requested() != 0) {
+    progress.finish();
+    return false;
+  }
+  source.seek_to(whole_end);
+  return true;
 }
 
 namespace {

@@ -25,12 +25,16 @@ class LineStream final : public StreamHandler {
 
   void on_data(std::span<const std::uint8_t> bytes, std::uint64_t now_us) override;
   void on_end(std::uint64_t now_us) override;
-  // Instead of the stream loop, for a seekable source: its lines are read on one thread per
-  // handler (read_ndjson_chunks; a handler gets line numbers within its chunk), the outputs
-  // written in file order and bad lines reported with their numbers in the file, exactly as
-  // reading line by line would. Stops after `max_output_lines` lines of output (0: never),
-  // on SIGINT/SIGTERM between chunks, or on a bad line with --strict.
-  void run_chunks(ByteSource& source, std::vector<ChunkHandler> handlers, BatchedWriter& writer, Progress& progress,
+  // Instead of the stream loop, for a seekable source: its whole lines as they were when it
+  // was opened are read on one thread per handler (read_ndjson_chunks; a handler gets line
+  // numbers within its chunk), the outputs written in file order and bad lines reported with
+  // their numbers in the file, exactly as reading line by line would. Stops after
+  // `max_output_lines` lines of output (0: never), on SIGINT/SIGTERM between chunks, or on a
+  // bad line with --strict. A file that shrank meanwhile is Error(io_error). Returns true when
+  // the rest is to be read line by line (run_stream_loop with this stream): a last line
+  // without its newline yet, and whatever was added since the file was opened, as one thread
+  // reading to the end would see them; the source is positioned there.
+  [[nodiscard]] bool run_chunks(ByteSource& source, std::vector<ChunkHandler> handlers, BatchedWriter& writer, Progress& progress,
                   std::uint64_t max_output_lines = 0);
   // Instead of the stream loop, for a stream (a pipe) on one thread per handler
   // (NdjsonStreamChunks): reads `source` itself, and writes the handlers' output in input

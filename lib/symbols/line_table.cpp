@@ -35,6 +35,7 @@ LineTable::LineTable(const std::string& path) : dwfl_(dwfl_begin(&offline_callba
 
 std::optional<SourceLine> LineTable::at(std::uint64_t address) const {
   if (!present_) return std::nullopt;
+  const std::scoped_lock hold(*lock_);
   Dwfl_Line* row = dwfl_getsrc(dwfl_.get(), address);
   if (row == nullptr) return std::nullopt;
   int line = 0;

@@ -1,9 +1,15 @@
 // Source lines of code addresses from an ELF's DWARF line tables, through elfutils' libdw
 // (its Dwfl interface, the file reported offline so addresses are the file's own).
+//
+// libdw is not thread-safe per Dwfl: its line lookups fill caches inside the Dwfl (CU and
+// line tables read on first use), so two threads looking up at once corrupt them. itm-decode
+// formats records on two threads (the formatting thread, and the decoding thread when the
+// queue is full), so every lookup here holds the table's lock.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -23,6 +29,7 @@ class LineTable {
   explicit LineTable(const std::string& path);
 
   [[nodiscard]] bool present() const noexcept { return present_; }
+  // Safe to call from several threads at once (one lookup at a time).
   [[nodiscard]] std::optional<SourceLine> at(std::uint64_t address) const;
 
  private:
@@ -30,6 +37,7 @@ class LineTable {
     void operator()(Dwfl* dwfl) const noexcept;
   };
   std::unique_ptr<Dwfl, DwflEnd> dwfl_;
+  std::unique_ptr<std::mutex> lock_ = std::make_unique<std::mutex>();  // held around every libdw call
   bool present_ = false;
 };
 

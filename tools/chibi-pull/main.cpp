@@ -48,7 +48,7 @@ int run_main(int argc, char** argv) {
   watch->add_option("--every", o.every, "Time between pulls (500ms, 2s, 1m)")->default_val(o.every);
   tp::add_common_options(app, common);
   return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) {
-    tp::BatchedWriter out = tp::BatchedWriter::open(common.output, common.append);
+    tp::BatchedWriter out = tp::BatchedWriter::open(common.output, common.append, {o.load});
     return tp::chibios::run_command(o, app.get_subcommands().front()->get_name(), out, log);
   });
 }

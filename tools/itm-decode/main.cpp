@@ -78,7 +78,7 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   tp::ByteSource source = tp::ByteSource::open(o.input);
   source.follow(o.follow);
   options.cut_lines_by_target_time = source.size().has_value() && !o.follow;  // a file replay
-  tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append);
+  tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append, {o.input, o.elf, o.port_map, o.isr_names});
   tp::ItmSession session(std::move(map), options, writer);
   tp::Progress progress(source.size(), log.verbosity() != tp::Verbosity::quiet && !o.follow);
   tp::StreamLoopOptions loop;
@@ -93,7 +93,8 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   tp::run_decode_loop(source, session, writer, progress, loop);
   say_warnings();
   if (o.stats) {
-    log.report(session.stats_summary());
+    log.report(fmt::format("{}; {} batches formatted on the decoding thread (the writer's queue full)",
+                           session.stats_summary(), writer.owner_encoded_batches()));
   }
   const tp::DecodeStats stats = session.stats();
   if (stats.malformed_packets + stats.port_errors != 0) {

@@ -63,7 +63,7 @@ int run_main(int argc, char** argv) {
   tp::add_common_options(app, common);
   return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) {
     tp::swo::check_capture_options(o);
-    tp::BatchedWriter out = tp::BatchedWriter::open(common.output, common.append);
+    tp::BatchedWriter out = tp::BatchedWriter::open(common.output, common.append, {o.file});
     return o.list ? tp::swo::list_probes(o, out, log) : tp::swo::capture(o, out, log);
   });
 }

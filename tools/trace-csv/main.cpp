@@ -29,7 +29,7 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
                            o.delimiter[0], o.crlf,   o.infer_lines};
   tp::check_csv_options(csv);
   tp::ByteSource source = tp::ByteSource::open(o.input);
-  tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append);
+  tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append, {o.input});
   std::optional<tp::LineStream> stream;
   tp::CsvSink sink(csv, writer,
                    [&](std::uint64_t number, std::string_view message) { stream->report_bad_line(number, message); });
@@ -37,7 +37,9 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   tp::Progress progress(source.size(), log.verbosity() != tp::Verbosity::quiet);
   const unsigned threads = tp::LineStream::threads_for(o.threads);
   if (threads > 1 && source.seekable()) {
-    stream->run_chunks(source, sink.chunk_handlers(threads, source), writer, progress);
+    if (stream->run_chunks(source, sink.chunk_handlers(threads, source), writer, progress)) {
+      tp::run_stream_loop(source, *stream, writer, progress);
+    }
   } else if (threads > 1) {  // a pipe: on threads once the columns are known (given, or inferred line by line)
     stream->hand_over_when([&] { return sink.columns_known(); });
     if (!sink.columns_known()) tp::run_stream_loop(source, *stream, writer, progress);

@@ -110,7 +110,7 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   warn_unknown_kinds(criteria_from(o), log);
   ThreadFilter filter(o);
   tp::ByteSource source = tp::ByteSource::open(o.input);
-  tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append);
+  tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append, {o.input});
   std::uint64_t selected = 0;
   std::unique_ptr<tp::LineStream> stream;
   const auto write_selected = [&](std::string_view text) {
@@ -140,11 +140,13 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
     for (unsigned i = 0; i < threads; ++i) handlers.push_back(chunk_filter(o));
     if (o.stats) stream->count_output_lines();
     if (source.seekable()) {
-      stream->run_chunks(source, std::move(handlers), writer, progress, o.limit);
+      const bool read_rest = stream->run_chunks(source, std::move(handlers), writer, progress, o.limit);
+      selected = stream->output_lines();
+      if (read_rest) tp::run_stream_loop(source, *stream, writer, progress);
     } else {
       stream->run_stream_chunks(source, std::move(handlers), writer, progress, o.limit);
+      selected = stream->output_lines();
     }
-    selected = stream->output_lines();
   } else {
     tp::run_stream_loop(source, *stream, writer, progress);
   }

@@ -23,7 +23,7 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
     throw tp::Error(tp::ExitCode::usage, "--since must be before --until");
   }
   tp::ByteSource source = tp::ByteSource::open(o.input);
-  tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append);
+  tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append, {o.input});
   tp::analysis::TimelineWriter timeline({o.cpu_hz, o.since, o.until});
   timeline.begin(writer.buffer());
   std::optional<tp::LineStream> stream;

@@ -43,7 +43,7 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   report.cpu_hz = o.cpu_hz;
   report.colour = table && common.output == "-" && ::isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr;
   tp::ByteSource source = tp::ByteSource::open(o.input);
-  tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append);
+  tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append, {o.input});
   tp::analysis::LiveStats stats(is_export(o), o.lines);
   tp::LineStream stream(
       [&](tp::NdjsonLine& line) {
