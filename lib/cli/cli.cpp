@@ -134,6 +134,9 @@ int run_tool(CLI::App& app, CommonOptions& options, int argc, char** argv,
     return static_cast<int>(code);
   } catch (const BrokenPipe&) {
     return static_cast<int>(ExitCode::ok);  // the reader went away: end quietly, like `head`
+  } catch (const OutputStalled& e) {
+    logger.error(e.error_code(), e.what());  // output lost: said even with --quiet
+    return 128 + stop_requested();
   } catch (const Error& e) {
     // Stopped by SIGINT/SIGTERM: what failed then (an interrupted wait) is the stop itself.
     if (const int signo = stop_requested(); signo != 0) return 128 + signo;

@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <fmt/format.h>
@@ -10,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <csignal>
 #include <deque>
 #include <exception>
@@ -20,6 +23,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/signals.hpp"
 
 namespace tp {
 namespace {
@@ -29,20 +33,81 @@ struct WriteCounts {
   std::uint64_t calls = 0;
 };
 
-// write(2) until every byte is out (EINTR retried). EPIPE: BrokenPipe (SIGPIPE is ignored,
-// see core/signals); any other error: tp::Error.
-void write_all_to(int fd, std::string_view bytes, WriteCounts& counts) {
+// How a write to the output can block, and so how it waits for room.
+enum class OutputKind : std::uint8_t {
+  plain,   // a file, /dev/null, a terminal: write(2) as it is
+  pipe,    // a pipe or FIFO: at most the room poll(2) found, so the write cannot block
+  socket,  // send(2) with MSG_DONTWAIT
+};
+
+OutputKind output_kind(int fd) noexcept {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return OutputKind::plain;
+  if (S_ISFIFO(st.st_mode)) return OutputKind::pipe;
+  if (S_ISSOCK(st.st_mode)) return OutputKind::socket;
+  return OutputKind::plain;
+}
+
+// Bytes a write to the pipe `fd` takes without blocking, once poll(2) said POLLOUT (at least
+// one of its page-sized slots free; pipe(7)). The slots in use are counted high: the queued
+// bytes may start and end inside a slot each.
+std::size_t pipe_room(int fd) noexcept {
+  constexpr std::size_t page = 4096;
+  const int capacity = ::fcntl(fd, F_GETPIPE_SZ);
+  int queued = 0;
+  if (capacity <= 0 || ::ioctl(fd, FIONREAD, &queued) != 0 || queued < 0) return page;
+  const std::size_t slots = static_cast<std::size_t>(capacity) / page;
+  const std::size_t used = (static_cast<std::size_t>(queued) + page - 1) / page + 1;
+  return std::max<std::size_t>(slots > used ? slots - used : 0, 1) * page;
+}
+
+// After a stop signal the output waits this long for a reader that takes nothing.
+constexpr std::uint64_t stalled_reader_grace_us = 1'000'000;
+
+// Writes until every byte is out. A pipe or socket is waited for with poll(2), beside the
+// stop signal's wake-up, and written in whole lines where they fit the room it has: once
+// SIGINT/SIGTERM came, what is left goes out while the reader takes it, and a reader that
+// takes nothing for a second ends the
+// writing (OutputStalled), so that a stalled reader cannot hold a stopped tool. EPIPE:
+// BrokenPipe (SIGPIPE is ignored, see core/signals); any other error: tp::Error.
+void write_all_to(int fd, OutputKind kind, std::string_view bytes, WriteCounts& counts) {
   std::string_view rest = bytes;
+  std::uint64_t stalled_since_us = 0;  // after a stop: since when nothing went out
   while (!rest.empty()) {
-    const ssize_t n = ::write(fd, rest.data(), rest.size());
+    std::size_t size = rest.size();
+    if (kind != OutputKind::plain) {
+      const bool stopping = stop_requested() != 0;
+      if (stopping && stalled_since_us == 0) stalled_since_us = monotonic_us();
+      pollfd waits[2] = {{fd, POLLOUT, 0}, {stop_wake_fd(), POLLIN, 0}};
+      const nfds_t count = stopping || waits[1].fd < 0 ? 1 : 2;
+      int timeout_ms = -1;
+      if (stopping) {
+        const std::uint64_t waited = monotonic_us() - stalled_since_us;
+        if (waited >= stalled_reader_grace_us) throw OutputStalled(rest.size());
+        timeout_ms = static_cast<int>((stalled_reader_grace_us - waited + 999) / 1000);
+      }
+      const int ready = ::poll(waits, count, timeout_ms);
+      if (ready < 0 && errno != EINTR) throw_system_error(errno, "cannot wait for the output");
+      if (ready <= 0 || waits[0].revents == 0) continue;  // a signal, or the grace is over
+      if (kind == OutputKind::pipe) size = std::min(size, pipe_room(fd));
+      if (size < rest.size()) {
+        // Whole lines where they fit, so that a reader that stalls (and a tool stopped
+        // meanwhile) is not left with half of one.
+        const void* last_newline = ::memrchr(rest.data(), '\n', size);
+        if (last_newline != nullptr) size = static_cast<std::size_t>(static_cast<const char*>(last_newline) - rest.data()) + 1;
+      }
+    }
+    const ssize_t n = kind == OutputKind::socket ? ::send(fd, rest.data(), size, MSG_DONTWAIT | MSG_NOSIGNAL)
+                                                 : ::write(fd, rest.data(), size);
     if (n < 0) {
-      if (errno == EINTR) continue;
+      if (errno == EINTR || errno == EAGAIN) continue;
       if (errno == EPIPE) throw BrokenPipe();
       throw_system_error(errno, "cannot write output");
     }
     ++counts.calls;
     counts.bytes += static_cast<std::uint64_t>(n);
     rest.remove_prefix(static_cast<std::size_t>(n));
+    if (n > 0) stalled_since_us = 0;
   }
 }
 
@@ -104,7 +169,7 @@ void refuse_output_over_inputs(const std::string& output, std::initializer_list<
 class BatchedWriter::Background {
  public:
   Background(int fd, std::size_t capacity, BatchEncoder encode)
-      : fd_(fd), capacity_(capacity), encode_(std::move(encode)) {
+      : fd_(fd), kind_(output_kind(fd)), capacity_(capacity), encode_(std::move(encode)) {
     with_signals_blocked([this] { thread_ = std::jthread([this] { run(); }); });
   }
   Background(const Background&) = delete;
@@ -174,7 +239,7 @@ class BatchedWriter::Background {
       WriteCounts written;
       std::exception_ptr error;
       try {
-        if (!failed_) write_all_to(fd_, output_of(batch), written);
+        if (!failed_) write_all_to(fd_, kind_, output_of(batch), written);
       } catch (...) {
         error = std::current_exception();
       }
@@ -201,6 +266,7 @@ class BatchedWriter::Background {
   }
 
   int fd_;
+  OutputKind kind_;
   std::size_t capacity_;
   BatchEncoder encode_;
   OutBuffer encoded_;  // the thread's
@@ -305,7 +371,7 @@ void BatchedWriter::write_all(std::string_view bytes) {
   WriteCounts counts;
   std::exception_ptr error;
   try {
-    write_all_to(fd_.get(), bytes, counts);
+    write_all_to(fd_.get(), output_kind(fd_.get()), bytes, counts);
   } catch (...) {
     error = std::current_exception();
   }
@@ -316,6 +382,9 @@ void BatchedWriter::write_all(std::string_view bytes) {
     std::rethrow_exception(error);
   } catch (const BrokenPipe&) {
     buffer_.clear();  // nobody reads: the destructor must not write it again
+    throw;
+  } catch (const OutputStalled&) {
+    buffer_.clear();  // the same: the reader had its second
     throw;
   }
 }

@@ -86,6 +86,8 @@ ReadResult ByteSource::read(std::span<std::uint8_t> buffer, int timeout_ms) {
 void ByteSource::refuse_truncation() const {
   // At the end of a regular file: ended there, or cut shorter than what was read already
   // (logrotate's copytruncate), which would otherwise end the input quietly, lines lost.
+  // A file that said 0 bytes when opened is procfs's kind (st_size 0 whatever it holds).
+  if (size_.value_or(0) == 0) return;
   const off_t here = ::lseek(fd_.get(), 0, SEEK_CUR);
   struct stat st {};
   if (here < 0 || ::fstat(fd_.get(), &st) != 0 || st.st_size >= here) return;

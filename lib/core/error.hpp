@@ -50,6 +50,15 @@ class BrokenPipe : public std::runtime_error {
   BrokenPipe() : std::runtime_error("broken pipe") {}
 };
 
+// Thrown by the output side when, after SIGINT/SIGTERM, the reader of the output took
+// nothing for a second: the rest is not written, and the tool ends as stopped.
+class OutputStalled : public Error {
+ public:
+  explicit OutputStalled(std::size_t unwritten)
+      : Error(ExitCode::io_error, "stopped while the output's reader took nothing for a second: " +
+                                      std::to_string(unwritten) + " bytes and what followed them were not written") {}
+};
+
 // Maps an errno value from open/read/write to an Error with context.
 [[noreturn]] void throw_system_error(int err, std::string_view what);
 

@@ -1,21 +1,34 @@
 #include "core/signals.hpp"
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
 #include <csignal>
+#include <cstdint>
 
 namespace tp {
 namespace {
 // Read by every thread (trace-serve's input pump and server), written by the handler: a
 // lock-free atomic is both async-signal-safe and free of data races.
 std::atomic<int> g_stop_signal{0};
+std::atomic<int> g_wake_fd{-1};
 static_assert(std::atomic<int>::is_always_lock_free);
 
 extern "C" void on_stop_signal(int signo) {
+  const int saved_errno = errno;
   g_stop_signal.store(signo, std::memory_order_relaxed);
+  if (const int wake = g_wake_fd.load(std::memory_order_relaxed); wake >= 0) {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const auto n = ::write(wake, &one, sizeof one);  // async-signal-safe
+  }
+  errno = saved_errno;
 }
 }  // namespace
 
 void install_stop_signal_handlers() {
+  if (g_wake_fd.load() < 0) g_wake_fd.store(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
@@ -31,8 +44,16 @@ void install_stop_signal_handlers() {
 int stop_requested() noexcept {
   return g_stop_signal.load(std::memory_order_relaxed);
 }
+int stop_wake_fd() noexcept {
+  return g_wake_fd.load(std::memory_order_relaxed);
+}
+
 void reset_stop_request() noexcept {
   g_stop_signal.store(0, std::memory_order_relaxed);
+  if (const int wake = g_wake_fd.load(); wake >= 0) {
+    std::uint64_t count = 0;
+    [[maybe_unused]] const auto n = ::read(wake, &count, sizeof count);  // readable no more
+  }
 }
 
 }  // namespace tp

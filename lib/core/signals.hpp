@@ -9,6 +9,10 @@ void install_stop_signal_handlers();
 // The signal number that asked us to stop, or 0.
 [[nodiscard]] int stop_requested() noexcept;
 
+// A descriptor that becomes readable (and stays so) once a stop was requested, for a thread
+// that waits in poll(2), whatever its signal mask; -1 before the handlers are installed.
+[[nodiscard]] int stop_wake_fd() noexcept;
+
 // For tests: forget a previous request.
 void reset_stop_request() noexcept;
 

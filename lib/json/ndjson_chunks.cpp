@@ -30,6 +30,7 @@ class ChunkWorker {
       : fd_(fd),
         file_begin_(file_begin),
         file_end_(file_end),
+        name_(options.name),
         handler_(std::move(handler.on_line)),
         quick_handler_(std::move(handler.on_quick_line)),
         reader_([this](NdjsonLine& line) { return handle(line); },
@@ -117,9 +118,9 @@ class ChunkWorker {
   }
 
   // The file ends before the range does: it shrank while read.
-  [[noreturn]] static void throw_truncated(std::uint64_t ends_at, std::uint64_t expected) {
-    throw Error(ExitCode::io_error,
-                fmt::format("file truncated while read (it ends at byte {}, {} were there)", ends_at, expected));
+  [[noreturn]] void throw_truncated(std::uint64_t ends_at, std::uint64_t expected) const {
+    throw Error(ExitCode::io_error, fmt::format("{}: file truncated while read (it ends at byte {}, {} were there)",
+                                                name_, ends_at, expected));
   }
 
   // The chunk's last line goes on past its end: read on to its newline or the file's end.
@@ -142,6 +143,7 @@ class ChunkWorker {
   int fd_;
   std::uint64_t file_begin_;
   std::uint64_t file_end_;
+  std::string name_;
   ChunkLineHandler handler_;
   ChunkQuickHandler quick_handler_;
   NdjsonChunk* chunk_ = nullptr;

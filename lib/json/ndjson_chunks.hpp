@@ -60,6 +60,7 @@ struct NdjsonChunkOptions {
   std::size_t chunk_size = std::size_t{1} << 20U;
   std::size_t max_line = NdjsonReader::default_max_line;
   bool mark_outputs = false;  // list the lines that wrote output (to stop after N of them)
+  std::string name = {};      // read_ndjson_chunks: the file's, for its errors
   // NdjsonStreamChunks: whole lines wait at most this long for more to fill a chunk.
   std::uint64_t max_gather_us = 10'000;
 };

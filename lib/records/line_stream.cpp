@@ -70,19 +70,16 @@ bool LineStream::run_chunks(ByteSource& source, std::vector<ChunkHandler> handle
   NdjsonChunkOptions options;
   options.mark_outputs = max_output_lines != 0;
   options.max_line = max_line_;
+  options.name = source.name();
   bool read_on = true;
-  try {
-    read_ndjson_chunks(
-        source.fd(), range.begin, whole_end, std::move(handlers),
-        [&](const NdjsonChunk& chunk) {
-          progress.update(chunk.end_offset - range.begin);
-          read_on = take_chunk(chunk, writer);
-          return read_on;
-        },
-        options);
-  } catch (const Error& e) {
-    throw Error(e.code(), fmt::format("{}: {}", source.name(), e.what()), e.error_code());
-  }
+  read_ndjson_chunks(
+      source.fd(), range.begin, whole_end, std::move(handlers),
+      [&](const NdjsonChunk& chunk) {
+        progress.update(chunk.end_offset - range.begin);
+        read_on = take_chunk(chunk, writer);
+        return read_on;
+      },
+      options);
   writer.flush();
   if (!read_on || done_ || stop_requested() != 0) {
     progress.finish();
