@@ -1,15 +1,20 @@
 #include "cli/cli.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdint>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <new>
 
 #include "cli/version.hpp"
+#include "core/byte_source.hpp"
 #include "core/number.hpp"
 #include "core/signals.hpp"
 
@@ -97,9 +102,44 @@ void refuse_out_of_range_numbers(CLI::App& app) {
   }
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) refuse_out_of_range_numbers(*sub);
 }
+// An option that takes several values takes one per occurrence (--allow-origin A
+// --allow-origin B), so that it never swallows the positional FILE after it.
+void one_value_per_occurrence(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    if (!option->get_positional() && option->get_items_expected_max() > 1) option->allow_extra_args(false);
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) one_value_per_occurrence(*sub);
+}
+
+// Opens /dev/null on each of 0, 1 and 2 that is closed (`tool <&-`), so that no descriptor
+// the tool opens later (a file, an eventfd) becomes its stdin, stdout or stderr by chance.
+void open_standard_descriptors() noexcept {
+  for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; ++fd) {
+    if (::fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+    const int opened = ::open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY);
+    if (opened >= 0 && opened != fd) ::close(opened);  // a lower one was closed too: taken in turn
+    if (fd == STDIN_FILENO) ByteSource::stdin_was_closed();  // reading "-" is still an error
+  }
+}
+
+// --log-format as the command line or TRACEPIPE_LOG_FORMAT sets it, read before the parse,
+// so that a usage error (which stops the parse before --log-format is read) is said in it.
+std::string log_format_before_parse(int argc, char** argv, const std::string& parsed) {
+  std::string format = parsed;
+  if (const char* env = std::getenv("TRACEPIPE_LOG_FORMAT"); env != nullptr) format = env;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg(argv[i]);
+    if (arg == "--") break;
+    if (arg == "--log-format" && i + 1 < argc) format = argv[++i];
+    if (arg.starts_with("--log-format=")) format = arg.substr(std::string_view("--log-format=").size());
+  }
+  return format == "json" ? format : "text";
+}
+
 }  // namespace
 
 int guard_main(std::string_view tool, const std::function<int()>& body) noexcept {
+  open_standard_descriptors();
   try {
     return body();
   } catch (const std::exception& e) {
@@ -113,6 +153,7 @@ int guard_main(std::string_view tool, const std::function<int()>& body) noexcept
 int run_tool(CLI::App& app, CommonOptions& options, int argc, char** argv,
              const std::function<ExitCode(const Logger&)>& body) {
   refuse_out_of_range_numbers(app);
+  one_value_per_occurrence(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -122,6 +163,7 @@ int run_tool(CLI::App& app, CommonOptions& options, int argc, char** argv,
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    options.log_format = log_format_before_parse(argc, argv, options.log_format);
     const Logger logger = make_logger(app, options);
     logger.error(ErrorCode::invalid_parameters, fmt::format("{} (see --help)", e.what()));
     return static_cast<int>(ExitCode::usage);

@@ -306,6 +306,18 @@ bool BatchedWriter::starts_empty() const noexcept {
   return ::fstat(fd_.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0;
 }
 
+void BatchedWriter::clear_if_blank() const {
+  struct stat st {};
+  if (::fstat(fd_.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0 || st.st_size > 2) return;
+  char bytes[2] = {};
+  // The output is open for writing only: its content is read through another descriptor.
+  const FileDescriptor reading(::open(fmt::format("/proc/self/fd/{}", fd_.get()).c_str(), O_RDONLY | O_CLOEXEC));
+  if (!reading.valid()) return;
+  const ssize_t got = ::pread(reading.get(), bytes, sizeof bytes, 0);
+  const std::string_view content(bytes, got > 0 ? static_cast<std::size_t>(got) : 0);
+  if (content == "\n" || content == "\r\n") [[maybe_unused]] const int ignored = ::ftruncate(fd_.get(), 0);
+}
+
 BatchedWriter::~BatchedWriter() {
   try {
     if (fd_.valid()) flush();

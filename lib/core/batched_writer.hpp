@@ -67,6 +67,8 @@ class BatchedWriter {
   // False when the output is a regular file that already has content (for a CSV header
   // written only once, whatever appends later).
   [[nodiscard]] bool starts_empty() const noexcept;
+  // Empties a regular-file output that holds only a blank line ("\n" or "\r\n").
+  void clear_if_blank() const;
   // True when the output is a pipe whose reader has gone (`tool | head` after head ended):
   // a tool that writes only now and then (a watch waiting for news) asks this while idle,
   // instead of learning it at its next write, which may never come.

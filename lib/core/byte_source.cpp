@@ -33,8 +33,19 @@ ByteSource::ByteSource(FileDescriptor fd, std::string name) : fd_(std::move(fd))
   }
 }
 
+namespace {
+bool g_stdin_closed = false;  // set once at start, before any thread
+}  // namespace
+
+void ByteSource::stdin_was_closed() noexcept {
+  g_stdin_closed = true;
+}
+
 ByteSource ByteSource::open(std::string_view path) {
-  if (path == "-" || path.empty()) return from_fd(STDIN_FILENO, "<stdin>", false);
+  if (path == "-" || path.empty()) {
+    if (g_stdin_closed) throw Error(ExitCode::io_error, "cannot read stdin: it is closed");
+    return from_fd(STDIN_FILENO, "<stdin>", false);
+  }
   const std::string owned_path(path);
   const int fd = ::open(owned_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw_system_error(errno, "cannot open " + owned_path);

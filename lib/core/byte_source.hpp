@@ -25,6 +25,9 @@ class ByteSource {
   // "-" means stdin. Throws tp::Error (not_found, permission_denied, ...) with the path.
   static ByteSource open(std::string_view path);
   static ByteSource from_fd(int fd, std::string name, bool owned);
+  // The process started with stdin closed (/dev/null was opened in its place): open("-")
+  // then says it cannot read stdin (Error io_error) instead of reading nothing.
+  static void stdin_was_closed() noexcept;
 
   // Reads what is available (at most buffer.size()). timeout_ms < 0 waits forever.
   // With follow(true), end of a regular file waits for it to grow instead. A regular file

@@ -25,7 +25,8 @@ void check_csv_options(const CsvOptions& options) {
 
 CsvSink::CsvSink(const CsvOptions& options, BatchedWriter& writer, BadLine on_bad_line)
     : options_(options),
-      write_header_(options.header && writer.starts_empty()),
+      // An older trace-csv left a lone newline for an empty input: such a file counts as empty.
+      write_header_(options.header && (writer.clear_if_blank(), writer.starts_empty())),
       writer_(writer),
       on_bad_line_(std::move(on_bad_line)) {
   check_csv_options(options_);
@@ -101,7 +102,9 @@ void CsvSink::finish(const Logger& log) {
 
 void CsvSink::start(std::vector<CsvColumn> columns) {
   rows_.emplace(std::move(columns), options_.delimiter, options_.time, options_.cpu_hz, options_.crlf);
-  if (write_header_) {
+  // No columns (inferred from no records): no header either, so an empty input writes
+  // nothing and a later --append run still finds the file empty.
+  if (write_header_ && !rows_->columns().empty()) {
     rows_->header(writer_.buffer());
     writer_.commit();
   }

@@ -286,6 +286,10 @@ bool check_data(const KindRule& rule, simdjson::dom::object fields, std::string_
   for (const simdjson::dom::key_value_pair field : fields) {
     for (std::size_t i = 0; i < rule.fields.size(); ++i) {
       if (!same_text(rule.fields[i].name, field.key)) continue;
+      if ((seen & (std::uint64_t{1} << i)) != 0) {
+        problem = fmt::format("a {} event whose \"{}\" appears twice", kind, field.key);
+        return false;
+      }
       if (!field_valid(rule.fields[i], field.value)) {
         problem = fmt::format("a {} event whose \"{}\" is not what the record schema says", kind, field.key);
         return false;
@@ -309,13 +313,20 @@ bool check_event(simdjson::dom::element event, CheckedLine& line, std::string& p
     problem = "\"event\" is not an object";
     return false;
   }
-  // One pass for both fields (the first of each counts, as a lookup by key would).
+  // One pass for both fields. Either given twice means two things: consumers take one or
+  // the other (simdjson the first, JSON.parse and jq the last), so it is no record.
   std::optional<simdjson::dom::element> kind_value;
   std::optional<simdjson::dom::element> data;
   for (const simdjson::dom::key_value_pair member : object) {
     if (member.key.size() != 4) continue;
-    if (!kind_value && key_is(member.key, "kind")) kind_value = member.value;
-    if (!data && key_is(member.key, "data")) data = member.value;
+    std::optional<simdjson::dom::element>* field =
+        key_is(member.key, "kind") ? &kind_value : key_is(member.key, "data") ? &data : nullptr;
+    if (field == nullptr) continue;
+    if (field->has_value()) {
+      problem = fmt::format("\"event\".\"{}\" appears twice", member.key);
+      return false;
+    }
+    *field = member.value;
   }
   std::string_view kind;
   if (!kind_value || kind_value->get_string().get(kind) != simdjson::SUCCESS) {
