@@ -90,6 +90,22 @@ void HandlerTracker::exit(std::uint32_t number, std::uint64_t at) {
   close_top(at, false);
 }
 
+std::vector<std::pair<std::uint32_t, const HandlerTracker::Handler*>> HandlerTracker::heaviest(std::size_t n) const {
+  std::vector<std::pair<std::uint32_t, const Handler*>> entries;
+  entries.reserve(handlers_.size());
+  for (const auto& [number, handler] : handlers_) entries.emplace_back(number, &handler);
+  const auto heaviest_first = [](const auto& a, const auto& b) {
+    const std::uint64_t ta = a.second->durations.total;
+    const std::uint64_t tb = b.second->durations.total;
+    return ta != tb ? ta > tb : a.first < b.first;
+  };
+  const auto shown = std::min(n, entries.size());
+  std::partial_sort(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(shown), entries.end(),
+                    heaviest_first);
+  entries.resize(shown);
+  return entries;
+}
+
 void HandlerTracker::lose() noexcept {
   for (Active& active : stack_) active.uncertain = true;
 }
@@ -140,6 +156,20 @@ std::map<std::uint32_t, TaskTracker::Task> TaskTracker::tasks_until(std::uint64_
   return tasks;
 }
 
+std::vector<std::pair<std::uint32_t, TaskTracker::Task>> TaskTracker::heaviest_until(std::uint64_t at,
+                                                                                    std::size_t n) const {
+  const std::map<std::uint32_t, Task> all = tasks_until(at);
+  std::vector<std::pair<std::uint32_t, Task>> entries(all.begin(), all.end());
+  const auto heaviest_first = [](const auto& a, const auto& b) {
+    return a.second.time != b.second.time ? a.second.time > b.second.time : a.first < b.first;
+  };
+  const auto shown = std::min(n, entries.size());
+  std::partial_sort(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(shown), entries.end(),
+                    heaviest_first);
+  entries.resize(shown);
+  return entries;
+}
+
 void PlaceProfile::add(const PlaceView& place) {
   if (const auto found = samples_.find(place); found != samples_.end()) {
     ++found->second;
@@ -160,11 +190,17 @@ void LiveStats::add_place(const Observation& sample) {
   places_.add(PlaceProfile::PlaceView{tasks_.current(), function, sample.file, sample.line});
 }
 
-void LiveStats::add(const Observation& o) {
-  if (records_ == 0) first_ = o.timestamp;
+void LiveStats::add(const Observation& record) {
+  if (records_ == 0) first_ = record.timestamp;
+  Observation o = record;
+  if (records_ != 0 && o.timestamp < last_) {
+    ++time_anomalies_;
+    o.timestamp = last_;  // as trace-timeline: never backwards
+  }
   ++records_;
-  last_ = std::max(last_, o.timestamp);
+  last_ = o.timestamp;
   if (clock_.empty() && !o.clock.empty()) clock_.assign(o.clock);
+  if (!o.clock.empty() && o.clock != clock_) ++other_clock_records_;
   switch (o.kind) {
     case ObservationKind::pc_sample:
       profile_.add(o);

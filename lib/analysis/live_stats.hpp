@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -78,6 +79,8 @@ class HandlerTracker {
   void lose() noexcept;
 
   [[nodiscard]] const std::map<std::uint32_t, Handler>& handlers() const noexcept { return handlers_; }
+  // The n handlers with the most time, most first (ties by number).
+  [[nodiscard]] std::vector<std::pair<std::uint32_t, const Handler*>> heaviest(std::size_t n) const;
   [[nodiscard]] std::uint32_t max_nesting() const noexcept { return max_nesting_; }
   [[nodiscard]] std::uint64_t total_time() const noexcept { return total_time_; }
   [[nodiscard]] std::uint64_t unmatched_exits() const noexcept { return unmatched_exits_; }
@@ -115,6 +118,8 @@ class TaskTracker {
   void lose() noexcept;
   // The running task's stretch up to `at` (for a snapshot); nothing changes.
   [[nodiscard]] std::map<std::uint32_t, Task> tasks_until(std::uint64_t at) const;
+  // The n tasks with the most time up to `at`, most first (ties by number).
+  [[nodiscard]] std::vector<std::pair<std::uint32_t, Task>> heaviest_until(std::uint64_t at, std::size_t n) const;
   // Idle time up to `at`, an open idle stretch included.
   [[nodiscard]] std::uint64_t idle_until(std::uint64_t at) const noexcept {
     return idle_time_ + (idle_since_ && at >= *idle_since_ ? at - *idle_since_ : 0);
@@ -195,6 +200,12 @@ class LiveStats {
   [[nodiscard]] std::uint64_t overflows() const noexcept { return overflows_; }
   // Malformed records: the decoder resynchronised, bytes (so packets) were lost.
   [[nodiscard]] std::uint64_t resyncs() const noexcept { return resyncs_; }
+  // Records whose timestamp was before an earlier record's (merged streams, a target that
+  // reset its clock): each is taken at the latest time seen, as trace-timeline takes it, so
+  // no interval runs backwards and no share exceeds the span.
+  [[nodiscard]] std::uint64_t time_anomalies() const noexcept { return time_anomalies_; }
+  // Records whose clock differs from the first record's: their times are not comparable.
+  [[nodiscard]] std::uint64_t other_clock_records() const noexcept { return other_clock_records_; }
   [[nodiscard]] std::uint64_t first_time() const noexcept { return first_; }
   [[nodiscard]] std::uint64_t last_time() const noexcept { return last_; }
   [[nodiscard]] std::uint64_t span() const noexcept { return records_ == 0 ? 0 : last_ - first_; }
@@ -214,6 +225,8 @@ class LiveStats {
   std::uint64_t records_ = 0;
   std::uint64_t overflows_ = 0;
   std::uint64_t resyncs_ = 0;
+  std::uint64_t time_anomalies_ = 0;
+  std::uint64_t other_clock_records_ = 0;
   std::uint64_t first_ = 0;
   std::uint64_t last_ = 0;
   std::string clock_;

@@ -19,8 +19,10 @@ RecordHead head(const LiveStats& stats, std::string_view kind) {
   return RecordHead{stats.last_time(), stats.clock(), 0, kind, "trace-top"};
 }
 
-void write_handlers(OutBuffer& out, const LiveStats& stats, const HandlerTracker& tracker, std::string_view source) {
-  for (const auto& [number, handler] : tracker.handlers()) {
+void write_handlers(OutBuffer& out, const LiveStats& stats, const HandlerTracker& tracker, std::string_view source,
+                    std::size_t top) {
+  for (const auto& [number, entry] : tracker.heaviest(top)) {
+    const HandlerTracker::Handler& handler = *entry;
     const Durations& d = handler.durations;
     RecordLine line(out, head(stats, "TopHandler"));
     RecordData& data = line.data();
@@ -97,9 +99,8 @@ void table_handlers(std::string& out, const LiveStats& stats, const HandlerTrack
   out += fmt::format("{:>5}  {:<28} {:>9} {:>9} {:>7} {:>12} {:>12} {:>12} {:>12}  {}\n", "#", "handler", "count",
                      "rate", "CPU", "total", "min", "avg", "max", "nest");
   const std::string_view clock = stats.clock();
-  std::size_t shown = 0;
-  for (const auto& [number, handler] : tracker.handlers()) {
-    if (shown++ == options.top) break;
+  for (const auto& [number, entry] : tracker.heaviest(options.top)) {
+    const HandlerTracker::Handler& handler = *entry;
     const Durations& d = handler.durations;
     const auto avg = d.count == 0 ? 0 : d.total / d.count;
     out += fmt::format(
@@ -165,6 +166,8 @@ void write_snapshot(OutBuffer& out, const LiveStats& stats, const ReportOptions&
         .uint("sleep_samples", stats.profile().sleeping())
         .uint("overflows", stats.overflows())
         .uint("resyncs", stats.resyncs())
+        .uint("time_anomalies", stats.time_anomalies())
+        .uint("other_clock_records", stats.other_clock_records())
         .uint("uncertain", uncertain_intervals(stats.exceptions()) + uncertain_intervals(stats.isrs()))
         .boolean("final", final);
     line.end();
@@ -179,10 +182,10 @@ void write_snapshot(OutBuffer& out, const LiveStats& stats, const ReportOptions&
         .number("share", share_of(entry.samples, stats.profile().samples()));
     line.end();
   }
-  write_handlers(out, stats, stats.exceptions(), "exception");
-  write_handlers(out, stats, stats.isrs(), "isr");
+  write_handlers(out, stats, stats.exceptions(), "exception", options.top);
+  write_handlers(out, stats, stats.isrs(), "isr", options.top);
   if (!stats.tasks().seen()) return;
-  for (const auto& [number, task] : stats.tasks().tasks_until(stats.last_time())) {
+  for (const auto& [number, task] : stats.tasks().heaviest_until(stats.last_time(), options.top)) {
     RecordLine line(out, head(stats, "TopTask"));
     RecordData& data = line.data();
     data.uint("task", number);
@@ -215,6 +218,14 @@ std::string render_table(const LiveStats& stats, const ReportOptions& options) {
     out += style.warning(fmt::format("  {} overflows, {} resyncs: intervals across them are uncertain",
                                      stats.overflows(), stats.resyncs()));
   }
+  if (stats.time_anomalies() != 0) {
+    out += style.warning(
+        fmt::format("  {} records earlier than one before them: taken at the latest time", stats.time_anomalies()));
+  }
+  if (stats.other_clock_records() != 0) {
+    out += style.warning(fmt::format("  {} records of another clock than {}: their times do not compare",
+                                     stats.other_clock_records(), stats.clock()));
+  }
   out += '\n';
   const Profile& profile = stats.profile();
   if (profile.samples() != 0) {
@@ -230,7 +241,7 @@ std::string render_table(const LiveStats& stats, const ReportOptions& options) {
   table_handlers(out, stats, stats.isrs(), "ISRs (TaskIsr)", options, style);
   if (stats.tasks().seen()) {
     out += style.heading("\nTasks\n");
-    for (const auto& [number, task] : stats.tasks().tasks_until(stats.last_time())) {
+    for (const auto& [number, task] : stats.tasks().heaviest_until(stats.last_time(), options.top)) {
       // How much of it spanned a loss: the table says how much of the time is uncertain.
       const std::string uncertain =
           task.uncertain_time == 0

@@ -1,11 +1,15 @@
 #include "elf/elf_file.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 
+#include "core/byte_source.hpp"
 #include "core/error.hpp"
-#include "core/text_file.hpp"
+#include "core/file_descriptor.hpp"
 
 namespace tp::elf {
 namespace {
@@ -23,6 +27,7 @@ class Reader {
  public:
   Reader(std::span<const std::uint8_t> bytes, Endian endian, const std::string& name)
       : bytes_(bytes), endian_(endian), name_(name) {}
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
 
   [[nodiscard]] std::uint64_t read(std::uint64_t offset, unsigned size, std::string_view what) const {
     if (offset > bytes_.size() || bytes_.size() - offset < size) {
@@ -35,6 +40,10 @@ class Reader {
       value |= static_cast<std::uint64_t>(bytes_[offset + i]) << shift;
     }
     return value;
+  }
+
+  [[nodiscard]] bool holds(std::uint64_t offset, std::uint64_t size) const noexcept {
+    return offset <= bytes_.size() && bytes_.size() - offset >= size;
   }
 
   // A NUL-terminated name inside the string table [table, table + table_size).
@@ -90,6 +99,11 @@ void read_symbols(const Reader& r, const std::vector<Section>& sections, const S
   const std::uint64_t entry = is64 ? 24 : 16;
   if (table.entry_size != entry || table.link >= sections.size()) return;
   const Section& strings = sections[table.link];
+  if (!r.holds(strings.offset, strings.size)) {
+    throw Error(ExitCode::bad_input,
+                fmt::format("{}: the symbols' string table (offset {}, {} bytes) goes past the end of the file",
+                            r.name(), strings.offset, strings.size));
+  }
   const std::uint64_t count = table.size / entry;
   for (std::uint64_t i = 1; i < count; ++i) {  // entry 0 is the undefined symbol
     const std::uint64_t at = table.offset + i * entry;
@@ -197,8 +211,20 @@ std::optional<std::uint64_t> ElfFile::read_word(std::uint64_t address, unsigned 
 }
 
 ElfFile ElfFile::load(const std::string& path) {
-  const std::string text = read_text_file(path);
-  return parse(std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()), path);
+  const FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));  // a FIFO must not hold the open
+  if (!file.valid()) throw_system_error(errno, "cannot open " + path);
+  struct stat st {};
+  if (::fstat(file.get(), &st) != 0) throw_system_error(errno, "cannot read " + path);
+  if (!S_ISREG(st.st_mode)) throw Error(ExitCode::bad_input, fmt::format("{}: not a regular file (an ELF is one)", path));
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size > max_file_size) {
+    throw Error(ExitCode::bad_input,
+                fmt::format("{}: {} bytes is more than an ELF file may have here ({} bytes)", path, size, max_file_size));
+  }
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
+  const std::size_t got = read_at(file.get(), reinterpret_cast<char*>(bytes.data()), bytes.size(), 0);
+  bytes.resize(got);
+  return parse(bytes, path);
 }
 
 std::string_view ElfFile::machine_name() const noexcept {

@@ -36,7 +36,10 @@ class ElfFile {
   // `name` is used in error messages. Throws Error(bad_input).
   static ElfFile parse(std::span<const std::uint8_t> bytes, std::string name);
   // Throws Error(not_found / permission_denied) when the file cannot be read.
+  // Reads a regular file of at most max_file_size bytes (a device, a FIFO or a larger file
+  // is Error(bad_input), before anything is read of it).
   static ElfFile load(const std::string& path);
+  static constexpr std::uint64_t max_file_size = std::uint64_t{1} << 30U;
 
   [[nodiscard]] unsigned word_size() const noexcept { return word_size_; }  // 4 (ELF32) or 8 (ELF64)
   [[nodiscard]] Endian endian() const noexcept { return endian_; }

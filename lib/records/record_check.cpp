@@ -158,13 +158,15 @@ constexpr std::array<FieldRule, 8> eko_clock_fields = {{
 }};
 
 constexpr std::array<std::string_view, 2> top_handler_source_values = {"exception", "isr"};
-constexpr std::array<FieldRule, 8> top_summary_fields = {{
+constexpr std::array<FieldRule, 10> top_summary_fields = {{
     {"records", FieldType::u64, true, false},
     {"span", FieldType::u64, true, false},
     {"pc_samples", FieldType::u64, true, false},
     {"sleep_samples", FieldType::u64, true, false},
     {"overflows", FieldType::u64, true, false},
     {"resyncs", FieldType::u64, true, false},
+    {"time_anomalies", FieldType::u64, true, false},
+    {"other_clock_records", FieldType::u64, true, false},
     {"uncertain", FieldType::u64, true, false},
     {"final", FieldType::boolean, true, false},
 }};

@@ -31,6 +31,9 @@ class Symbolizer {
   [[nodiscard]] const std::map<std::uint32_t, std::string>& handlers() const noexcept { return handlers_; }
   [[nodiscard]] std::size_t function_count() const noexcept { return functions_.size(); }
   [[nodiscard]] bool has_lines() const noexcept { return lines_.present(); }
+  // A word for the caller to say when the file is not for a Cortex-M (e_machine not ARM):
+  // its addresses and vector table then mean nothing to an ITM trace. Empty when it is ARM.
+  [[nodiscard]] const std::string& machine_warning() const noexcept { return machine_warning_; }
 
  private:
   Symbolizer(const elf::ElfFile& file, const std::string& path);
@@ -38,6 +41,7 @@ class Symbolizer {
   FunctionMap functions_;
   LineTable lines_;
   std::map<std::uint32_t, std::string> handlers_;
+  std::string machine_warning_;
 };
 
 }  // namespace tp::symbols

@@ -67,7 +67,10 @@ tp::SessionOptions session_options(const Options& o) {
 tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Logger& log) {
   tp::PortMap map = o.port_map.empty() ? tp::PortMap::standard() : tp::PortMap::load(o.port_map);
   std::optional<tp::symbols::Symbolizer> symbols;
-  if (!o.elf.empty()) symbols.emplace(tp::symbols::Symbolizer::load(o.elf));
+  if (!o.elf.empty()) {
+    symbols.emplace(tp::symbols::Symbolizer::load(o.elf));
+    if (!symbols->machine_warning().empty()) log.warn(symbols->machine_warning());
+  }
   if (!o.isr_names.empty()) {
     map.add_isr_names(tp::parse_id_names(tp::read_text_file(o.isr_names), o.isr_names));
   } else if (symbols) {

@@ -46,7 +46,9 @@ tp::ExitCode run(const Options& o, tp::serve::ServeOptions s, const tp::Logger& 
   s.probe = optional_text(o.probe);
   s.token = optional_text(o.token);
   if (!o.elf.empty()) {
-    s.symbols = std::make_shared<const tp::serve::RecordSymbols>(tp::symbols::Symbolizer::load(o.elf));
+    tp::symbols::Symbolizer symbolizer = tp::symbols::Symbolizer::load(o.elf);
+    if (!symbolizer.machine_warning().empty()) log.warn(symbolizer.machine_warning());
+    s.symbols = std::make_shared<const tp::serve::RecordSymbols>(std::move(symbolizer));
   }
   return tp::serve::serve(std::move(s), o.stats, log);
 }
