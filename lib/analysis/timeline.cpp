@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
+#include <limits>
 
 #include "core/json_writer.hpp"
 
@@ -34,6 +36,14 @@ void TimelineWriter::append_time(OutBuffer& out, std::uint64_t at) {
   if (options_.cpu_hz != 0 && (clock_ == "cycles" || clock_.empty() || clock_ == "ticks")) {
     // Whole seconds apart, so that the product stays in 64 bits for any clock below 17 GHz.
     const std::uint64_t hz = options_.cpu_hz;
+    constexpr std::uint64_t max_whole_seconds = std::numeric_limits<std::uint64_t>::max() / 1'000'000'000U - 1;
+    if (at / hz > max_whole_seconds) {
+      // Past 584 years of nanoseconds (a cycle count of 2^61 at 1 Hz) the microseconds do not
+      // fit 64 bits either: the whole seconds' digits, then the six of the microseconds.
+      const std::uint64_t sub_ns = at % hz * 1'000'000'000U / hz;
+      fmt::format_to(std::back_inserter(out), "{}{:06}.{:03}", at / hz, sub_ns / 1000, sub_ns % 1000);
+      return;
+    }
     ns = at / hz * 1'000'000'000U + at % hz * 1'000'000'000U / hz;
   } else if (clock_ == "ns") {
     ns = at;

@@ -1,9 +1,11 @@
 #include "ekotrace/collect_command.hpp"
 
+#include <unistd.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 
+#include "core/batched_writer.hpp"
 #include "core/quantity.hpp"
 #include "core/text_file.hpp"
 #include "ekotrace/collect_loop.hpp"
@@ -27,7 +29,9 @@ ExitCode collect(const CollectOptions& o, const TargetOpener& open_target, const
   Layout layout = Layout::standard(shape.word_size);
   if (!o.layout_file.empty()) layout = apply_layout_file(layout, read_text_file(o.layout_file), o.layout_file);
   if (o.print_layout) {
-    fmt::print("{}\n", layout.to_json());
+    BatchedWriter out(STDOUT_FILENO);  // a failed write is an error (exit 7), not a quiet 0
+    out.write(layout.to_json() + "\n");
+    out.flush();
     return ExitCode::ok;
   }
   if (o.tracers.empty()) throw Error(ExitCode::usage, "name at least one tracer (a symbol or 0x... address)");

@@ -61,30 +61,41 @@ std::optional<std::string> refuse_placeholder_value(std::string_view field, std:
                      allowed_punctuation, std::string(1, *bad));
 }
 
-std::optional<ErrorCode> callisto_code_for_exit(int exit_code) noexcept {
+ErrorCode callisto_code_for_exit(int exit_code) noexcept {
   switch (static_cast<ExitCode>(exit_code)) {
+    case ExitCode::usage:
+    case ExitCode::bad_input:
+      return ErrorCode::invalid_parameters;
     case ExitCode::not_found:
       return ErrorCode::probe_not_found;
     case ExitCode::permission_denied:
       return ErrorCode::permission_denied;
     case ExitCode::busy:
       return ErrorCode::probe_in_use;
-    case ExitCode::timeout:
-      return ErrorCode::target_not_responding;
     case ExitCode::unsupported:
       return ErrorCode::baud_rate_error;
-    default:
-      return std::nullopt;
+    default:  // a timeout, a lost device, a failure, a signal: the capture stopped answering
+      return ErrorCode::target_not_responding;
   }
 }
 
-std::optional<ErrorCode> callisto_code_for_child(std::string_view name) noexcept {
+ErrorCode callisto_code_for_child(std::string_view name) noexcept {
   const auto code = parse_error_code(name);
-  if (!code) return std::nullopt;
-  if (is_callisto_code(*code)) return code;
-  if (*code == ErrorCode::not_found) return ErrorCode::probe_not_found;
-  if (*code == ErrorCode::busy) return ErrorCode::probe_in_use;
-  return std::nullopt;
+  if (!code) return ErrorCode::target_not_responding;
+  if (is_callisto_code(*code)) return *code;
+  switch (*code) {
+    case ErrorCode::not_found:
+    case ErrorCode::target_not_found:
+      return ErrorCode::probe_not_found;
+    case ErrorCode::busy:
+      return ErrorCode::probe_in_use;
+    case ErrorCode::bad_input:
+      return ErrorCode::invalid_parameters;
+    case ErrorCode::unsupported:
+      return ErrorCode::baud_rate_error;
+    default:
+      return ErrorCode::target_not_responding;
+  }
 }
 
 std::optional<ChildError> parse_child_error_line(std::string_view line) {

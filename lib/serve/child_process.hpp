@@ -29,12 +29,15 @@ std::vector<std::string> substitute_placeholders(const std::vector<std::string>&
 inline constexpr std::size_t max_placeholder_value = 128;
 std::optional<std::string> refuse_placeholder_value(std::string_view field, std::string_view value);
 
-// Callisto's code for a tracepipe exit status (README "Exit codes"), or nothing when none fits.
-std::optional<ErrorCode> callisto_code_for_exit(int exit_code) noexcept;
+// Callisto's code for a tracepipe exit status (README "Exit codes"): usage and bad input are
+// INVALID_PARAMETERS, anything without a closer code TARGET_NOT_RESPONDING; never none, so a
+// client's Error always has a code its schema knows.
+ErrorCode callisto_code_for_exit(int exit_code) noexcept;
 
 // Callisto's code for the code of a child's JSON error line: Callisto's codes as they are,
-// tracepipe's NOT_FOUND and BUSY as PROBE_NOT_FOUND and PROBE_IN_USE, nothing for others.
-std::optional<ErrorCode> callisto_code_for_child(std::string_view name) noexcept;
+// tracepipe's mapped to the closest (NOT_FOUND: PROBE_NOT_FOUND, BUSY: PROBE_IN_USE, BAD_INPUT:
+// INVALID_PARAMETERS), others and unknown names TARGET_NOT_RESPONDING.
+ErrorCode callisto_code_for_child(std::string_view name) noexcept;
 
 // One error report from the child's stderr in tracepipe's JSON log form
 // {"level":"error","code":"PROBE_NOT_FOUND","message":"..."}; nullopt for other lines.

@@ -360,7 +360,7 @@ void Server::Impl::finish_command() {
     if (code != 0 && !child_reported_error_) {
       const std::string message = code > 128 ? fmt::format("capture command killed by signal {}", code - 128)
                                              : fmt::format("capture command exited with status {}", code);
-      log_.error(callisto_code_for_exit(code).value_or(ErrorCode::failure), message);
+      log_.error(callisto_code_for_exit(code), message);
       for_tracing([&](WsClient& client) { client.send_error(callisto_code_for_exit(code), message); });
     } else if (code == 0) {
       log_.info("the capture command ended");

@@ -69,6 +69,12 @@ void check_capture_options(const CaptureOptions& o) {
                 "(--list shows the probes)");
   }
   if (o.realtime && o.file.empty()) throw Error(ExitCode::usage, "--realtime applies to --file only");
+  if (!o.max_bytes.empty() && parse_byte_count(o.max_bytes) == 0) {
+    throw Error(ExitCode::usage, "--max-bytes 0 would capture nothing (leave it out for no limit)");
+  }
+  if (!o.duration.empty() && parse_duration(o.duration) == std::chrono::milliseconds(0)) {
+    throw Error(ExitCode::usage, "--duration 0 would capture nothing (leave it out for no limit)");
+  }
 }
 
 ExitCode list_probes(const CaptureOptions& o, BatchedWriter& out, const Logger& log) {

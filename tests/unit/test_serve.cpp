@@ -615,14 +615,21 @@ TEST_CASE("command placeholders, exit codes and error lines") {
   CHECK(callisto_code_for_exit(5) == tp::ErrorCode::probe_in_use);
   CHECK(callisto_code_for_exit(8) == tp::ErrorCode::target_not_responding);
   CHECK(callisto_code_for_exit(9) == tp::ErrorCode::baud_rate_error);
-  CHECK_FALSE(callisto_code_for_exit(1));
-  CHECK_FALSE(callisto_code_for_exit(143));
+  // Never null: a client always gets one of Callisto's codes (a usage error too).
+  CHECK(callisto_code_for_exit(2) == tp::ErrorCode::invalid_parameters);
+  CHECK(callisto_code_for_exit(6) == tp::ErrorCode::invalid_parameters);
+  CHECK(callisto_code_for_exit(1) == tp::ErrorCode::target_not_responding);
+  CHECK(callisto_code_for_exit(7) == tp::ErrorCode::target_not_responding);
+  CHECK(callisto_code_for_exit(143) == tp::ErrorCode::target_not_responding);
+  for (int status = 0; status < 256; ++status) CHECK(tp::is_callisto_code(callisto_code_for_exit(status)));
   CHECK(callisto_code_for_child("BAUD_RATE_ERROR") == tp::ErrorCode::baud_rate_error);
   CHECK(callisto_code_for_child("NOT_FOUND") == tp::ErrorCode::probe_not_found);
   CHECK(callisto_code_for_child("BUSY") == tp::ErrorCode::probe_in_use);
-  CHECK_FALSE(callisto_code_for_child("IO_ERROR"));
-  CHECK_FALSE(callisto_code_for_child("NO_SUCH_CODE"));
-  CHECK_FALSE(callisto_code_for_child(""));
+  CHECK(callisto_code_for_child("INVALID_PARAMETERS") == tp::ErrorCode::invalid_parameters);
+  CHECK(callisto_code_for_child("BAD_INPUT") == tp::ErrorCode::invalid_parameters);
+  CHECK(callisto_code_for_child("IO_ERROR") == tp::ErrorCode::target_not_responding);
+  CHECK(callisto_code_for_child("NO_SUCH_CODE") == tp::ErrorCode::target_not_responding);
+  CHECK(callisto_code_for_child("") == tp::ErrorCode::target_not_responding);
   const auto error = parse_child_error_line(R"({"level":"error","code":"PROBE_IN_USE","message":"claimed"})");
   REQUIRE(error);
   CHECK(error->code == "PROBE_IN_USE");

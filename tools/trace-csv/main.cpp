@@ -25,6 +25,11 @@ struct Options {
 
 tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Logger& log) {
   if (o.delimiter.size() != 1) throw tp::Error(tp::ExitCode::usage, "--delimiter must be one character");
+  if (o.delimiter == "\"" || o.delimiter == "\n" || o.delimiter == "\r") {
+    // RFC 4180 quotes fields with '"' and ends rows with CR LF: as a separator either makes
+    // rows no CSV reader can split.
+    throw tp::Error(tp::ExitCode::usage, "--delimiter cannot be a double quote, CR or LF (RFC 4180 needs them)");
+  }
   const tp::CsvOptions csv{o.columns,      o.preset, o.header,     tp::parse_time_format(o.time), o.time, o.cpu_hz,
                            o.delimiter[0], o.crlf,   o.infer_lines};
   tp::check_csv_options(csv);

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <limits>
+
 #include "cli/cli.hpp"
 #include "records/line_stream.hpp"
 #include "records/record_filter.hpp"
@@ -107,6 +109,9 @@ tp::ChunkHandler chunk_filter(const Options& o) {
 }
 
 tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Logger& log) {
+  if (o.since && o.until && *o.since >= *o.until) {
+    throw tp::Error(tp::ExitCode::usage, "--since must be before --until (nothing lies between them)");
+  }
   warn_unknown_kinds(criteria_from(o), log);
   ThreadFilter filter(o);
   tp::ByteSource source = tp::ByteSource::open(o.input);
@@ -181,7 +186,9 @@ int run_main(int argc, char** argv) {
       ->type_name("FIELD=RE")
       ->allow_extra_args(false);
   app.add_flag("--invert", o.invert, "Select the records that do not match");
-  app.add_option("--limit", o.limit, "Stop after N selected records")->type_name("N");
+  app.add_option("--limit", o.limit, "Stop after N selected records (N >= 1; leave it out for no limit)")
+      ->type_name("N")
+      ->check(CLI::Range(std::uint64_t{1}, std::numeric_limits<std::uint64_t>::max()));
   app.add_flag("--strict", o.strict, "A line that is not a record is an error (exit 6), not skipped");
   app.add_flag("--stats", o.stats, "Print line, selected and bad counts on stderr at exit");
   tp::add_threads_option(app, o.threads);
