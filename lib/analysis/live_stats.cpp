@@ -157,7 +157,7 @@ std::map<std::uint32_t, TaskTracker::Task> TaskTracker::tasks_until(std::uint64_
 }
 
 std::vector<std::pair<std::uint32_t, TaskTracker::Task>> TaskTracker::heaviest_until(std::uint64_t at,
-                                                                                    std::size_t n) const {
+                                                                                     std::size_t n) const {
   const std::map<std::uint32_t, Task> all = tasks_until(at);
   std::vector<std::pair<std::uint32_t, Task>> entries(all.begin(), all.end());
   const auto heaviest_first = [](const auto& a, const auto& b) {

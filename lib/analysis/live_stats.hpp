@@ -13,8 +13,8 @@
 #include <string>
 #include <string_view>
 #include <tuple>
-#include <utility>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "analysis/observation.hpp"

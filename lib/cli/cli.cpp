@@ -1,19 +1,20 @@
 #include "cli/cli.hpp"
 
 #include <fcntl.h>
-#include <unistd.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cstdint>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
 
 #include "cli/version.hpp"
+#include "core/batched_writer.hpp"
 #include "core/byte_source.hpp"
 #include "core/number.hpp"
 #include "core/signals.hpp"
@@ -117,8 +118,9 @@ void open_standard_descriptors() noexcept {
   for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; ++fd) {
     if (::fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
     const int opened = ::open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY);
-    if (opened >= 0 && opened != fd) ::close(opened);  // a lower one was closed too: taken in turn
-    if (fd == STDIN_FILENO) ByteSource::stdin_was_closed();  // reading "-" is still an error
+    if (opened >= 0 && opened != fd) ::close(opened);             // a lower one was closed too: taken in turn
+    if (fd == STDIN_FILENO) ByteSource::stdin_was_closed();       // reading "-" is still an error
+    if (fd == STDOUT_FILENO) BatchedWriter::stdout_was_closed();  // and so is writing it
   }
 }
 

@@ -1,24 +1,26 @@
 #include "core/batched_writer.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
-#include <cstring>
 #include <csignal>
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/clock.hpp"
@@ -33,24 +35,19 @@ struct WriteCounts {
   std::uint64_t calls = 0;
 };
 
+bool g_stdout_closed = false;  // set once at start, before any thread
+
 // How a write to the output can block, and so how it waits for room.
 enum class OutputKind : std::uint8_t {
   plain,   // a file, /dev/null, a terminal: write(2) as it is
-  pipe,    // a pipe or FIFO: at most the room poll(2) found, so the write cannot block
+  pipe,    // a pipe or FIFO, through a non-blocking open file description of its own
   socket,  // send(2) with MSG_DONTWAIT
 };
 
-OutputKind output_kind(int fd) noexcept {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return OutputKind::plain;
-  if (S_ISFIFO(st.st_mode)) return OutputKind::pipe;
-  if (S_ISSOCK(st.st_mode)) return OutputKind::socket;
-  return OutputKind::plain;
-}
-
-// Bytes a write to the pipe `fd` takes without blocking, once poll(2) said POLLOUT (at least
-// one of its page-sized slots free; pipe(7)). The slots in use are counted high: the queued
-// bytes may start and end inside a slot each.
+// Bytes a write to the pipe `fd` takes whole (pipe(7): page-sized slots; the queued bytes may
+// start and end inside a slot each, so the slots in use are counted high). At least a page:
+// a write that finds no room at all is refused with EAGAIN (the pipe's own description is
+// non-blocking), and then waited for.
 std::size_t pipe_room(int fd) noexcept {
   constexpr std::size_t page = 4096;
   const int capacity = ::fcntl(fd, F_GETPIPE_SZ);
@@ -64,51 +61,73 @@ std::size_t pipe_room(int fd) noexcept {
 // After a stop signal the output waits this long for a reader that takes nothing.
 constexpr std::uint64_t stalled_reader_grace_us = 1'000'000;
 
-// Writes until every byte is out. A pipe or socket is waited for with poll(2), beside the
-// stop signal's wake-up, and written in whole lines where they fit the room it has: once
-// SIGINT/SIGTERM came, what is left goes out while the reader takes it, and a reader that
-// takes nothing for a second ends the
-// writing (OutputStalled), so that a stalled reader cannot hold a stopped tool. EPIPE:
-// BrokenPipe (SIGPIPE is ignored, see core/signals); any other error: tp::Error.
+// Waits until the pipe or socket `fd` may take more, or the stop signal's wake-up; once a
+// stop was requested, throws OutputStalled when nothing went out for the grace period.
+void wait_for_room(int fd, std::uint64_t& stalled_since_us, std::size_t unwritten) {
+  const bool stopping = stop_requested() != 0;
+  if (stopping && stalled_since_us == 0) stalled_since_us = monotonic_us();
+  pollfd waits[2] = {{fd, POLLOUT, 0}, {stop_wake_fd(), POLLIN, 0}};
+  const nfds_t count = stopping || waits[1].fd < 0 ? 1 : 2;
+  int timeout_ms = -1;
+  if (stopping) {
+    const std::uint64_t waited = monotonic_us() - stalled_since_us;
+    if (waited >= stalled_reader_grace_us) throw OutputStalled(unwritten);
+    timeout_ms = static_cast<int>((stalled_reader_grace_us - waited + 999) / 1000);
+  }
+  if (::poll(waits, count, timeout_ms) < 0 && errno != EINTR) throw_system_error(errno, "cannot wait for the output");
+}
+
+// Writes until every byte is out. A pipe (through its own non-blocking description) or a
+// socket that is full is waited for with poll(2), beside the stop signal's wake-up, and a
+// pipe is written in whole lines where they fit its room: once SIGINT/SIGTERM came, what is
+// left goes out while the reader takes it, and a reader that takes nothing for a second ends
+// the writing (OutputStalled), so that a stalled reader cannot hold a stopped tool, nor be
+// left with half a line. EPIPE: BrokenPipe (SIGPIPE is ignored, see core/signals); any other
+// error: tp::Error.
 void write_all_to(int fd, OutputKind kind, std::string_view bytes, WriteCounts& counts) {
   std::string_view rest = bytes;
   std::uint64_t stalled_since_us = 0;  // after a stop: since when nothing went out
   while (!rest.empty()) {
     std::size_t size = rest.size();
-    if (kind != OutputKind::plain) {
-      const bool stopping = stop_requested() != 0;
-      if (stopping && stalled_since_us == 0) stalled_since_us = monotonic_us();
-      pollfd waits[2] = {{fd, POLLOUT, 0}, {stop_wake_fd(), POLLIN, 0}};
-      const nfds_t count = stopping || waits[1].fd < 0 ? 1 : 2;
-      int timeout_ms = -1;
-      if (stopping) {
-        const std::uint64_t waited = monotonic_us() - stalled_since_us;
-        if (waited >= stalled_reader_grace_us) throw OutputStalled(rest.size());
-        timeout_ms = static_cast<int>((stalled_reader_grace_us - waited + 999) / 1000);
-      }
-      const int ready = ::poll(waits, count, timeout_ms);
-      if (ready < 0 && errno != EINTR) throw_system_error(errno, "cannot wait for the output");
-      if (ready <= 0 || waits[0].revents == 0) continue;  // a signal, or the grace is over
-      if (kind == OutputKind::pipe) size = std::min(size, pipe_room(fd));
+    if (kind == OutputKind::pipe) {
+      size = std::min(size, pipe_room(fd));
       if (size < rest.size()) {
-        // Whole lines where they fit, so that a reader that stalls (and a tool stopped
-        // meanwhile) is not left with half of one.
         const void* last_newline = ::memrchr(rest.data(), '\n', size);
-        if (last_newline != nullptr) size = static_cast<std::size_t>(static_cast<const char*>(last_newline) - rest.data()) + 1;
+        if (last_newline != nullptr) {
+          size = static_cast<std::size_t>(static_cast<const char*>(last_newline) - rest.data()) + 1;
+        }
       }
     }
     const ssize_t n = kind == OutputKind::socket ? ::send(fd, rest.data(), size, MSG_DONTWAIT | MSG_NOSIGNAL)
                                                  : ::write(fd, rest.data(), size);
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      if (errno == EPIPE) throw BrokenPipe();
+    if (n > 0) {
+      ++counts.calls;
+      counts.bytes += static_cast<std::uint64_t>(n);
+      rest.remove_prefix(static_cast<std::size_t>(n));
+      stalled_since_us = 0;
+      continue;
+    }
+    if (n < 0 && errno == EPIPE) throw BrokenPipe();
+    if (n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
       throw_system_error(errno, "cannot write output");
     }
-    ++counts.calls;
-    counts.bytes += static_cast<std::uint64_t>(n);
-    rest.remove_prefix(static_cast<std::size_t>(n));
-    if (n > 0) stalled_since_us = 0;
+    if (kind != OutputKind::plain) wait_for_room(fd, stalled_since_us, rest.size());
   }
+}
+
+// Where write_all_to writes `fd`: a pipe through a non-blocking open file description of
+// its own (reopened through /proc, so the flag touches no other process sharing the pipe;
+// `own` keeps it), a socket with MSG_DONTWAIT, anything else as it is.
+std::pair<int, OutputKind> output_target(int fd, FileDescriptor& own) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return {fd, OutputKind::plain};
+  if (S_ISSOCK(st.st_mode)) return {fd, OutputKind::socket};
+  if (!S_ISFIFO(st.st_mode)) return {fd, OutputKind::plain};
+  const std::string path = fmt::format("/proc/self/fd/{}", fd);
+  own = FileDescriptor(::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC));
+  // No reader (ENXIO) or no /proc: the descriptor as it is (a write then fails or blocks).
+  if (!own.valid()) return {fd, OutputKind::plain};
+  return {own.get(), OutputKind::pipe};
 }
 
 // Runs `start` with every signal blocked, so a thread it starts inherits that mask and a
@@ -168,8 +187,8 @@ void refuse_output_over_inputs(const std::string& output, std::initializer_list<
 // for the owner.
 class BatchedWriter::Background {
  public:
-  Background(int fd, std::size_t capacity, BatchEncoder encode)
-      : fd_(fd), kind_(output_kind(fd)), capacity_(capacity), encode_(std::move(encode)) {
+  Background(std::pair<int, OutputKind> target, std::size_t capacity, BatchEncoder encode)
+      : fd_(target.first), kind_(target.second), capacity_(capacity), encode_(std::move(encode)) {
     with_signals_blocked([this] { thread_ = std::jthread([this] { run(); }); });
   }
   Background(const Background&) = delete;
@@ -282,8 +301,15 @@ class BatchedWriter::Background {
   std::jthread thread_;  // last: started once the rest is built, joined first
 };
 
+void BatchedWriter::stdout_was_closed() noexcept {
+  g_stdout_closed = true;
+}
+
 BatchedWriter BatchedWriter::open(std::string_view path, bool append, std::initializer_list<std::string_view> inputs) {
-  if (path.empty() || path == "-") return BatchedWriter(STDOUT_FILENO, false);
+  if (path.empty() || path == "-") {
+    if (g_stdout_closed) throw Error(ExitCode::io_error, "cannot write stdout: it is closed");
+    return BatchedWriter(STDOUT_FILENO, false);
+  }
   const std::string owned_path(path);
   refuse_output_over_inputs(owned_path, inputs);
   const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);
@@ -296,6 +322,9 @@ BatchedWriter::BatchedWriter(int fd, bool owned, std::size_t capacity)
     : fd_(fd, owned), capacity_(capacity), last_flush_us_(monotonic_us()) {
   buffer_.reserve(capacity + capacity / 4);
   grow_pipe(fd, capacity);  // each flush in one write
+  const auto [target_fd, kind] = output_target(fd, own_output_);
+  target_fd_ = target_fd;
+  target_kind_ = static_cast<std::uint8_t>(kind);
 }
 
 BatchedWriter::BatchedWriter(BatchedWriter&&) noexcept = default;
@@ -315,7 +344,8 @@ void BatchedWriter::clear_if_blank() const {
   if (!reading.valid()) return;
   const ssize_t got = ::pread(reading.get(), bytes, sizeof bytes, 0);
   const std::string_view content(bytes, got > 0 ? static_cast<std::size_t>(got) : 0);
-  if (content == "\n" || content == "\r\n") [[maybe_unused]] const int ignored = ::ftruncate(fd_.get(), 0);
+  if (content == "\n" || content == "\r\n") [[maybe_unused]]
+    const int ignored = ::ftruncate(fd_.get(), 0);
 }
 
 BatchedWriter::~BatchedWriter() {
@@ -328,7 +358,8 @@ BatchedWriter::~BatchedWriter() {
 void BatchedWriter::write_in_background(BatchEncoder encode) {
   flush();  // what went before is out first
   capacity_ = std::min(capacity_, background_batch_capacity);
-  background_ = std::make_unique<Background>(fd_.get(), capacity_, std::move(encode));
+  background_ = std::make_unique<Background>(std::pair{target_fd_, static_cast<OutputKind>(target_kind_)}, capacity_,
+                                             std::move(encode));
 }
 
 void BatchedWriter::flush_full_batch() {
@@ -383,7 +414,7 @@ void BatchedWriter::write_all(std::string_view bytes) {
   WriteCounts counts;
   std::exception_ptr error;
   try {
-    write_all_to(fd_.get(), output_kind(fd_.get()), bytes, counts);
+    write_all_to(target_fd_, static_cast<OutputKind>(target_kind_), bytes, counts);
   } catch (...) {
     error = std::current_exception();
   }

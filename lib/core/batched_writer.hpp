@@ -29,6 +29,9 @@ class BatchedWriter {
   // refused with Error(usage) before it is opened, since opening it would truncate (or, with
   // append, grow) what is about to be read.
   static BatchedWriter open(std::string_view path, bool append, std::initializer_list<std::string_view> inputs = {});
+  // The process started with stdout closed (/dev/null was opened in its place): open("-")
+  // then says it cannot write stdout (Error io_error) instead of writing into nothing.
+  static void stdout_was_closed() noexcept;
   explicit BatchedWriter(int fd, bool owned = false, std::size_t capacity = default_capacity);
   BatchedWriter(BatchedWriter&&) noexcept;
   BatchedWriter& operator=(BatchedWriter&&) noexcept;
@@ -88,6 +91,9 @@ class BatchedWriter {
   void write_all(std::string_view bytes);
 
   FileDescriptor fd_;
+  FileDescriptor own_output_;  // a pipe output's non-blocking open file description of its own
+  int target_fd_ = -1;         // what is written: fd_ or own_output_
+  std::uint8_t target_kind_ = 0;
   OutBuffer buffer_;
   std::size_t capacity_;
   std::uint64_t max_delay_us_ = default_max_delay_us;

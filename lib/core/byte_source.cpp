@@ -1,10 +1,10 @@
 #include "core/byte_source.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -102,8 +102,8 @@ void ByteSource::refuse_truncation() const {
   const off_t here = ::lseek(fd_.get(), 0, SEEK_CUR);
   struct stat st {};
   if (here < 0 || ::fstat(fd_.get(), &st) != 0 || st.st_size >= here) return;
-  throw Error(ExitCode::io_error, fmt::format("{}: file truncated while read (now {} bytes, {} read)", name_,
-                                              st.st_size, here));
+  throw Error(ExitCode::io_error,
+              fmt::format("{}: file truncated while read (now {} bytes, {} read)", name_, st.st_size, here));
 }
 
 void ByteSource::seek_to(std::uint64_t offset) {

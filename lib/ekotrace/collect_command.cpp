@@ -1,7 +1,7 @@
 #include "ekotrace/collect_command.hpp"
 
-#include <unistd.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 

@@ -1,8 +1,8 @@
 #include "elf/elf_file.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -215,11 +215,12 @@ ElfFile ElfFile::load(const std::string& path) {
   if (!file.valid()) throw_system_error(errno, "cannot open " + path);
   struct stat st {};
   if (::fstat(file.get(), &st) != 0) throw_system_error(errno, "cannot read " + path);
-  if (!S_ISREG(st.st_mode)) throw Error(ExitCode::bad_input, fmt::format("{}: not a regular file (an ELF is one)", path));
+  if (!S_ISREG(st.st_mode))
+    throw Error(ExitCode::bad_input, fmt::format("{}: not a regular file (an ELF is one)", path));
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (size > max_file_size) {
-    throw Error(ExitCode::bad_input,
-                fmt::format("{}: {} bytes is more than an ELF file may have here ({} bytes)", path, size, max_file_size));
+    throw Error(ExitCode::bad_input, fmt::format("{}: {} bytes is more than an ELF file may have here ({} bytes)", path,
+                                                 size, max_file_size));
   }
   std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
   const std::size_t got = read_at(file.get(), reinterpret_cast<char*>(bytes.data()), bytes.size(), 0);

@@ -103,6 +103,7 @@ class ChunkWorker {
     buffer_.reserve(size + simdjson::SIMDJSON_PADDING);  // feed_lines parses in place
     buffer_.resize(size);
     const std::size_t got = read_at(fd_, buffer_.data(), size, read_from);
+    if (got < size) throw_truncated(read_from + got, chunk_end);
     std::string_view bytes(buffer_.data(), got);
     if (read_from < chunk_begin) {
       const std::size_t newline = bytes.find('\n');
@@ -110,7 +111,6 @@ class ChunkWorker {
       bytes.remove_prefix(newline + 1);
       if (bytes.empty()) return;  // the line starting at chunk_end is the next chunk's
     }
-    if (got < size) throw_truncated(read_from + got, chunk_end);
     const std::size_t whole_lines = bytes.rfind('\n') + 1;  // 0 when there is no newline
     if (whole_lines != 0) reader_.feed_lines(bytes.substr(0, whole_lines));
     feed(bytes.substr(whole_lines));

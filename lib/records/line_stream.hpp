@@ -34,8 +34,8 @@ class LineStream final : public StreamHandler {
   // the rest is to be read line by line (run_stream_loop with this stream): a last line
   // without its newline yet, and whatever was added since the file was opened, as one thread
   // reading to the end would see them; the source is positioned there.
-  [[nodiscard]] bool run_chunks(ByteSource& source, std::vector<ChunkHandler> handlers, BatchedWriter& writer, Progress& progress,
-                  std::uint64_t max_output_lines = 0);
+  [[nodiscard]] bool run_chunks(ByteSource& source, std::vector<ChunkHandler> handlers, BatchedWriter& writer,
+                                Progress& progress, std::uint64_t max_output_lines = 0);
   // Instead of the stream loop, for a stream (a pipe) on one thread per handler
   // (NdjsonStreamChunks): reads `source` itself, and writes the handlers' output in input
   // order. Lines wait at most 10 ms to be handed on; when the input pauses for the stream

@@ -321,8 +321,9 @@ bool check_event(simdjson::dom::element event, CheckedLine& line, std::string& p
   std::optional<simdjson::dom::element> data;
   for (const simdjson::dom::key_value_pair member : object) {
     if (member.key.size() != 4) continue;
-    std::optional<simdjson::dom::element>* field =
-        key_is(member.key, "kind") ? &kind_value : key_is(member.key, "data") ? &data : nullptr;
+    std::optional<simdjson::dom::element>* field = key_is(member.key, "kind")   ? &kind_value
+                                                   : key_is(member.key, "data") ? &data
+                                                                                : nullptr;
     if (field == nullptr) continue;
     if (field->has_value()) {
       problem = fmt::format("\"event\".\"{}\" appears twice", member.key);

@@ -10,8 +10,8 @@ Symbolizer::Symbolizer(const elf::ElfFile& file, const std::string& path)
     : functions_(file), lines_(path), handlers_(vector_handler_names(file, functions_)) {
   constexpr std::uint16_t em_arm = 40;  // System V ABI, e_machine
   if (file.machine() != em_arm) {
-    machine_warning_ = fmt::format("{} is an ELF for {} (e_machine {}), not ARM: its names may not fit the trace",
-                                   path, file.machine_name(), file.machine());
+    machine_warning_ = fmt::format("{} is an ELF for {} (e_machine {}), not ARM: its names may not fit the trace", path,
+                                   file.machine_name(), file.machine());
   }
 }
 

@@ -173,13 +173,47 @@ TEST_CASE("snapshots: records of the schema's Top kinds; the table shows what is
   write_snapshot(out, stats, ReportOptions{}, true);
   const std::string text(out.view());
   CHECK(text.find(R"("kind":"TopSummary","data":{"records":3,"span":10,"pc_samples":0,"sleep_samples":0,)"
-                  R"("overflows":1,"resyncs":0,"uncertain":1,"final":true})") != std::string::npos);
+                  R"("overflows":1,"resyncs":0,"time_anomalies":0,"other_clock_records":0,"uncertain":1,)"
+                  R"("final":true})") != std::string::npos);
   CHECK(text.find(R"("kind":"TopHandler","data":{"source":"exception","number":15,"name":null,"count":1,)"
                   R"("total":10,"min":null,"avg":10,"max":null,"max_nesting":1,"share":1,"uncertain":1})") !=
         std::string::npos);
   const std::string table = render_table(stats, ReportOptions{});
   CHECK(table.find("1 overflows, 0 resyncs") != std::string::npos);
   CHECK(table.find("(1 uncertain)") != std::string::npos);
+}
+
+TEST_CASE("a timestamp earlier than one before it is taken at the latest time, and counted") {
+  // 1000, 100, 1100: task 2 runs from 1000 (its switch taken then), not from 100: 100 cycles
+  // of a 100-cycle span, not 1000.
+  LiveStats stats;
+  stats.add(at(1000, ObservationKind::task_switch, 1));
+  stats.add(at(100, ObservationKind::task_switch, 2));
+  stats.add(at(1100, ObservationKind::task_switch, 1));
+  CHECK(stats.span() == 100);
+  CHECK(stats.time_anomalies() == 1);
+  const auto tasks = stats.tasks().tasks_until(stats.last_time());
+  CHECK(tasks.at(2).time == 100);
+  CHECK(tasks.at(1).time == 0);
+  const std::string table = render_table(stats, ReportOptions{});
+  CHECK(table.find("1 records earlier than one before them") != std::string::npos);
+  CHECK(table.find("100.00%") != std::string::npos);
+  CHECK(table.find("1000.00%") == std::string::npos);
+}
+
+TEST_CASE("--top: the heaviest handlers and tasks, most first") {
+  LiveStats stats;
+  std::uint64_t t = 0;
+  for (const auto& [number, length] : std::vector<std::pair<std::uint32_t, std::uint64_t>>{{1, 5}, {2, 50}, {3, 20}}) {
+    stats.add(exception(t, number, ExceptionAction::enter));
+    t += length;
+    stats.add(exception(t, number, ExceptionAction::exit));
+  }
+  const auto top = stats.exceptions().heaviest(2);
+  REQUIRE(top.size() == 2);
+  CHECK(top[0].first == 2);
+  CHECK(top[1].first == 3);
+  CHECK(stats.exceptions().heaviest(10).size() == 3);
 }
 
 TEST_CASE("snapshots: a resync (Malformed: bytes skipped) is a loss like an overflow") {

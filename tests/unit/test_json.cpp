@@ -381,6 +381,55 @@ NdjsonStreamChunks::OnChunk gather_into(ReadOutcome& outcome) {
 
 }  // namespace
 
+TEST_CASE("NDJSON reader: one rule for over-long lines, however they arrive") {
+  // A line of 65 bytes with a limit of 64 is bad whether it comes in one feed, byte by byte,
+  // or as one of many whole lines (feed_lines); one of 64 bytes is a line.
+  const std::string over = "{\"m\":\"" + std::string(65 - 8, 'x') + "\"}";
+  const std::string fits = "{\"m\":\"" + std::string(64 - 8, 'x') + "\"}";
+  REQUIRE(over.size() == 65);
+  REQUIRE(fits.size() == 64);
+  const std::string input = "{}\n" + over + "\n" + fits + "\n{}\n";
+  const auto read = [&](const auto& feeding) {
+    std::vector<std::uint64_t> good;
+    std::vector<std::pair<std::uint64_t, std::string>> bad;
+    NdjsonReader reader(
+        [&](NdjsonLine& line) {
+          good.push_back(line.number);
+          return simdjson::SUCCESS;
+        },
+        [&](std::uint64_t n, std::string_view message) { bad.emplace_back(n, std::string(message)); }, false, 64);
+    feeding(reader);
+    reader.finish();
+    return std::pair{good, bad};
+  };
+  const auto whole = read([&](NdjsonReader& r) { r.feed(std::string_view(input)); });
+  CHECK(whole.first == std::vector<std::uint64_t>{1, 3, 4});
+  REQUIRE(whole.second.size() == 1);
+  CHECK(whole.second[0] == std::pair<std::uint64_t, std::string>{2, "line longer than 64 bytes skipped"});
+  CHECK(read([&](NdjsonReader& r) {
+          for (const char c : input) r.feed(std::string_view(&c, 1));
+        }) == whole);
+  CHECK(read([&](NdjsonReader& r) {
+          std::string padded = input;
+          padded.reserve(input.size() + simdjson::SIMDJSON_PADDING);
+          r.feed_lines(padded);
+        }) == whole);
+}
+
+TEST_CASE("NDJSON chunks: a file that ends before its range did (it shrank) is an error, not an end" *
+          doctest::test_suite("threads")) {
+  const std::string input = "{}\n{}\n{}\n{}\n";
+  const TempNdjson file(input);
+  for (const unsigned threads : {1U, 2U}) {
+    ReadOutcome outcome;
+    NdjsonChunkOptions options{4, NdjsonReader::default_max_line};
+    options.name = "shrunk.ndjson";
+    CHECK_THROWS_WITH_AS(
+        read_ndjson_chunks(file.fd, 0, input.size() + 100, copying_handlers(threads), gather_into(outcome), options),
+        doctest::Contains("shrunk.ndjson: file truncated while read"), Error);
+  }
+}
+
 TEST_CASE("NDJSON chunks: any chunk size and thread count reads the lines that reading line by line does" *
           doctest::test_suite("threads")) {
   const std::string input =

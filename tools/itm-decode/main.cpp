@@ -81,7 +81,8 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   tp::ByteSource source = tp::ByteSource::open(o.input);
   source.follow(o.follow);
   options.cut_lines_by_target_time = source.size().has_value() && !o.follow;  // a file replay
-  tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append, {o.input, o.elf, o.port_map, o.isr_names});
+  tp::BatchedWriter writer =
+      tp::BatchedWriter::open(common.output, common.append, {o.input, o.elf, o.port_map, o.isr_names});
   tp::ItmSession session(std::move(map), options, writer);
   tp::Progress progress(source.size(), log.verbosity() != tp::Verbosity::quiet && !o.follow);
   tp::StreamLoopOptions loop;
