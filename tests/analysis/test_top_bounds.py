@@ -143,8 +143,11 @@ def many_ids_case(work):
     check(per_snapshot and max(per_snapshot) <= 3, f"every snapshot has at most 3 handlers ({len(per_snapshot)} "
                                                    f"snapshots, {handlers} handler records)")
     check(size_mb < 5 * len(per_snapshot) / 1000 + 1, f"the snapshots stay small ({size_mb:.2f} MB)")
-    check(before < MEMORY_BOUND_MB * 1024 and peak_mb < MEMORY_BOUND_MB,
-          f"peak memory with 1M ids stays under {MEMORY_BOUND_MB} MB ({peak_mb:.0f} MB)")
+    # AddressSanitizer's redzones and shadow take about 3.5x (521 MB measured): its build gets 4x.
+    with open(os.path.join(tools, "trace-top"), "rb") as binary:
+        bound = MEMORY_BOUND_MB * (4 if b"__asan_init" in binary.read() else 1)
+    check(before < bound * 1024 and peak_mb < bound,
+          f"peak memory with 1M ids stays under {bound} MB ({peak_mb:.0f} MB)")
 
 
 def main():

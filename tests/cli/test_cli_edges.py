@@ -14,7 +14,7 @@ real binaries:
   - duplicate keys inside event and data refused by the validator (trace-filter --strict);
   - trace-timeline's microseconds exact at cycle counts past 2^61 (Python's integers);
   - delimiters that cannot be quoted, zero limits, --since >= --until: exit 2;
-  - a failed write of eko-collect --print-layout: exit 7.
+  - a failed write of eko-collect --print-layout or --list-chips: exit 7.
 Usage: test_cli_edges.py TOOLS_DIR"""
 import json
 import os
@@ -184,9 +184,10 @@ def refused_values(work):
         r = run(list(args), stdin=subprocess.DEVNULL)
         check(r.returncode == 2, f"{os.path.basename(args[0])} {' '.join(repr(a) for a in args[1:-1])}: exit 2",
               f"{r.returncode}: {r.stderr[-200:]}")
-    with open("/dev/full", "w") as full:
-        r = run([tool("eko-collect"), "--print-layout"], stdout=full, capture_output=False, stderr=subprocess.PIPE)
-    check(r.returncode == 7, f"eko-collect --print-layout > /dev/full: exit 7 ({r.returncode})", r.stderr[-200:])
+    for args in (["--print-layout"], ["--list-chips"]):
+        with open("/dev/full", "w") as full:
+            r = run([tool("eko-collect"), *args], stdout=full, capture_output=False, stderr=subprocess.PIPE)
+        check(r.returncode == 7, f"eko-collect {args[0]} > /dev/full: exit 7 ({r.returncode})", r.stderr[-200:])
 
 
 def main():

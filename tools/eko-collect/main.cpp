@@ -1,10 +1,11 @@
 // eko-collect: poll ekotrace tracer logs from target RAM through a GDB server or a
 // CMSIS-DAP probe, and write them as CSV (ekotrace's columns) or NDJSON records.
-#include <fmt/format.h>
+#include <unistd.h>
 
 #include <optional>
 
 #include "cli/cli.hpp"
+#include "core/batched_writer.hpp"
 #include "dap/dap_memory.hpp"
 #include "ekotrace/collect_command.hpp"
 #include "gdb/rsp_client.hpp"
@@ -35,7 +36,9 @@ std::unique_ptr<tp::target::TargetMemory> open_target(const CollectOptions& o, s
 
 tp::ExitCode run(const CollectOptions& o, const tp::Logger& log) {
   if (o.list_chips) {
-    fmt::print("{}", tp::dap::known_chips());
+    tp::BatchedWriter out(STDOUT_FILENO);  // a failed write is exit 7, not a quiet 0
+    out.write(tp::dap::known_chips());
+    out.flush();
     return tp::ExitCode::ok;
   }
   std::optional<tp::usb::Context> usb;
