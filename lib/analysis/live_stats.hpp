@@ -194,7 +194,7 @@ class LiveStats {
   // `by_line`: the profile by function and line.
   explicit LiveStats(bool places = false, bool by_line = false) : profile_(by_line), keep_places_(places) {}
 
-  void add(const Observation& o);
+  void add(const Observation& record);
 
   [[nodiscard]] std::uint64_t records() const noexcept { return records_; }
   [[nodiscard]] std::uint64_t overflows() const noexcept { return overflows_; }

@@ -318,13 +318,18 @@ BatchedWriter BatchedWriter::open(std::string_view path, bool append, std::initi
   return BatchedWriter(fd, true);
 }
 
+BatchedWriter::OutputTarget BatchedWriter::target_of(int fd) {
+  OutputTarget target;
+  const auto [target_fd, kind] = output_target(fd, target.own);
+  target.fd = target_fd;
+  target.kind = static_cast<std::uint8_t>(kind);
+  return target;
+}
+
 BatchedWriter::BatchedWriter(int fd, bool owned, std::size_t capacity)
-    : fd_(fd, owned), capacity_(capacity), last_flush_us_(monotonic_us()) {
+    : fd_(fd, owned), target_(target_of(fd)), capacity_(capacity), last_flush_us_(monotonic_us()) {
   buffer_.reserve(capacity + capacity / 4);
   grow_pipe(fd, capacity);  // each flush in one write
-  const auto [target_fd, kind] = output_target(fd, own_output_);
-  target_fd_ = target_fd;
-  target_kind_ = static_cast<std::uint8_t>(kind);
 }
 
 BatchedWriter::BatchedWriter(BatchedWriter&&) noexcept = default;
@@ -358,7 +363,7 @@ BatchedWriter::~BatchedWriter() {
 void BatchedWriter::write_in_background(BatchEncoder encode) {
   flush();  // what went before is out first
   capacity_ = std::min(capacity_, background_batch_capacity);
-  background_ = std::make_unique<Background>(std::pair{target_fd_, static_cast<OutputKind>(target_kind_)}, capacity_,
+  background_ = std::make_unique<Background>(std::pair{target_.fd, static_cast<OutputKind>(target_.kind)}, capacity_,
                                              std::move(encode));
 }
 
@@ -414,7 +419,7 @@ void BatchedWriter::write_all(std::string_view bytes) {
   WriteCounts counts;
   std::exception_ptr error;
   try {
-    write_all_to(target_fd_, static_cast<OutputKind>(target_kind_), bytes, counts);
+    write_all_to(target_.fd, static_cast<OutputKind>(target_.kind), bytes, counts);
   } catch (...) {
     error = std::current_exception();
   }

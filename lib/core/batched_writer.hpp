@@ -90,10 +90,16 @@ class BatchedWriter {
   void write_large(std::string_view bytes);
   void write_all(std::string_view bytes);
 
+  // What is written: fd_ itself, or a pipe's non-blocking open file description of its own.
+  struct OutputTarget {
+    FileDescriptor own;
+    int fd = -1;
+    std::uint8_t kind = 0;
+  };
+  static OutputTarget target_of(int fd);
+
   FileDescriptor fd_;
-  FileDescriptor own_output_;  // a pipe output's non-blocking open file description of its own
-  int target_fd_ = -1;         // what is written: fd_ or own_output_
-  std::uint8_t target_kind_ = 0;
+  OutputTarget target_;
   OutBuffer buffer_;
   std::size_t capacity_;
   std::uint64_t max_delay_us_ = default_max_delay_us;
