@@ -5,7 +5,7 @@
 #include <cmath>
 #include <iterator>
 
-#include "records/csv_table.hpp"
+#include "core/csv_field.hpp"
 #include "records/record_line.hpp"
 
 namespace tp::chibios {

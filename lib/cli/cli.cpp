@@ -38,7 +38,8 @@ void add_common_options(CLI::App& app, CommonOptions& options, CommonFlags flags
       ->envname("TRACEPIPE_LOG_FORMAT")
       ->check(CLI::IsMember({"text", "json"}))
       ->default_val("text");
-  app.set_version_flag("--version", fmt::format("{} (tracepipe) {}", app.get_name(), tracepipe_version()));
+  app.set_version_flag("--version",
+                       fmt::format("{} (tracepipe) {}\nLicense: MIT", app.get_name(), tracepipe_version()));
   app.footer(exit_code_help());
 }
 

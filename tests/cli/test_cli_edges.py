@@ -14,7 +14,8 @@ real binaries:
   - duplicate keys inside event and data refused by the validator (trace-filter --strict);
   - trace-timeline's microseconds exact at cycle counts past 2^61 (Python's integers);
   - delimiters that cannot be quoted, zero limits, --since >= --until: exit 2;
-  - a failed write of eko-collect --print-layout or --list-chips: exit 7.
+  - a failed write of eko-collect --print-layout or --list-chips: exit 7;
+  - every tool's --version names the license (MIT).
 Usage: test_cli_edges.py TOOLS_DIR"""
 import json
 import os
@@ -190,8 +191,16 @@ def refused_values(work):
         check(r.returncode == 7, f"eko-collect {args[0]} > /dev/full: exit 7 ({r.returncode})", r.stderr[-200:])
 
 
+def licensed():
+    for name in TOOLS:
+        r = run([tool(name), "--version"], stdin=subprocess.DEVNULL)
+        check(r.returncode == 0 and b"(tracepipe)" in r.stdout and b"License: MIT" in r.stdout,
+              f"{name} --version says the license (MIT)", r.stdout[-200:])
+
+
 def main():
     with tempfile.TemporaryDirectory() as work:
+        licensed()
         json_usage_errors()
         closed_descriptors(work)
         multi_value_options()

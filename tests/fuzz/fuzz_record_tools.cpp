@@ -4,8 +4,8 @@
 #include <string_view>
 
 #include "json/ndjson_reader.hpp"
-#include "records/csv_table.hpp"
-#include "records/record_filter.hpp"
+#include "query/csv_table.hpp"
+#include "query/record_filter.hpp"
 
 namespace {
 tp::FilterCriteria criteria() {

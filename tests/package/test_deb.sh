@@ -40,6 +40,7 @@ for page in "$SOURCE"/man/*.1; do
 done
 check "no uncompressed man page" test -z "$(grep -E 'man1/.*\.1$' "$WORK/files")"
 check "the copyright file" grep -q "CLI11" "$WORK/root/usr/share/doc/tracepipe/copyright"
+check "the copyright file says MIT" grep -q "^License: MIT" "$WORK/root/usr/share/doc/tracepipe/copyright"
 check "the changelog, compressed" gzip -t "$WORK/root/usr/share/doc/tracepipe/changelog.gz"
 check "udev rules for the probes" test -f "$WORK/root/usr/lib/udev/rules.d/60-tracepipe-probes.rules"
 maintainer=$(dpkg-deb -f "$deb" Maintainer)

@@ -12,11 +12,11 @@
 
 #include "core/error.hpp"
 #include "json/ndjson_reader.hpp"
-#include "records/csv_sink.hpp"
-#include "records/csv_table.hpp"
-#include "records/field_path.hpp"
+#include "query/csv_sink.hpp"
+#include "query/csv_table.hpp"
+#include "query/field_path.hpp"
 #include "records/record_check.hpp"
-#include "records/record_filter.hpp"
+#include "query/record_filter.hpp"
 #include "records/record_kinds.hpp"
 #include "records/record_shapes.hpp"
 

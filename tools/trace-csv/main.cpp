@@ -4,8 +4,8 @@
 #include "cli/cli.hpp"
 #include "core/progress.hpp"
 #include "core/signals.hpp"
-#include "records/csv_sink.hpp"
-#include "records/line_stream.hpp"
+#include "query/csv_sink.hpp"
+#include "query/line_stream.hpp"
 
 namespace {
 

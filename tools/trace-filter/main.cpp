@@ -6,10 +6,10 @@
 #include <limits>
 
 #include "cli/cli.hpp"
-#include "records/line_stream.hpp"
-#include "records/record_filter.hpp"
+#include "query/line_stream.hpp"
+#include "query/record_filter.hpp"
+#include "query/thread_filter.hpp"
 #include "records/record_kinds.hpp"
-#include "records/record_shapes.hpp"
 
 namespace {
 
@@ -53,73 +53,18 @@ void warn_unknown_kinds(const tp::FilterCriteria& criteria, const tp::Logger& lo
   }
 }
 
-// One per thread: the filter (a regular expression's match data is its own) and the shapes
-// of the good lines seen so far, which judge most later lines without a parse.
-class ThreadFilter {
- public:
-  explicit ThreadFilter(const Options& o) : filter_(criteria_from(o)) {}
-
-  // Whether quick() can take lines: the criteria read no field the shapes do not give.
-  [[nodiscard]] bool quick_enabled() const noexcept { return !filter_.reads_fields(); }
-
-  // A parsed line, judged whole; a good one teaches its shape.
-  tp::Verdict judge(tp::NdjsonLine& line) {
-    why_.clear();
-    const tp::Verdict verdict = filter_.judge(line.root, why_);
-    if (verdict == tp::Verdict::bad) {
-      line.problem = why_;
-    } else if (quick_enabled() && !shapes_.full()) {
-      shapes_.learn(line.text);
-    }
-    return verdict;
-  }
-
-  // A line not parsed: whether it is selected, when it has a learnt shape.
-  std::optional<bool> quick(std::string_view text) {
-    const tp::CheckedLine* line = shapes_.match(text);
-    if (line == nullptr) return std::nullopt;
-    return filter_.selects(*line);
-  }
-
- private:
-  tp::RecordFilter filter_;
-  tp::RecordShapes shapes_;
-  std::string why_;
-};
-
-void pass_line(std::string_view text, tp::OutBuffer& out) {
-  out += text;
-  out += '\n';
-}
-
-tp::ChunkHandler chunk_filter(const Options& o) {
-  auto filter = std::make_shared<ThreadFilter>(o);
-  tp::ChunkLineHandler on_line = [filter](tp::NdjsonLine& line, tp::OutBuffer& out) {
-    const tp::Verdict verdict = filter->judge(line);
-    if (verdict == tp::Verdict::bad) return simdjson::INCORRECT_TYPE;
-    if (verdict == tp::Verdict::selected) pass_line(line.text, out);
-    return simdjson::SUCCESS;
-  };
-  if (!filter->quick_enabled()) return on_line;
-  return {std::move(on_line), [filter](std::string_view text, std::uint64_t /*number*/, tp::OutBuffer& out) {
-            const std::optional<bool> selected = filter->quick(text);
-            if (selected == true) pass_line(text, out);
-            return selected.has_value();
-          }};
-}
-
 tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Logger& log) {
   if (o.since && o.until && *o.since >= *o.until) {
     throw tp::Error(tp::ExitCode::usage, "--since must be before --until (nothing lies between them)");
   }
   warn_unknown_kinds(criteria_from(o), log);
-  ThreadFilter filter(o);
+  tp::ThreadFilter filter(criteria_from(o));
   tp::ByteSource source = tp::ByteSource::open(o.input);
   tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append, {o.input});
   std::uint64_t selected = 0;
   std::unique_ptr<tp::LineStream> stream;
   const auto write_selected = [&](std::string_view text) {
-    pass_line(text, writer.buffer());
+    tp::pass_line(text, writer.buffer());
     writer.commit();
     if (++selected == o.limit) stream->stop();
   };
@@ -142,7 +87,7 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   const unsigned threads = tp::LineStream::threads_for(o.threads);
   if (threads > 1) {
     std::vector<tp::ChunkHandler> handlers;
-    for (unsigned i = 0; i < threads; ++i) handlers.push_back(chunk_filter(o));
+    for (unsigned i = 0; i < threads; ++i) handlers.push_back(tp::chunk_filter(criteria_from(o)));  // each thread its own
     if (o.stats) stream->count_output_lines();
     if (source.seekable()) {
       const bool read_rest = stream->run_chunks(source, std::move(handlers), writer, progress, o.limit);

@@ -6,7 +6,7 @@
 #include "analysis/observation.hpp"
 #include "analysis/timeline.hpp"
 #include "cli/cli.hpp"
-#include "records/line_stream.hpp"
+#include "query/line_stream.hpp"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include "analysis/observation.hpp"
 #include "analysis/top_report.hpp"
 #include "cli/cli.hpp"
-#include "records/line_stream.hpp"
+#include "query/line_stream.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "records/csv_sink.hpp"
+#include "query/csv_sink.hpp"
 
 #include <fmt/format.h>
 

@@ -15,7 +15,7 @@
 #include "core/log.hpp"
 #include "json/ndjson_chunks.hpp"
 #include "json/ndjson_reader.hpp"
-#include "records/csv_table.hpp"
+#include "query/csv_table.hpp"
 
 namespace tp {
 

@@ -1,4 +1,4 @@
-#include "records/value_text.hpp"
+#include "query/value_text.hpp"
 
 #include <fmt/format.h>
 

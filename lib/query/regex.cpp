@@ -1,5 +1,5 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
-#include "records/regex.hpp"
+#include "query/regex.hpp"
 
 #include <fmt/format.h>
 #include <pcre2.h>

@@ -11,8 +11,9 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/csv_field.hpp"
 #include "core/out_buffer.hpp"
-#include "records/field_path.hpp"
+#include "query/field_path.hpp"
 
 namespace tp {
 
@@ -29,10 +30,6 @@ std::vector<CsvColumn> parse_columns(std::string_view list);
 std::vector<CsvColumn> preset_columns(std::string_view name);
 std::vector<std::string_view> preset_names();
 
-// One field, quoted when `quote` or when it needs it (delimiter, quote, CR, LF).
-void append_csv_field(OutBuffer& out, std::string_view text, bool quote, char delimiter);
-// The same rule into a std::string, quoting only when needed (for tools' own tables).
-void append_csv_field(std::string& out, std::string_view text, char delimiter = ',');
 
 class CsvRowWriter {
  public:

@@ -1,4 +1,4 @@
-#include "records/csv_table.hpp"
+#include "query/csv_table.hpp"
 
 #include <fmt/format.h>
 
@@ -8,8 +8,8 @@
 #include "core/error.hpp"
 #include "core/wall_clock.hpp"
 #include "records/ekotrace_columns.hpp"
-#include "records/field_path.hpp"
-#include "records/value_text.hpp"
+#include "query/field_path.hpp"
+#include "query/value_text.hpp"
 
 namespace tp {
 namespace {
@@ -65,42 +65,6 @@ std::vector<CsvColumn> preset_columns(std::string_view name) {
     if (preset.name == name) return parse_columns(name == "ekotrace" ? ekotrace_preset_columns() : preset.columns);
   }
   throw Error(ExitCode::usage, fmt::format("unknown preset '{}' (known: {})", name, fmt::join(preset_names(), ", ")));
-}
-
-namespace {
-bool needs_csv_quotes(std::string_view text, char delimiter) noexcept {
-  return text.find_first_of("\"\r\n") != std::string_view::npos || text.find(delimiter) != std::string_view::npos;
-}
-}  // namespace
-
-void append_csv_field(std::string& out, std::string_view text, char delimiter) {
-  if (!needs_csv_quotes(text, delimiter)) {
-    out += text;
-    return;
-  }
-  out += '"';
-  for (const char c : text) {
-    out += c;
-    if (c == '"') out += '"';
-  }
-  out += '"';
-}
-
-void append_csv_field(OutBuffer& out, std::string_view text, bool quote, char delimiter) {
-  quote = quote || needs_csv_quotes(text, delimiter);
-  if (!quote) {
-    out += text;
-    return;
-  }
-  // RFC 4180 section 2: a quoted field doubles its quotes. Worst case: every byte a quote.
-  char* p = out.ensure(text.size() * 2 + 2);
-  *p++ = '"';
-  for (const char c : text) {
-    *p++ = c;
-    if (c == '"') *p++ = '"';
-  }
-  *p++ = '"';
-  out.commit_to(p);
 }
 
 CsvRowWriter::CsvRowWriter(std::vector<CsvColumn> columns, char delimiter, TimeFormat time, std::uint64_t cpu_hz,

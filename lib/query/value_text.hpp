@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "records/field_path.hpp"
+#include "query/field_path.hpp"
 
 namespace tp {
 

@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "records/field_path.hpp"
+#include "query/field_path.hpp"
 #include "records/record_check.hpp"
-#include "records/regex.hpp"
+#include "query/regex.hpp"
 
 namespace tp {
 

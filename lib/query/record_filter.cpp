@@ -1,4 +1,4 @@
-#include "records/record_filter.hpp"
+#include "query/record_filter.hpp"
 
 #include <fmt/format.h>
 
@@ -6,9 +6,9 @@
 
 #include "core/error.hpp"
 #include "core/number.hpp"
-#include "records/field_path.hpp"
+#include "query/field_path.hpp"
 #include "records/record_check.hpp"
-#include "records/value_text.hpp"
+#include "query/value_text.hpp"
 
 namespace tp {
 namespace {

@@ -1,4 +1,4 @@
-#include "records/field_path.hpp"
+#include "query/field_path.hpp"
 
 #include <array>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "records/line_stream.hpp"
+#include "query/line_stream.hpp"
 
 #include <fmt/format.h>
 
