@@ -7,9 +7,9 @@
 
 #include "core/error.hpp"
 #include "core/wall_clock.hpp"
-#include "records/ekotrace_columns.hpp"
 #include "query/field_path.hpp"
 #include "query/value_text.hpp"
+#include "records/ekotrace_columns.hpp"
 
 namespace tp {
 namespace {

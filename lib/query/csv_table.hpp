@@ -30,7 +30,6 @@ std::vector<CsvColumn> parse_columns(std::string_view list);
 std::vector<CsvColumn> preset_columns(std::string_view name);
 std::vector<std::string_view> preset_names();
 
-
 class CsvRowWriter {
  public:
   CsvRowWriter(std::vector<CsvColumn> columns, char delimiter, TimeFormat time, std::uint64_t cpu_hz,

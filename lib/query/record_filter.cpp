@@ -7,8 +7,8 @@
 #include "core/error.hpp"
 #include "core/number.hpp"
 #include "query/field_path.hpp"
-#include "records/record_check.hpp"
 #include "query/value_text.hpp"
+#include "records/record_check.hpp"
 
 namespace tp {
 namespace {

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "query/field_path.hpp"
-#include "records/record_check.hpp"
 #include "query/regex.hpp"
+#include "records/record_check.hpp"
 
 namespace tp {
 

@@ -15,8 +15,8 @@
 #include "query/csv_sink.hpp"
 #include "query/csv_table.hpp"
 #include "query/field_path.hpp"
-#include "records/record_check.hpp"
 #include "query/record_filter.hpp"
+#include "records/record_check.hpp"
 #include "records/record_kinds.hpp"
 #include "records/record_shapes.hpp"
 

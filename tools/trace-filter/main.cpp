@@ -87,7 +87,8 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   const unsigned threads = tp::LineStream::threads_for(o.threads);
   if (threads > 1) {
     std::vector<tp::ChunkHandler> handlers;
-    for (unsigned i = 0; i < threads; ++i) handlers.push_back(tp::chunk_filter(criteria_from(o)));  // each thread its own
+    // Each thread its own criteria: a regular expression's match data is its own.
+    for (unsigned i = 0; i < threads; ++i) handlers.push_back(tp::chunk_filter(criteria_from(o)));
     if (o.stats) stream->count_output_lines();
     if (source.seekable()) {
       const bool read_rest = stream->run_chunks(source, std::move(handlers), writer, progress, o.limit);
