@@ -111,7 +111,9 @@ void write_all_to(int fd, OutputKind kind, std::string_view bytes, WriteCounts& 
     if (n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
       throw_system_error(errno, "cannot write output");
     }
-    if (kind != OutputKind::plain) wait_for_room(fd, stalled_since_us, rest.size());
+    if (n < 0 && errno == EINTR) continue;
+    // Full (EAGAIN): a pipe or socket of ours, or a descriptor someone else made non-blocking.
+    wait_for_room(fd, stalled_since_us, rest.size());
   }
 }
 
