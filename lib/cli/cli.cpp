@@ -20,6 +20,12 @@
 #include "core/signals.hpp"
 
 namespace tp {
+namespace {
+// --log-format and its variable: declared once, read by the parser and, before it, by
+// log_format_before_parse.
+constexpr std::string_view log_format_option = "--log-format";
+constexpr const char* log_format_variable = "TRACEPIPE_LOG_FORMAT";
+}  // namespace
 
 void add_threads_option(CLI::App& app, unsigned& threads) {
   app.add_option("--threads", threads, "Threads parsing the input (default: one per core, up to 8; 1: line by line)")
@@ -34,8 +40,8 @@ void add_common_options(CLI::App& app, CommonOptions& options, CommonFlags flags
     app.add_flag("--append", options.append, "Append to the output file instead of truncating it");
   app.add_flag("-q,--quiet", options.quiet, "Print only errors on stderr");
   app.add_flag("-v,--verbose", options.verbose, "More detail on stderr (repeatable)");
-  app.add_option("--log-format", options.log_format, "Diagnostics on stderr as text or JSON lines")
-      ->envname("TRACEPIPE_LOG_FORMAT")
+  app.add_option(std::string(log_format_option), options.log_format, "Diagnostics on stderr as text or JSON lines")
+      ->envname(log_format_variable)
       ->check(CLI::IsMember({"text", "json"}))
       ->default_val("text");
   app.set_version_flag("--version",
@@ -129,12 +135,14 @@ void open_standard_descriptors() noexcept {
 // so that a usage error (which stops the parse before --log-format is read) is said in it.
 std::string log_format_before_parse(int argc, char** argv, const std::string& parsed) {
   std::string format = parsed;
-  if (const char* env = std::getenv("TRACEPIPE_LOG_FORMAT"); env != nullptr) format = env;
+  if (const char* env = std::getenv(log_format_variable); env != nullptr) format = env;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg(argv[i]);
     if (arg == "--") break;
-    if (arg == "--log-format" && i + 1 < argc) format = argv[++i];
-    if (arg.starts_with("--log-format=")) format = arg.substr(std::string_view("--log-format=").size());
+    if (arg == log_format_option && i + 1 < argc) format = argv[++i];
+    if (arg.starts_with(log_format_option) && arg.substr(log_format_option.size()).starts_with('=')) {
+      format = arg.substr(log_format_option.size() + 1);
+    }
   }
   return format == "json" ? format : "text";
 }

@@ -9,25 +9,19 @@ busy machine is not red) with exit 143 and a line saying what was not written; t
 the pipe must end with a whole line (the record tools). Before the fix every tool stayed in
 write(2) for as long as the reader stalled and then exited 0.
 Usage: test_stalled_reader.py TOOLS_DIR"""
-import fcntl
 import os
 import signal
 import subprocess
 import sys
 import tempfile
-import termios
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from checks import Checks  # noqa: E402
+from waits import WaitTimeout, wait_pipe_full  # noqa: E402
 
 tools = sys.argv[1]
 check = Checks()
-F_GETPIPE_SZ = 1032
-
-
-def queued(fd):
-    return int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), "little")
 
 
 def stalled_stop(name, args, lines=True):
@@ -36,15 +30,13 @@ def stalled_stop(name, args, lines=True):
                             stdin=subprocess.DEVNULL)
     os.close(write_end)
     try:
-        deadline = time.monotonic() + 60
-        full = False
-        while time.monotonic() < deadline and tool.poll() is None:
-            size = fcntl.fcntl(read_end, F_GETPIPE_SZ)
-            if queued(read_end) >= size - 2 * 4096:
-                full = True
-                break
-            time.sleep(0.01)
-        check(full, f"{name}: its output pipe fills while nobody reads it", f"exit {tool.poll()}")
+        why = ""
+        try:
+            wait_pipe_full(tool, read_end, f"{name}: its output pipe fills while nobody reads it")
+        except WaitTimeout as e:
+            why = str(e)
+        full = why == ""
+        check(full, f"{name}: its output pipe fills while nobody reads it", why)
         if not full:
             return
         tool.send_signal(signal.SIGTERM)

@@ -12,21 +12,18 @@ For trace-filter and trace-csv, each case on the default threads and on --thread
     message everywhere, the lines around it kept; two runs through a pipe agree;
   - the output path equal to the input (or stdin's file): exit 2 before the input is touched.
 Usage: test_threaded_reader.py TOOLS_DIR"""
-import fcntl
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import termios
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from checks import Checks  # noqa: E402
+from waits import wait_pipe_full  # noqa: E402
 
 tools = sys.argv[1]
 check = Checks()
-F_GETPIPE_SZ = 1032
 MAX_LINE = 16 << 20
 
 
@@ -48,13 +45,8 @@ def hold_on_full_pipe(args, path):
     read_end, write_end = os.pipe()
     tool = subprocess.Popen([*args, path], stdout=write_end, stderr=subprocess.PIPE)
     os.close(write_end)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and tool.poll() is None:
-        queued = int.from_bytes(fcntl.ioctl(read_end, termios.FIONREAD, b"\0\0\0\0"), "little")
-        if queued >= fcntl.fcntl(read_end, F_GETPIPE_SZ) - 2 * 4096:
-            return tool, read_end
-        time.sleep(0.01)
-    raise AssertionError(f"{args}: the output pipe did not fill (exit {tool.poll()})")
+    wait_pipe_full(tool, read_end, f"{args}: the output pipe fills")
+    return tool, read_end
 
 
 def drain(tool, read_end):

@@ -1,7 +1,9 @@
 """Waits on what the system itself shows (a file's size, an open file descriptor, output
 lines) with generous deadlines, instead of fixed sleeps: a loaded machine is slow, and a
 wait that runs out raises with what was seen, so the test fails loudly."""
+import fcntl
 import os
+import termios
 import threading
 import time
 
@@ -47,6 +49,24 @@ def wait_open(process, path, what, timeout=DEADLINE_S):
     """Waits until the child has path open (and is still running)."""
     wait_until(lambda: process.poll() is not None or holds_open(process.pid, path), what,
                lambda: f"exit {process.poll()}", timeout)
+    if process.poll() is not None:
+        raise WaitTimeout(f"{what}: the process exited with {process.returncode} first")
+
+
+F_GETPIPE_SZ = 1032  # fcntl(2), Linux
+
+
+def pipe_queued(fd):
+    """Bytes waiting in the pipe whose read end is fd (FIONREAD)."""
+    return int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), "little")
+
+
+def wait_pipe_full(process, read_end, what, timeout=DEADLINE_S):
+    """Waits until the pipe whose read end is read_end holds its size less two pages (the
+    writer is then blocked on it, or would be), while the process runs."""
+    wait_until(lambda: process.poll() is not None or
+               pipe_queued(read_end) >= fcntl.fcntl(read_end, F_GETPIPE_SZ) - 2 * 4096, what,
+               lambda: f"{pipe_queued(read_end)} bytes queued, exit {process.poll()}", timeout)
     if process.poll() is not None:
         raise WaitTimeout(f"{what}: the process exited with {process.returncode} first")
 
