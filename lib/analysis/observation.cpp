@@ -3,32 +3,37 @@
 namespace tp::analysis {
 namespace {
 
-struct KindName {
-  std::string_view name;
-  ObservationKind kind;
-};
-
-constexpr KindName kinds[] = {
-    {"PcSample", ObservationKind::pc_sample},     {"Exception", ObservationKind::exception},
-    {"IsrEnter", ObservationKind::isr_enter},     {"IsrExit", ObservationKind::isr_exit},
-    {"TaskSwitch", ObservationKind::task_switch}, {"IdleEnter", ObservationKind::idle_enter},
-    {"IdleExit", ObservationKind::idle_exit},     {"Overflow", ObservationKind::overflow},
-    {"Marker", ObservationKind::marker},          {"Text", ObservationKind::text},
-    {"Counter", ObservationKind::counter},        {"Malformed", ObservationKind::malformed},
-};
-
 ObservationKind kind_of(std::string_view name) noexcept {
-  for (const KindName& known : kinds) {
-    if (known.name == name) return known.kind;
+  const std::optional<RecordKind> kind = record_kind_named(name);
+  if (!kind) return ObservationKind::other;
+  switch (*kind) {
+    case RecordKind::pc_sample:
+      return ObservationKind::pc_sample;
+    case RecordKind::exception:
+      return ObservationKind::exception;
+    case RecordKind::isr_enter:
+      return ObservationKind::isr_enter;
+    case RecordKind::isr_exit:
+      return ObservationKind::isr_exit;
+    case RecordKind::task_switch:
+      return ObservationKind::task_switch;
+    case RecordKind::idle_enter:
+      return ObservationKind::idle_enter;
+    case RecordKind::idle_exit:
+      return ObservationKind::idle_exit;
+    case RecordKind::overflow:
+      return ObservationKind::overflow;
+    case RecordKind::marker:
+      return ObservationKind::marker;
+    case RecordKind::text:
+      return ObservationKind::text;
+    case RecordKind::counter:
+      return ObservationKind::counter;
+    case RecordKind::malformed:
+      return ObservationKind::malformed;
+    default:
+      return ObservationKind::other;
   }
-  return ObservationKind::other;
-}
-
-ExceptionAction action_of(std::string_view name) noexcept {
-  if (name == "enter") return ExceptionAction::enter;
-  if (name == "exit") return ExceptionAction::exit;
-  if (name == "resume") return ExceptionAction::resume;
-  return ExceptionAction::other;
 }
 
 std::uint32_t u32(simdjson::dom::object data, std::string_view key) {
@@ -55,7 +60,7 @@ bool read_data(simdjson::dom::object data, Observation& o) {
       return true;
     case ObservationKind::exception:
       o.number = u32(data, "number");
-      o.action = action_of(text(data, "action"));
+      o.action = exception_action_named(text(data, "action")).value_or(ExceptionAction::reserved);
       o.name = text(data, "handler");
       if (o.name.empty()) o.name = text(data, "name");
       return true;

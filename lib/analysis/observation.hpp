@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "json/ndjson_reader.hpp"
+#include "records/vocabulary.hpp"
 
 namespace tp::analysis {
 
@@ -28,8 +29,6 @@ enum class ObservationKind : std::uint8_t {
   other,
 };
 
-enum class ExceptionAction : std::uint8_t { enter, exit, resume, other };
-
 struct Observation {
   std::uint64_t timestamp = 0;
   std::string_view clock;  // the record's, empty when absent
@@ -37,7 +36,7 @@ struct Observation {
   std::uint32_t number = 0;  // exception number, isr_id, the task switched to, marker or counter id
   std::uint32_t port = 0;
   std::uint32_t from_task = 0;
-  ExceptionAction action = ExceptionAction::other;
+  ExceptionAction action = ExceptionAction::reserved;  // Exception: data.action
   std::uint64_t pc = 0;
   bool sleep = false;
   std::string_view name;  // function (PcSample, --elf), handler or name (Exception, IsrEnter), task name

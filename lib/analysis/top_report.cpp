@@ -15,7 +15,7 @@ double share_of(std::uint64_t part, std::uint64_t whole) noexcept {
   return whole == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(whole);
 }
 
-RecordHead head(const LiveStats& stats, std::string_view kind) {
+RecordHead head(const LiveStats& stats, RecordKind kind) {
   return RecordHead{stats.last_time(), stats.clock(), 0, kind, "trace-top"};
 }
 
@@ -24,7 +24,7 @@ void write_handlers(OutBuffer& out, const LiveStats& stats, const HandlerTracker
   for (const auto& [number, entry] : tracker.heaviest(top)) {
     const HandlerTracker::Handler& handler = *entry;
     const Durations& d = handler.durations;
-    RecordLine line(out, head(stats, "TopHandler"));
+    RecordLine line(out, head(stats, RecordKind::top_handler));
     RecordData& data = line.data();
     data.string("source", source).uint("number", number);
     if (handler.name.empty()) {
@@ -158,7 +158,7 @@ std::string callgrind_profile(const LiveStats& stats) {
 
 void write_snapshot(OutBuffer& out, const LiveStats& stats, const ReportOptions& options, bool final) {
   {
-    RecordLine line(out, head(stats, "TopSummary"));
+    RecordLine line(out, head(stats, RecordKind::top_summary));
     line.data()
         .uint("records", stats.records())
         .uint("span", stats.span())
@@ -174,7 +174,7 @@ void write_snapshot(OutBuffer& out, const LiveStats& stats, const ReportOptions&
   }
   std::uint64_t rank = 0;
   for (const Profile::Entry& entry : stats.profile().top(options.top)) {
-    RecordLine line(out, head(stats, "TopFunction"));
+    RecordLine line(out, head(stats, RecordKind::top_function));
     line.data()
         .uint("rank", ++rank)
         .string("function", entry.function)
@@ -186,7 +186,7 @@ void write_snapshot(OutBuffer& out, const LiveStats& stats, const ReportOptions&
   write_handlers(out, stats, stats.isrs(), "isr", options.top);
   if (!stats.tasks().seen()) return;
   for (const auto& [number, task] : stats.tasks().heaviest_until(stats.last_time(), options.top)) {
-    RecordLine line(out, head(stats, "TopTask"));
+    RecordLine line(out, head(stats, RecordKind::top_task));
     RecordData& data = line.data();
     data.uint("task", number);
     if (task.name.empty()) {
@@ -199,7 +199,7 @@ void write_snapshot(OutBuffer& out, const LiveStats& stats, const ReportOptions&
         .uint("uncertain_time", task.uncertain_time);
     line.end();
   }
-  RecordLine idle(out, head(stats, "TopTask"));
+  RecordLine idle(out, head(stats, RecordKind::top_task));
   idle.data()
       .null("task")
       .string("name", "idle")

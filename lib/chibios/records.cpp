@@ -14,7 +14,7 @@ namespace {
 
 // One record through the record's writer (records/record_line), appended to `out`.
 template <typename Fill>
-void append_record(std::string& out, std::uint64_t timestamp, std::string_view kind, const Fill& fill) {
+void append_record(std::string& out, std::uint64_t timestamp, RecordKind kind, const Fill& fill) {
   thread_local OutBuffer line;
   line.clear();
   RecordLine record(line, {timestamp, "us", 0, kind, "chibios"});
@@ -48,7 +48,7 @@ std::string format_stat(const std::vector<ThreadStat>& threads, Format format, c
   const auto opt = [](const std::optional<std::uint32_t>& v) { return v ? std::to_string(*v) : std::string{}; };
   for (const ThreadStat& t : threads) {
     if (format == Format::ndjson) {
-      append_record(out, context.host_us, "ThreadStat", [&](RecordLine& record) {
+      append_record(out, context.host_us, RecordKind::thread_stat, [&](RecordLine& record) {
         RecordData& data = record.data();
         data.string("name", t.name).uint("prio", t.prio).string("state", t.state);
         data.uint("stack_begin", t.stack_begin).uint("stack_end", t.stack_end);
@@ -75,7 +75,7 @@ std::string format_usage(const UsageReport& report, Format format, const RecordC
   if (format == Format::csv) out = "name,percent\n";
   for (const ThreadUsage& u : report.threads) {
     if (format == Format::ndjson) {
-      append_record(out, context.host_us, "ThreadUsage", [&](RecordLine& record) {
+      append_record(out, context.host_us, RecordKind::thread_usage, [&](RecordLine& record) {
         RecordData& data = record.data();
         data.string("name", u.name).number("percent", u.hundredths / 100.0);
       });
@@ -86,7 +86,7 @@ std::string format_usage(const UsageReport& report, Format format, const RecordC
     }
   }
   if (format == Format::ndjson) {
-    append_record(out, context.host_us, "CriticalUsage", [&](RecordLine& record) {
+    append_record(out, context.host_us, RecordKind::critical_usage, [&](RecordLine& record) {
       RecordData& data = record.data();
       data.number("thread_percent", report.critical_thread_hundredths / 100.0);
       data.number("isr_percent", report.critical_isr_hundredths / 100.0);
@@ -106,7 +106,7 @@ std::string format_list(const ThreadList& list, Format format, const RecordConte
   if (format == Format::csv) out = "number,name,prio,logged,deleted\n";
   const auto one = [&](const ListedThread& t, bool deleted) {
     if (format == Format::ndjson) {
-      append_record(out, context.host_us, "ThreadInfo", [&](RecordLine& record) {
+      append_record(out, context.host_us, RecordKind::thread_info, [&](RecordLine& record) {
         RecordData& data = record.data();
         data.uint("number", static_cast<std::uint64_t>(t.number)).string("name", t.name);
         data.uint("prio", static_cast<std::uint64_t>(t.prio)).boolean("logged", t.logged);
@@ -130,11 +130,12 @@ std::string format_log(const TimestampLog& log, Format format, const RecordConte
   if (log.trigger && format == Format::text) out += fmt::format("triggered at {}\n", *log.trigger);
   for (const SwitchRecord& r : log.records) {
     if (format == Format::ndjson) {
-      append_record(out, micros(r.time, RecordContext{0, context.tick_hz, 0}), "SwitchRecord", [&](RecordLine& record) {
-        RecordData& data = record.data();
-        data.uint("out", static_cast<std::uint64_t>(r.out)).uint("in", static_cast<std::uint64_t>(r.in));
-        data.uint("tick", r.time);
-      });
+      append_record(out, micros(r.time, RecordContext{0, context.tick_hz, 0}), RecordKind::switch_record,
+                    [&](RecordLine& record) {
+                      RecordData& data = record.data();
+                      data.uint("out", static_cast<std::uint64_t>(r.out)).uint("in", static_cast<std::uint64_t>(r.in));
+                      data.uint("tick", r.time);
+                    });
     } else if (format == Format::csv) {
       out += fmt::format("{},{},{}\n", r.out, r.in, r.time);
     } else {
@@ -148,7 +149,7 @@ std::string format_trigger(const TriggerReply& reply, Format format, const Recor
   if (format == Format::csv) return fmt::format("name,time\n{},{}\n", csv_cell(reply.name), reply.time);
   if (format == Format::text) return fmt::format("trigger set by {} at {}\n", reply.name, reply.time);
   std::string out;
-  append_record(out, context.host_us, "Trigger", [&](RecordLine& record) {
+  append_record(out, context.host_us, RecordKind::trigger, [&](RecordLine& record) {
     RecordData& data = record.data();
     data.string("name", reply.name).uint("tick", reply.time);
   });
@@ -161,20 +162,21 @@ void append_switch_record(std::string& out, const Switch& change, const std::vec
     return id > 0 && static_cast<std::size_t>(id) <= threads.size() ? &threads[static_cast<std::size_t>(id) - 1].name
                                                                     : nullptr;
   };
-  append_record(out, micros(change.time, context), change.exit ? "ThreadExit" : "TaskSwitch", [&](RecordLine& record) {
-    RecordData& data = record.data();
-    if (change.exit) {
-      data.uint("thread", static_cast<std::uint64_t>(change.from));
-      if (const auto* name = name_of(change.from)) data.string("name", *name);
-    } else {
-      data.uint("from_task", static_cast<std::uint64_t>(change.from))
-          .uint("to_task", static_cast<std::uint64_t>(change.to));
-      if (const auto* name = name_of(change.from)) data.string("from_name", *name);
-      if (const auto* name = name_of(change.to)) data.string("to_name", *name);
-    }
-    record.meta("tick",
-                static_cast<std::uint64_t>(std::llround(static_cast<double>(change.tick) + context.tick_offset)));
-  });
+  append_record(out, micros(change.time, context), change.exit ? RecordKind::thread_exit : RecordKind::task_switch,
+                [&](RecordLine& record) {
+                  RecordData& data = record.data();
+                  if (change.exit) {
+                    data.uint("thread", static_cast<std::uint64_t>(change.from));
+                    if (const auto* name = name_of(change.from)) data.string("name", *name);
+                  } else {
+                    data.uint("from_task", static_cast<std::uint64_t>(change.from))
+                        .uint("to_task", static_cast<std::uint64_t>(change.to));
+                    if (const auto* name = name_of(change.from)) data.string("from_name", *name);
+                    if (const auto* name = name_of(change.to)) data.string("to_name", *name);
+                  }
+                  record.meta("tick", static_cast<std::uint64_t>(
+                                          std::llround(static_cast<double>(change.tick) + context.tick_offset)));
+                });
 }
 
 void append_run_row(std::string& out, const TimelineThread& thread, const Run& run, const RecordContext& context) {

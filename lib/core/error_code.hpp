@@ -1,6 +1,6 @@
 // The machine-readable error codes of every tool, with their one name table: the "code" of
 // --log-format json lines and of trace-serve's Error messages. Callisto's codes (its
-// protocol's Error.code, lib/serve/schema/server-message.schema.json) come first; the
+// protocol's Error.code, schemas/server-message.schema.json) come first; the
 // project's own cover what Callisto has no code for.
 #pragma once
 

@@ -73,9 +73,9 @@ void ItmSession::on_packet(const Packet& p) {
   ++stats_.by_kind[static_cast<std::size_t>(p.kind)];
   switch (p.kind) {
     case PacketKind::instrumentation:
-      if (options_.frames) frames_.push_back(Frame{p.port, p.length, static_cast<std::uint32_t>(p.value)});
-      port_health_[p.port % PortMap::port_count].received += p.length;
-      router_.write(p.port, static_cast<std::uint32_t>(p.value), p.length, *this);
+      if (options_.frames) frames_.push_back(Frame{p.stimulus_port(), p.length, static_cast<std::uint32_t>(p.value)});
+      port_health_[p.stimulus_port() % PortMap::port_count].received += p.length;
+      router_.write(p.stimulus_port(), static_cast<std::uint32_t>(p.value), p.length, *this);
       break;
     case PacketKind::local_timestamp:
     case PacketKind::global_timestamp1:
@@ -87,7 +87,7 @@ void ItmSession::on_packet(const Packet& p) {
       clock_.apply(p);
       // LTS1's TC (D4.2.4): non-zero, the timestamp or the packets were delayed, so the
       // time is not exactly when the packets before it were generated. LTS2 is always exact.
-      const bool exact = p.kind != PacketKind::local_timestamp || p.info == 0;
+      const bool exact = p.kind != PacketKind::local_timestamp || p.timestamp_control() == 0;
       const std::uint64_t now = target_time();  // once: with --cpu-hz it divides
       recent_time(stats_.timestamps) = Moment{now, exact};
       if (had_time) cut_lines_at_pause(before, now);
@@ -105,30 +105,19 @@ void ItmSession::on_packet(const Packet& p) {
     case PacketKind::overflow: {
       ++stats_.overflows;
       router_.flush(FlushReason::overflow, *this);
-      Event event;
-      event.kind = EventKind::overflow;
-      stage(event);
+      stage(Event::of(EventKind::overflow));
       break;
     }
     case PacketKind::malformed: {
       ++stats_.malformed_packets;
       stats_.malformed_bytes += p.value;
       if (!options_.report_malformed) break;
-      Event event;
-      event.kind = EventKind::malformed;
-      event.a = p.value;
-      event.text = itm::malformed_reason_name(static_cast<itm::MalformedReason>(p.info));
-      stage(event);
+      stage(Event::malformed(0, itm::malformed_reason_name(p.malformed_reason()), p.malformed_byte_count()));
       break;
     }
-    case PacketKind::extension: {
-      Event event;
-      event.kind = EventKind::extension;
-      event.a = p.info;
-      event.b = p.value;
-      stage(event);
+    case PacketKind::extension:
+      stage(Event::extension(p.extension_source_hardware(), p.value));
       break;
-    }
     default:
       if (writes_records()) {
         on_hardware_packet(p);
@@ -148,43 +137,31 @@ void ItmSession::cut_lines_at_pause(std::uint64_t before, std::uint64_t now) {
 }
 
 void ItmSession::on_hardware_packet(const Packet& p) {
-  Event event;
-  event.source = EventSource::dwt;
   switch (p.kind) {
     case PacketKind::event_counter:
-      event.kind = EventKind::event_counter;
-      event.a = p.value;
-      break;
+      stage(Event::event_counter(static_cast<std::uint8_t>(p.value)));
+      return;
     case PacketKind::exception:
-      event.kind = EventKind::exception;
-      event.a = p.port;
-      event.b = p.info;
-      break;
+      // The packet's function is the action's value (ARMv7-M ARM D4.3.2).
+      stage(Event::exception(p.exception_number(), static_cast<ExceptionAction>(p.exception_function())));
+      return;
     case PacketKind::pc_sample:
-      event.kind = EventKind::pc_sample;
-      event.a = p.info != 0 ? 0 : p.value;
-      event.b = p.info;
-      break;
+      stage(Event::pc_sample(p.value, p.sleeping()));
+      return;
     case PacketKind::data_trace_pc:
+      stage(Event::data_trace(p.comparator(), DataTraceType::pc, p.value, p.length));
+      return;
     case PacketKind::data_trace_address:
+      stage(Event::data_trace(p.comparator(), DataTraceType::address, p.value, p.length));
+      return;
     case PacketKind::data_trace_value:
-      event.kind = EventKind::data_trace;
-      event.a = p.port;
-      event.b = p.value;
-      event.d = p.length;
-      event.c = static_cast<std::uint8_t>(p.kind == PacketKind::data_trace_pc        ? DataTraceType::pc
-                                          : p.kind == PacketKind::data_trace_address ? DataTraceType::address
-                                          : p.info != 0                              ? DataTraceType::write
-                                                                                     : DataTraceType::read);
-      break;
+      stage(Event::data_trace(p.comparator(), p.is_write() ? DataTraceType::write : DataTraceType::read, p.value,
+                              p.length));
+      return;
     default:
-      event.kind = EventKind::hardware;
-      event.a = p.address;
-      event.b = p.value;
-      event.d = p.length;
-      break;
+      stage(Event::hardware(p.address, p.value, p.length));
+      return;
   }
-  stage(event);
 }
 
 void ItmSession::on_event(const Event& event) {
@@ -200,13 +177,13 @@ void ItmSession::note_port_result(const Event& event) {
   constexpr std::uint64_t enough_bytes = 16;
   if (event.kind != EventKind::malformed) return;
   PortHealth& health = port_health_[event.port % PortMap::port_count];
-  health.failed += event.a;
+  health.failed += event.byte_count();
   if (health.warned || health.failed < enough_bytes || 2 * health.failed <= health.received) return;
   health.warned = true;
   warnings_.push_back(fmt::format(
       "port {}: {} of the {} bytes written to it do not decode as {} records; does the firmware follow the port "
       "map? Give its ports with --port-map",
-      event.port, health.failed, health.received, decoder_type_name(router_.map().at(event.port).decoder)));
+      event.port, health.failed, health.received, decoder_name(router_.map().at(event.port).decoder)));
 }
 
 std::vector<std::string> ItmSession::take_warnings() {

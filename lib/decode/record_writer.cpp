@@ -12,19 +12,6 @@ using namespace std::string_view_literals;
 
 namespace {
 
-std::string_view exception_action_name(std::uint64_t action) {
-  switch (action) {
-    case 1:
-      return "enter";
-    case 2:
-      return "exit";
-    case 3:
-      return "resume";
-    default:
-      return "reserved";
-  }
-}
-
 constexpr std::string_view event_counter_bits[] = {"cpi", "exc", "sleep", "lsu", "fold", "cyc"};
 
 // Printable text for the terminal format: control characters as \xNN.
@@ -49,33 +36,35 @@ void text_place(OutBuffer& out, const symbols::CodePlace& place) {
 void extended_data(RecordData& data, const Event& e) {
   switch (e.kind) {
     case EventKind::exception:
-      data.uint("number", e.a)
-          .name("name", itm::exception_name(static_cast<std::uint16_t>(e.a)))
-          .name("action", exception_action_name(e.b));
+      data.uint("number", e.exception_number())
+          .name("name", itm::exception_name(e.exception_number()))
+          .name("action", action_name(e.action()));
       break;
     case EventKind::pc_sample:
-      data.uint("pc", e.a).boolean("sleep", e.b != 0);
+      data.uint("pc", e.pc()).boolean("sleep", e.sleeping());
       break;
     case EventKind::data_trace:
-      data.uint("comparator", e.a)
-          .name("type", data_trace_type_name(static_cast<DataTraceType>(e.c)))
-          .uint("value", e.b)
-          .uint("size", e.d);
+      data.uint("comparator", e.comparator())
+          .name("type", type_name(e.data_type()))
+          .uint("value", e.value())
+          .uint("size", e.size());
       break;
     case EventKind::event_counter:
-      for (unsigned bit = 0; bit < 6; ++bit) data.boolean(event_counter_bits[bit], ((e.a >> bit) & 1U) != 0);
+      for (unsigned bit = 0; bit < 6; ++bit) {
+        data.boolean(event_counter_bits[bit], ((e.wrapped_counters() >> bit) & 1U) != 0);
+      }
       break;
     case EventKind::overflow:
       data.empty();
       break;
     case EventKind::hardware:
-      data.uint("discriminator", e.a).uint("value", e.b).uint("size", e.d);
+      data.uint("discriminator", e.discriminator()).uint("value", e.value()).uint("size", e.size());
       break;
     case EventKind::extension:
-      data.uint("sh", e.a).uint("value", e.b);
+      data.uint("sh", e.source_hardware()).uint("value", e.value());
       break;
     case EventKind::malformed:
-      data.string("reason", e.text).uint("bytes", e.a);
+      data.string("reason", e.text).uint("bytes", e.byte_count());
       if (!e.bytes.empty()) data.bytes("data", e.bytes);
       break;
     default:
@@ -95,43 +84,43 @@ void RecordFormatter::body(OutBuffer& out, const Event& event) const {
 
 void RecordFormatter::symbol_data(RecordData& data, const Event& e) const {
   if (e.kind == EventKind::exception) {
-    if (const std::string_view handler = symbols_->handler(static_cast<std::uint32_t>(e.a)); !handler.empty()) {
+    if (const std::string_view handler = symbols_->handler(e.exception_number()); !handler.empty()) {
       data.string("handler", handler);
     }
     return;
   }
-  if (e.kind != EventKind::pc_sample || e.b != 0) return;  // a sleep sample has no PC
-  const symbols::CodePlace place = symbols_->place(e.a);
+  if (e.kind != EventKind::pc_sample || e.sleeping()) return;  // a sleep sample has no PC
+  const symbols::CodePlace place = symbols_->place(e.pc());
   if (!place.function.empty()) data.string("function", place.function);
   if (place.line) data.string("file", place.line->file).uint("line", place.line->line);
 }
 
 void RecordFormatter::ndjson_body(OutBuffer& out, const Event& e) const {
-  RecordBody body(out, e.port, event_kind_name(e.kind));
+  RecordBody body(out, e.port, record_kind(e.kind));
   RecordData& data = body.data();
   switch (e.kind) {
     case EventKind::text:
       data.string("message", e.text);
       break;
     case EventKind::marker:
-      data.uint("id", e.a);
+      data.uint("id", e.id());
       if (!e.text.empty()) data.string("name", e.text);  // the name only when there is one
       break;
     case EventKind::task_switch:
-      data.uint("from_task", e.a).uint("to_task", e.b);
+      data.uint("from_task", e.from_task()).uint("to_task", e.to_task());
       break;
     case EventKind::isr_enter:
-      data.uint("isr_id", e.a);
+      data.uint("isr_id", e.isr_id());
       if (!e.text.empty()) data.string("name", e.text);
       break;
     case EventKind::isr_exit:
-      data.uint("isr_id", e.a);
+      data.uint("isr_id", e.isr_id());
       break;
     case EventKind::idle_enter:
     case EventKind::idle_exit:
       break;
     case EventKind::counter:
-      data.uint("counter_id", e.a).uint("value", e.b);
+      data.uint("counter_id", e.id()).uint("value", e.value());
       break;
     case EventKind::raw:
       data.bytes("data", e.bytes);
@@ -157,57 +146,57 @@ void RecordFormatter::text_body(OutBuffer& out, const Event& e) const {
     }
     case EventKind::marker:
     case EventKind::isr_enter:
-      fmt::format_to(it, "{}", e.a);
+      fmt::format_to(it, "{}", e.kind == EventKind::marker ? e.id() : e.isr_id());
       if (!e.text.empty()) fmt::format_to(it, " {}", e.text);
       break;
     case EventKind::task_switch:
-      fmt::format_to(it, "{} -> {}", e.a, e.b);
+      fmt::format_to(it, "{} -> {}", e.from_task(), e.to_task());
       break;
     case EventKind::isr_exit:
-      fmt::format_to(it, "{}", e.a);
+      fmt::format_to(it, "{}", e.isr_id());
       break;
     case EventKind::idle_enter:
     case EventKind::idle_exit:
     case EventKind::overflow:
       break;
     case EventKind::counter:
-      fmt::format_to(it, "#{} = {}", e.a, e.b);
+      fmt::format_to(it, "#{} = {}", e.id(), e.value());
       break;
     case EventKind::raw:
       for (const std::uint8_t b : e.bytes) fmt::format_to(it, "{:02x} ", b);
       break;
     case EventKind::exception:
-      fmt::format_to(it, "{} {} ({})", exception_action_name(e.b), itm::exception_name(static_cast<std::uint16_t>(e.a)),
-                     e.a);
-      if (symbols_ != nullptr && !symbols_->handler(static_cast<std::uint32_t>(e.a)).empty()) {
-        fmt::format_to(it, " {}", symbols_->handler(static_cast<std::uint32_t>(e.a)));
+      fmt::format_to(it, "{} {} ({})", action_name(e.action()), itm::exception_name(e.exception_number()),
+                     e.exception_number());
+      if (symbols_ != nullptr && !symbols_->handler(e.exception_number()).empty()) {
+        fmt::format_to(it, " {}", symbols_->handler(e.exception_number()));
       }
       break;
     case EventKind::pc_sample:
-      if (e.b != 0) {
+      if (e.sleeping()) {
         out += "sleep"sv;
       } else {
-        fmt::format_to(it, "0x{:08x}", e.a);
-        if (symbols_ != nullptr) text_place(out, symbols_->place(e.a));
+        fmt::format_to(it, "0x{:08x}", e.pc());
+        if (symbols_ != nullptr) text_place(out, symbols_->place(e.pc()));
       }
       break;
     case EventKind::data_trace:
-      fmt::format_to(it, "comparator {} {} 0x{:0{}x}", e.a, data_trace_type_name(static_cast<DataTraceType>(e.c)), e.b,
-                     2 * e.d);
+      fmt::format_to(it, "comparator {} {} 0x{:0{}x}", e.comparator(), type_name(e.data_type()), e.value(),
+                     2 * e.size());
       break;
     case EventKind::event_counter:
       for (unsigned bit = 0; bit < 6; ++bit) {
-        if (((e.a >> bit) & 1U) != 0) fmt::format_to(it, "{} ", event_counter_bits[bit]);
+        if (((e.wrapped_counters() >> bit) & 1U) != 0) fmt::format_to(it, "{} ", event_counter_bits[bit]);
       }
       break;
     case EventKind::hardware:
-      fmt::format_to(it, "discriminator {} value 0x{:x}", e.a, e.b);
+      fmt::format_to(it, "discriminator {} value 0x{:x}", unsigned{e.discriminator()}, e.value());
       break;
     case EventKind::extension:
-      fmt::format_to(it, "sh {} value 0x{:x}", e.a, e.b);
+      fmt::format_to(it, "sh {} value 0x{:x}", unsigned{e.source_hardware()}, e.value());
       break;
     case EventKind::malformed:
-      fmt::format_to(it, "{} ({} bytes)", e.text, e.a);
+      fmt::format_to(it, "{} ({} bytes)", e.text, e.byte_count());
       break;
   }
 }

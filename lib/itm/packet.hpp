@@ -37,6 +37,8 @@ enum class MalformedReason : std::uint8_t {
 
 enum class ExceptionAction : std::uint8_t { reserved = 0, enter = 1, exit = 2, resume = 3 };
 
+// The decoder writes the fields; consumers read a kind's meaning through the named
+// accessors below it (each names the kinds it belongs to).
 struct Packet {
   PacketKind kind = PacketKind::sync;
   std::uint8_t header = 0;
@@ -46,6 +48,29 @@ struct Packet {
   std::uint8_t info = 0;     // kind-specific flags (see kinds)
   std::uint64_t value = 0;   // payload value, little-endian
   bool operator==(const Packet&) const = default;
+
+  // instrumentation: the stimulus port (page * 32 + address).
+  [[nodiscard]] constexpr std::uint16_t stimulus_port() const noexcept { return port; }
+  // local_timestamp: the TC field (0: in sync with the data; else delayed, D4.2.4).
+  [[nodiscard]] constexpr std::uint8_t timestamp_control() const noexcept { return info; }
+  // global_timestamp1: ClkCh and Wrap (D4.2.5).
+  [[nodiscard]] constexpr bool clock_changed() const noexcept { return (info & 1U) != 0; }
+  [[nodiscard]] constexpr bool wrapped() const noexcept { return (info & 2U) != 0; }
+  // extension: the SH bit (0: a stimulus page).
+  [[nodiscard]] constexpr std::uint8_t extension_source_hardware() const noexcept { return info; }
+  // exception: the exception number and the function (1 entered, 2 exited, 3 returned to).
+  [[nodiscard]] constexpr std::uint16_t exception_number() const noexcept { return port; }
+  [[nodiscard]] constexpr std::uint8_t exception_function() const noexcept { return info; }
+  // pc_sample: the core was sleeping (no PC).
+  [[nodiscard]] constexpr bool sleeping() const noexcept { return info != 0; }
+  // data_trace_*: the comparator; data_trace_value: a write (else a read).
+  [[nodiscard]] constexpr std::uint16_t comparator() const noexcept { return port; }
+  [[nodiscard]] constexpr bool is_write() const noexcept { return info != 0; }
+  // malformed: why, and how many bytes were dropped.
+  [[nodiscard]] constexpr MalformedReason malformed_reason() const noexcept {
+    return static_cast<MalformedReason>(info);
+  }
+  [[nodiscard]] constexpr std::uint64_t malformed_byte_count() const noexcept { return value; }
 };
 
 std::string_view packet_kind_name(PacketKind kind) noexcept;

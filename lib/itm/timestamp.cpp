@@ -9,7 +9,7 @@ bool TargetClock::apply_global(const Packet& p) noexcept {
       const unsigned bits = p.length >= 4 ? 26U : 7U * p.length;
       const std::uint64_t mask = (1ULL << bits) - 1U;
       global_ = (global_ & ~mask) | (p.value & mask);
-      if ((p.info & 1U) != 0) ++clock_changes_;
+      if (p.clock_changed()) ++clock_changes_;
       now_ = global_;
       seen_ = true;
       return true;

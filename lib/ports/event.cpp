@@ -2,30 +2,23 @@
 
 namespace tp {
 
-// event_kind_names follows EventKind, kind by kind.
-static_assert(
-    event_kind_name(EventKind::text) == "Text" && event_kind_name(EventKind::marker) == "Marker" &&
-    event_kind_name(EventKind::task_switch) == "TaskSwitch" && event_kind_name(EventKind::isr_enter) == "IsrEnter" &&
-    event_kind_name(EventKind::isr_exit) == "IsrExit" && event_kind_name(EventKind::idle_enter) == "IdleEnter" &&
-    event_kind_name(EventKind::idle_exit) == "IdleExit" && event_kind_name(EventKind::counter) == "Counter" &&
-    event_kind_name(EventKind::raw) == "Raw" && event_kind_name(EventKind::exception) == "Exception" &&
-    event_kind_name(EventKind::pc_sample) == "PcSample" && event_kind_name(EventKind::data_trace) == "DataTrace" &&
-    event_kind_name(EventKind::event_counter) == "EventCounter" && event_kind_name(EventKind::overflow) == "Overflow" &&
-    event_kind_name(EventKind::hardware) == "Hardware" && event_kind_name(EventKind::extension) == "Extension" &&
-    event_kind_name(EventKind::malformed) == "Malformed");
-
-std::string_view data_trace_type_name(DataTraceType type) noexcept {
-  switch (type) {
-    case DataTraceType::pc:
-      return "pc";
-    case DataTraceType::address:
-      return "address";
-    case DataTraceType::read:
-      return "read";
-    case DataTraceType::write:
-      return "write";
-  }
-  return "pc";
-}
+// Each EventKind is the RecordKind of the same name.
+static_assert(record_kind(EventKind::text) == RecordKind::text &&
+              record_kind(EventKind::marker) == RecordKind::marker &&
+              record_kind(EventKind::task_switch) == RecordKind::task_switch &&
+              record_kind(EventKind::isr_enter) == RecordKind::isr_enter &&
+              record_kind(EventKind::isr_exit) == RecordKind::isr_exit &&
+              record_kind(EventKind::idle_enter) == RecordKind::idle_enter &&
+              record_kind(EventKind::idle_exit) == RecordKind::idle_exit &&
+              record_kind(EventKind::counter) == RecordKind::counter &&
+              record_kind(EventKind::raw) == RecordKind::raw &&
+              record_kind(EventKind::exception) == RecordKind::exception &&
+              record_kind(EventKind::pc_sample) == RecordKind::pc_sample &&
+              record_kind(EventKind::data_trace) == RecordKind::data_trace &&
+              record_kind(EventKind::event_counter) == RecordKind::event_counter &&
+              record_kind(EventKind::overflow) == RecordKind::overflow &&
+              record_kind(EventKind::hardware) == RecordKind::hardware &&
+              record_kind(EventKind::extension) == RecordKind::extension &&
+              record_kind(EventKind::malformed) == RecordKind::malformed);
 
 }  // namespace tp

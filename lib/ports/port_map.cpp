@@ -1,6 +1,7 @@
 #include "ports/port_map.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <simdjson.h>
 
 #include "core/error.hpp"
@@ -22,13 +23,10 @@ std::uint32_t parse_u32_key(std::string_view key, std::string_view origin) {
 }
 
 DecoderType parse_decoder_name(std::string_view name, std::string_view origin) {
-  if (name == "Text") return DecoderType::text;
-  if (name == "TaskIsr") return DecoderType::task_isr;
-  if (name == "Marker") return DecoderType::marker;
-  if (name == "Counter") return DecoderType::counter;
-  if (name == "Raw") return DecoderType::raw;
-  if (name == "User") fail(origin, "decoder User needs a format: {\"User\": {\"format\": \"%u\"}}");
-  fail(origin, fmt::format("unknown decoder '{}' (Text, TaskIsr, Marker, Counter, User, Raw)", name));
+  const std::optional<DecoderType> type = decoder_type_named(name);
+  if (type == DecoderType::user) fail(origin, "decoder User needs a format: {\"User\": {\"format\": \"%u\"}}");
+  if (!type) fail(origin, fmt::format("unknown decoder '{}' ({})", name, fmt::join(decoder_type_names, ", ")));
+  return *type;
 }
 
 std::map<std::uint32_t, std::string> names_from(simdjson::dom::object object, std::string_view origin) {
@@ -73,24 +71,6 @@ PortConfig parse_port(simdjson::dom::element element, std::string_view origin) {
 }
 
 }  // namespace
-
-std::string_view decoder_type_name(DecoderType type) noexcept {
-  switch (type) {
-    case DecoderType::text:
-      return "Text";
-    case DecoderType::task_isr:
-      return "TaskIsr";
-    case DecoderType::marker:
-      return "Marker";
-    case DecoderType::counter:
-      return "Counter";
-    case DecoderType::user:
-      return "User";
-    case DecoderType::raw:
-      return "Raw";
-  }
-  return "Raw";
-}
 
 PortMap PortMap::standard() {
   PortMap map;
@@ -165,7 +145,7 @@ std::string PortMap::to_json() const {
     if (config.decoder == DecoderType::user) {
       json.begin_object().key("User").begin_object().key("format").string(config.format).end_object().end_object();
     } else {
-      json.string(decoder_type_name(config.decoder));
+      json.string(decoder_name(config.decoder));
     }
     json.key("enabled").boolean(config.enabled);
     json.end_object();

@@ -1,5 +1,5 @@
 // The port map: which decoder runs on which stimulus port, and its name. Read from the
-// Callisto `ports_map` JSON form shared by itm-decode and trace-serve (DESIGN.md).
+// Callisto `ports_map` JSON form shared by itm-decode and trace-serve (docs/design.md "The port map").
 #pragma once
 
 #include <array>
@@ -9,11 +9,9 @@
 #include <string>
 #include <string_view>
 
+#include "records/vocabulary.hpp"
+
 namespace tp {
-
-enum class DecoderType : std::uint8_t { text, task_isr, marker, counter, user, raw };
-
-std::string_view decoder_type_name(DecoderType type) noexcept;
 
 struct PortConfig {
   std::string name;

@@ -24,12 +24,7 @@ FixedRecordDecoder::FixedRecordDecoder(std::uint16_t port, std::size_t record_si
 void FixedRecordDecoder::report_garbage(EventSink& sink) {
   if (garbage_bytes_ == 0) return;
   message_ = fmt::format("{}: bytes that do not start a record", name_);
-  Event event;
-  event.kind = EventKind::malformed;
-  event.port = port_;
-  event.a = garbage_bytes_;
-  event.text = message_;
-  sink.on_event(event);
+  sink.on_event(Event::malformed(port_, message_, garbage_bytes_));
   garbage_bytes_ = 0;
 }
 
@@ -37,13 +32,7 @@ void FixedRecordDecoder::report_partial(std::string_view reason, EventSink& sink
   report_garbage(sink);
   if (filled_ == 0) return;
   message_ = fmt::format("{}: {}", name_, reason);
-  Event event;
-  event.kind = EventKind::malformed;
-  event.port = port_;
-  event.a = filled_;
-  event.text = message_;
-  event.bytes = std::span<const std::uint8_t>(record_.data(), filled_);
-  sink.on_event(event);
+  sink.on_event(Event::malformed(port_, message_, filled_, std::span<const std::uint8_t>(record_.data(), filled_)));
   filled_ = 0;
 }
 
@@ -100,63 +89,47 @@ void FixedRecordDecoder::flush(FlushReason reason, EventSink& sink) {
 }
 
 TaskIsrDecoder::TaskIsrDecoder(std::uint16_t port, std::map<std::uint32_t, std::string> isr_names)
-    : FixedRecordDecoder(port, 9, "TaskIsr"), isr_names_(std::move(isr_names)) {}
+    : FixedRecordDecoder(port, 9, decoder_name(DecoderType::task_isr)), isr_names_(std::move(isr_names)) {}
 
 void TaskIsrDecoder::decode(const std::uint8_t* record, EventSink& sink) {
-  Event event;
-  event.port = port();
-  event.a = load_le32(record + 1);
-  event.b = load_le32(record + 5);
+  const std::uint32_t first = load_le32(record + 1);
   switch (record[0]) {
     case 1:
-      event.kind = EventKind::task_switch;
-      break;
+      sink.on_event(Event::task_switch(port(), first, load_le32(record + 5)));
+      return;
     case 2:
-      event.kind = EventKind::isr_enter;
-      event.text = lookup(isr_names_, static_cast<std::uint32_t>(event.a));
-      break;
+      sink.on_event(Event::isr_enter(port(), first, lookup(isr_names_, first)));
+      return;
     case 3:
-      event.kind = EventKind::isr_exit;
-      break;
+      sink.on_event(Event::isr_exit(port(), first));
+      return;
     case 4:
-      event.kind = EventKind::idle_enter;
-      break;
+      sink.on_event(Event::of(EventKind::idle_enter, port()));
+      return;
     default:
-      event.kind = EventKind::idle_exit;
-      break;
+      sink.on_event(Event::of(EventKind::idle_exit, port()));
+      return;
   }
-  sink.on_event(event);
 }
 
 MarkerDecoder::MarkerDecoder(std::uint16_t port, std::map<std::uint32_t, std::string> names)
-    : FixedRecordDecoder(port, 4, "Marker"), names_(std::move(names)) {}
+    : FixedRecordDecoder(port, 4, decoder_name(DecoderType::marker)), names_(std::move(names)) {}
 
 void MarkerDecoder::decode(const std::uint8_t* record, EventSink& sink) {
-  Event event;
-  event.kind = EventKind::marker;
-  event.port = port();
-  event.a = load_le32(record);
-  event.text = lookup(names_, static_cast<std::uint32_t>(event.a));
-  sink.on_event(event);
+  const std::uint32_t id = load_le32(record);
+  sink.on_event(Event::marker(port(), id, lookup(names_, id)));
 }
 
-CounterDecoder::CounterDecoder(std::uint16_t port) : FixedRecordDecoder(port, 12, "Counter") {}
+CounterDecoder::CounterDecoder(std::uint16_t port) : FixedRecordDecoder(port, 12, decoder_name(DecoderType::counter)) {}
 
 void CounterDecoder::decode(const std::uint8_t* record, EventSink& sink) {
-  Event event;
-  event.kind = EventKind::counter;
-  event.port = port();
-  event.a = load_le32(record);
-  event.b = load_le64(record + 4);
-  sink.on_event(event);
+  sink.on_event(Event::counter(port(), load_le32(record), load_le64(record + 4)));
 }
 
 void UserDecoder::write(std::uint32_t value, std::uint8_t size, EventSink& sink) {
   scratch_.clear();
   format_.format(scratch_, value, size);
-  Event event;
-  event.kind = EventKind::text;
-  event.port = port_;
+  Event event = Event::of(EventKind::text, port_);
   event.text = scratch_;
   sink.on_event(event);
 }
@@ -164,9 +137,7 @@ void UserDecoder::write(std::uint32_t value, std::uint8_t size, EventSink& sink)
 void RawDecoder::write(std::uint32_t value, std::uint8_t size, EventSink& sink) {
   std::array<std::uint8_t, 4> bytes{};
   for (std::uint8_t i = 0; i < size; ++i) bytes[i] = static_cast<std::uint8_t>(value >> (8U * i));
-  Event event;
-  event.kind = EventKind::raw;
-  event.port = port_;
+  Event event = Event::of(EventKind::raw, port_);
   event.bytes = std::span<const std::uint8_t>(bytes.data(), size);
   sink.on_event(event);
 }

@@ -20,9 +20,7 @@ void TextDecoder::reserve_more(std::size_t more) {
 }
 
 void TextDecoder::emit_line(EventSink& sink) {
-  Event event;
-  event.kind = EventKind::text;
-  event.port = port_;
+  Event event = Event::of(EventKind::text, port_);
   event.text = line();
   event.began = line_began_;
   sink.on_event(event);
@@ -69,9 +67,7 @@ void TextDecoder::write_special(std::uint32_t value, std::uint8_t size, EventSin
     if (length_ != 0) emit_line(sink);
     scratch_.clear();
     value_format_->format(scratch_, value, size);
-    Event event;
-    event.kind = EventKind::text;
-    event.port = port_;
+    Event event = Event::of(EventKind::text, port_);
     event.text = scratch_;
     sink.on_event(event);
     return;

@@ -9,6 +9,7 @@
 #include "query/field_path.hpp"
 #include "query/value_text.hpp"
 #include "records/record_check.hpp"
+#include "records/vocabulary.hpp"
 
 namespace tp {
 namespace {
@@ -90,9 +91,9 @@ bool RecordFilter::in(const std::vector<std::string>& names, std::string_view na
 bool RecordFilter::selected_by_header(const CheckedLine& line) const {
   bool selected = true;
   if (line.frames) {
-    // Raw frame lines carry no port, kind or source: only "Itm" as a kind selects them.
+    // Raw frame lines carry no port, kind or source: only frames_kind_name ("Itm") as a kind selects them.
     if (!criteria_.ports.empty()) selected = false;
-    if (!criteria_.kinds.empty()) selected = selected && in(criteria_.kinds, "Itm");
+    if (!criteria_.kinds.empty()) selected = selected && in(criteria_.kinds, frames_kind_name);
   } else {
     if (!criteria_.ports.empty()) selected = port_selected(line.port);
     if (!criteria_.kinds.empty()) selected = selected && in(criteria_.kinds, line.kind);

@@ -6,6 +6,8 @@
 #include <array>
 #include <cstring>
 
+#include "records/vocabulary.hpp"
+
 namespace tp {
 namespace {
 
@@ -23,8 +25,6 @@ constexpr std::uint64_t u32_max = 0xFFFFFFFFU;
 
 // The data rules of every kind of record.schema.json (Callisto's core kinds first, in its
 // order); tests/unit keeps them equal to the schema.
-constexpr std::array<std::string_view, 4> exception_action_values = {"enter", "exit", "resume", "reserved"};
-constexpr std::array<std::string_view, 4> data_trace_type_values = {"pc", "address", "read", "write"};
 constexpr std::array<std::uint64_t, 3> data_trace_size_values = {1, 2, 4};
 constexpr std::array<std::uint64_t, 3> hardware_size_values = {1, 2, 4};
 constexpr std::array<std::uint64_t, 2> extension_sh_values = {0, 1};
@@ -59,7 +59,7 @@ constexpr std::array<FieldRule, 1> raw_fields = {{
 constexpr std::array<FieldRule, 4> exception_fields = {{
     {"number", FieldType::u64, true, false, 511},
     {"name", FieldType::string, true, false},
-    {"action", FieldType::string_enum, true, false, no_max, exception_action_values},
+    {"action", FieldType::string_enum, true, false, no_max, exception_action_names},
     {"handler", FieldType::string, false, false},
 }};
 constexpr std::array<FieldRule, 5> pc_sample_fields = {{
@@ -71,7 +71,7 @@ constexpr std::array<FieldRule, 5> pc_sample_fields = {{
 }};
 constexpr std::array<FieldRule, 4> data_trace_fields = {{
     {"comparator", FieldType::u64, true, false, 3},
-    {"type", FieldType::string_enum, true, false, no_max, data_trace_type_values},
+    {"type", FieldType::string_enum, true, false, no_max, data_trace_type_names},
     {"value", FieldType::u64, true, false, u32_max},
     {"size", FieldType::integer_enum, true, false, no_max, {}, data_trace_size_values},
 }};
@@ -197,38 +197,46 @@ constexpr std::array<FieldRule, 5> top_task_fields = {{
     {"uncertain_time", FieldType::u64, true, false},
 }};
 
-constexpr std::array<KindRule, 30> kind_rules = {{
-    {"Text", true, text_fields},
-    {"Marker", true, marker_fields},
-    {"TaskSwitch", true, task_switch_fields},
-    {"IsrEnter", true, isr_enter_fields},
-    {"IsrExit", true, isr_exit_fields},
-    {"IdleEnter", false, {}},
-    {"IdleExit", false, {}},
-    {"Counter", true, counter_fields},
-    {"Raw", true, raw_fields},
-    {"Exception", true, exception_fields},
-    {"PcSample", true, pc_sample_fields},
-    {"DataTrace", true, data_trace_fields},
-    {"EventCounter", true, event_counter_fields},
-    {"Overflow", true, {}},
-    {"Hardware", true, hardware_fields},
-    {"Extension", true, extension_fields},
-    {"Malformed", true, malformed_fields},
-    {"ThreadExit", true, thread_exit_fields},
-    {"ThreadStat", true, thread_stat_fields},
-    {"ThreadUsage", true, thread_usage_fields},
-    {"CriticalUsage", true, critical_usage_fields},
-    {"ThreadInfo", true, thread_info_fields},
-    {"SwitchRecord", true, switch_record_fields},
-    {"Trigger", true, trigger_fields},
-    {"EkoEvent", true, eko_event_fields},
-    {"EkoClock", true, eko_clock_fields},
-    {"TopSummary", true, top_summary_fields},
-    {"TopFunction", true, top_function_fields},
-    {"TopHandler", true, top_handler_fields},
-    {"TopTask", true, top_task_fields},
+// Indexed by RecordKind: a rule's kind is record_kind_names' at its index.
+constexpr std::array<KindRule, record_kind_names.size()> kind_rules = {{
+    {kind_name(RecordKind::text), true, text_fields},
+    {kind_name(RecordKind::marker), true, marker_fields},
+    {kind_name(RecordKind::task_switch), true, task_switch_fields},
+    {kind_name(RecordKind::isr_enter), true, isr_enter_fields},
+    {kind_name(RecordKind::isr_exit), true, isr_exit_fields},
+    {kind_name(RecordKind::idle_enter), false, {}},
+    {kind_name(RecordKind::idle_exit), false, {}},
+    {kind_name(RecordKind::counter), true, counter_fields},
+    {kind_name(RecordKind::raw), true, raw_fields},
+    {kind_name(RecordKind::exception), true, exception_fields},
+    {kind_name(RecordKind::pc_sample), true, pc_sample_fields},
+    {kind_name(RecordKind::data_trace), true, data_trace_fields},
+    {kind_name(RecordKind::event_counter), true, event_counter_fields},
+    {kind_name(RecordKind::overflow), true, {}},
+    {kind_name(RecordKind::hardware), true, hardware_fields},
+    {kind_name(RecordKind::extension), true, extension_fields},
+    {kind_name(RecordKind::malformed), true, malformed_fields},
+    {kind_name(RecordKind::thread_exit), true, thread_exit_fields},
+    {kind_name(RecordKind::thread_stat), true, thread_stat_fields},
+    {kind_name(RecordKind::thread_usage), true, thread_usage_fields},
+    {kind_name(RecordKind::critical_usage), true, critical_usage_fields},
+    {kind_name(RecordKind::thread_info), true, thread_info_fields},
+    {kind_name(RecordKind::switch_record), true, switch_record_fields},
+    {kind_name(RecordKind::trigger), true, trigger_fields},
+    {kind_name(RecordKind::eko_event), true, eko_event_fields},
+    {kind_name(RecordKind::eko_clock), true, eko_clock_fields},
+    {kind_name(RecordKind::top_summary), true, top_summary_fields},
+    {kind_name(RecordKind::top_function), true, top_function_fields},
+    {kind_name(RecordKind::top_handler), true, top_handler_fields},
+    {kind_name(RecordKind::top_task), true, top_task_fields},
 }};
+
+static_assert([] {
+  for (std::size_t i = 0; i < kind_rules.size(); ++i) {
+    if (kind_rules[i].kind != record_kind_names[i]) return false;
+  }
+  return true;
+}());
 
 const KindRule* rule_for(std::string_view kind) noexcept {
   for (const KindRule& rule : kind_rules) {
@@ -337,7 +345,7 @@ bool check_event(simdjson::dom::element event, CheckedLine& line, std::string& p
     return false;
   }
   line.kind = kind;
-  if (same_text(line.kind, "Itm")) {
+  if (same_text(line.kind, frames_kind_name)) {
     problem = "kind \"Itm\" is reserved for frames lines";
     return false;
   }

@@ -16,6 +16,7 @@
 
 #include "core/json_writer.hpp"
 #include "core/out_buffer.hpp"
+#include "records/vocabulary.hpp"
 
 namespace tp {
 
@@ -84,7 +85,8 @@ class RecordData {
 class RecordBody {
  public:
   // Inline, as RecordData's members: one check for room, then writes through a pointer.
-  RecordBody(OutBuffer& out, std::uint32_t port, std::string_view kind) : out_(out), data_(out) {
+  RecordBody(OutBuffer& out, std::uint32_t port, RecordKind record_kind) : out_(out), data_(out) {
+    const std::string_view kind = kind_name(record_kind);
     char* p = out.ensure(kind.size() + max_uint_digits + 24);
     p = OutBuffer::put(p, std::string_view("\"port\":"));
     p = write_uint(p, port);
@@ -125,7 +127,7 @@ struct RecordHead {
   std::uint64_t timestamp = 0;
   std::string_view clock;  // the unit of timestamp: cycles, us, ticks; empty: none given
   std::uint32_t port = 0;
-  std::string_view kind;    // one of record.schema.json's (records/record_kinds.hpp)
+  RecordKind kind = RecordKind::raw;
   std::string_view source;  // itm, dwt, palm, chibios, ekotrace, sim
 };
 

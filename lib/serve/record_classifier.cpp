@@ -3,13 +3,13 @@
 #include <algorithm>
 
 #include "records/record_check.hpp"
+#include "records/vocabulary.hpp"
 
 namespace tp::serve {
 
-KindTable::KindTable() : names_(builtin.begin(), builtin.end()) {
-  for (const KindRule& rule : record_kind_rules()) {
-    if (std::find(names_.begin(), names_.end(), rule.kind) == names_.end()) names_.emplace_back(rule.kind);
-  }
+KindTable::KindTable() : names_(record_kind_names.begin(), record_kind_names.begin() + callisto_kind_count) {
+  names_.emplace_back(frames_kind_name);
+  names_.insert(names_.end(), record_kind_names.begin() + callisto_kind_count, record_kind_names.end());
 }
 
 std::uint8_t KindTable::intern(std::string_view name) {

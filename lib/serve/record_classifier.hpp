@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "records/record_check.hpp"
+#include "records/vocabulary.hpp"
 
 namespace tp::serve {
 
@@ -27,10 +28,9 @@ class KindTable {
  public:
   static constexpr std::size_t capacity = 64;
   static constexpr std::uint8_t other = capacity - 1;  // every kind past the table's end
-  static constexpr std::uint8_t itm = 9;               // raw frame lines (Itm messages)
-  // The Callisto TraceEvent kinds take bits 0-8, Itm bit 9.
-  static constexpr std::array<std::string_view, 10> builtin = {
-      "Text", "Marker", "TaskSwitch", "IsrEnter", "IsrExit", "IdleEnter", "IdleExit", "Counter", "Raw", "Itm"};
+  // The Callisto TraceEvent kinds take the first bits, in record_kind_names' order, then
+  // Itm, then the rest of the schema's kinds.
+  static constexpr std::uint8_t itm = callisto_kind_count;  // raw frame lines (Itm messages)
   // What a client gets before it sends SetFilter.event_types: the Callisto TraceEvent kinds.
   // Itm messages go only to clients that ask for them ("Itm" or "*"): the Callisto client
   // ignores them, and they would double its traffic.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/json_writer.hpp"
+#include "records/vocabulary.hpp"
 
 namespace tp::serve {
 namespace {
@@ -33,7 +34,7 @@ std::vector<Addition> additions_for(std::string_view kind, simdjson::dom::object
                                     const symbols::Symbolizer& symbolizer) {
   std::vector<Addition> additions;
   bool present = false;
-  if (kind == "PcSample" && !has_text(data, "function")) {
+  if (kind == kind_name(RecordKind::pc_sample) && !has_text(data, "function")) {
     const std::uint64_t pc = unsigned_field(data, "pc", present);
     bool sleeping = false;
     if (!present || (data["sleep"].get_bool().get(sleeping) == simdjson::SUCCESS && sleeping)) return additions;
@@ -44,8 +45,9 @@ std::vector<Addition> additions_for(std::string_view kind, simdjson::dom::object
       additions.push_back({"file", place.line->file, std::nullopt});
       additions.push_back({"line", {}, place.line->line});
     }
-  } else if ((kind == "Exception" && !has_text(data, "handler")) || (kind == "IsrEnter" && !has_text(data, "name"))) {
-    const bool exception = kind == "Exception";
+  } else if ((kind == kind_name(RecordKind::exception) && !has_text(data, "handler")) ||
+             (kind == kind_name(RecordKind::isr_enter) && !has_text(data, "name"))) {
+    const bool exception = kind == kind_name(RecordKind::exception);
     const std::uint64_t number = unsigned_field(data, exception ? "number" : "isr_id", present);
     const std::string_view handler = present ? symbolizer.handler(static_cast<std::uint32_t>(number)) : "";
     if (!handler.empty()) additions.push_back({exception ? "handler" : "name", std::string(handler), std::nullopt});

@@ -33,11 +33,16 @@ std::array<std::uint8_t, 9> rtos_record(RtosRecord type, std::uint32_t a, std::u
 
 }  // namespace
 
+RecordKind record_kind_of(SimulatedKind kind) {
+  constexpr std::array<RecordKind, simulated_kind_count> kinds{
+      RecordKind::text,       RecordKind::task_switch, RecordKind::isr_enter, RecordKind::isr_exit,
+      RecordKind::idle_enter, RecordKind::idle_exit,   RecordKind::marker,    RecordKind::counter,
+      RecordKind::exception,  RecordKind::pc_sample,   RecordKind::overflow};
+  return kinds[static_cast<std::size_t>(kind)];
+}
+
 std::string_view simulated_kind_name(SimulatedKind kind) {
-  constexpr std::array<std::string_view, simulated_kind_count> names{"Text",      "TaskSwitch", "IsrEnter", "IsrExit",
-                                                                     "IdleEnter", "IdleExit",   "Marker",   "Counter",
-                                                                     "Exception", "PcSample",   "Overflow"};
-  return names[static_cast<std::size_t>(kind)];
+  return kind_name(record_kind_of(kind));
 }
 
 // One event being emitted: its packets go to `out`, its records (only when asked for) to
@@ -57,7 +62,7 @@ struct SimulatedTarget::Emit {
     thread_local OutBuffer line;
     line.clear();
     const bool dwt = kind == SimulatedKind::exception || kind == SimulatedKind::pc_sample;
-    RecordLine record(line, {now, "cycles", port, simulated_kind_name(kind), dwt ? "dwt" : "itm"});
+    RecordLine record(line, {now, "cycles", port, record_kind_of(kind), dwt ? "dwt" : "itm"});
     fill(record.data());
     record.end();
     truth->append(line.data(), line.size());

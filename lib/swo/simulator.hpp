@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "itm/encoder.hpp"
+#include "records/vocabulary.hpp"
 
 namespace tp::swo {
 
@@ -41,6 +42,7 @@ enum class SimulatedKind : std::uint8_t {
   overflow,
 };
 inline constexpr std::size_t simulated_kind_count = 11;
+RecordKind record_kind_of(SimulatedKind kind);
 std::string_view simulated_kind_name(SimulatedKind kind);
 
 class SimulatedTarget {

@@ -7,7 +7,7 @@ page, what trace-top reports: PC samples per function, each exception's count an
 deepest nesting, CPU time per task without idle stretches, idle time. It shares no code with
 lib/analysis. Streams: the simulated target (itm-decode's records) and, on a pseudo-terminal,
 the table redrawn while records arrive. Every snapshot record must validate against
-lib/records/record.schema.json (python-jsonschema, the project's record oracle)."""
+schemas/record.schema.json (python-jsonschema, the project's record oracle)."""
 import json
 import os
 import pty
@@ -255,7 +255,7 @@ def check_rates(records):
 
 
 def main():
-    schema_dir = os.path.join(source_dir, "lib", "records")
+    schema_dir = os.path.join(source_dir, "schemas")
     schema = json.load(open(os.path.join(schema_dir, "record.schema.json")))
     validator = jsonschema.Draft7Validator(schema)
     simulated = records_of(7, 3000000)

@@ -98,7 +98,7 @@ def schema_validator():
         check(False, "python3-jsonschema is installed (scripts/install-deps)")
         return None
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-    with open(os.path.join(root, "lib", "records", "record.schema.json")) as f:
+    with open(os.path.join(root, "schemas", "record.schema.json")) as f:
         schema = json.load(f)
     return jsonschema.validators.validator_for(schema)(schema)
 

@@ -590,7 +590,7 @@ def ndjson_through_trace_csv():
                 f.write(r.stdout)
             v = subprocess.run(["node", os.path.join(schema_dir, "validate_file.mjs"), os.path.join(here, "..", ".."),
                                 records], capture_output=True, text=True)
-            check(v.returncode == 0, "--format ndjson: every record valid under lib/records/record.schema.json",
+            check(v.returncode == 0, "--format ndjson: every record valid under schemas/record.schema.json",
                   v.stdout)
         else:
             print("skip schema check: node or tests/schema/node_modules missing")

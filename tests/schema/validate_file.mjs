@@ -9,7 +9,7 @@ import path from 'node:path';
 const [root, file] = process.argv.slice(2);
 const ajv = new Ajv({ allErrors: true, strict: false });
 addFormats(ajv);
-const validate = ajv.compile(JSON.parse(fs.readFileSync(path.join(root, 'lib/records/record.schema.json'), 'utf8')));
+const validate = ajv.compile(JSON.parse(fs.readFileSync(path.join(root, 'schemas/record.schema.json'), 'utf8')));
 let valid = 0;
 let invalid = 0;
 for (const line of fs.readFileSync(file, 'utf8').split('\n').filter((l) => l)) {

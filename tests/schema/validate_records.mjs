@@ -25,8 +25,8 @@ if (sharedPart && !(fs.existsSync(sigrok) && fs.existsSync(callisto))) {
 const readJson = (file) => JSON.parse(fs.readFileSync(file, 'utf8'));
 const ajv = new Ajv({ allErrors: true, strict: false, formats: { uint8: true, uint32: true, uint64: true, double: true } });
 addFormats(ajv);
-const validateRecord = ajv.compile(readJson(path.join(root, 'lib/records/record.schema.json')));
-const validateFrames = ajv.compile(readJson(path.join(root, 'lib/records/frames.schema.json')));
+const validateRecord = ajv.compile(readJson(path.join(root, 'schemas/record.schema.json')));
+const validateFrames = ajv.compile(readJson(path.join(root, 'schemas/frames.schema.json')));
 
 let passed = 0;
 let failed = 0;
@@ -163,7 +163,7 @@ for (const [name, lines] of outputs) {
   }
   check(bad === 0, `${name}: ${bad} of ${lines.length} lines do not match the schema`);
 }
-const kinds = Object.keys(readJson(path.join(root, 'lib/records/record.schema.json')).definitions);
+const kinds = Object.keys(readJson(path.join(root, 'schemas/record.schema.json')).definitions);
 // eko-collect's kinds need a live GDB server: tests/eko validates them (validate_file.mjs).
 const validatedElsewhere = new Set(['EkoEvent', 'EkoClock']);
 for (const kind of kinds.filter((k) => !validatedElsewhere.has(k) && !sharedPart)) {

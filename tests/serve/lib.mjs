@@ -71,10 +71,10 @@ const readJson = (file) => JSON.parse(fs.readFileSync(file, 'utf8'));
 export function validators(root, shared) {
   const ajv = new Ajv({ allErrors: true, strict: false, formats: { uint8: true, uint32: true, uint64: true, double: true } });
   addFormats(ajv);
-  ajv.addSchema(readJson(path.join(root, 'lib/records/record.schema.json')));
-  ajv.addSchema(readJson(path.join(root, 'lib/records/frames.schema.json')));
-  const ours = ajv.compile(readJson(path.join(root, 'lib/serve/schema/server-message.schema.json')));
-  const oursClient = ajv.compile(readJson(path.join(root, 'lib/serve/schema/client-message.schema.json')));
+  ajv.addSchema(readJson(path.join(root, 'schemas/record.schema.json')));
+  ajv.addSchema(readJson(path.join(root, 'schemas/frames.schema.json')));
+  const ours = ajv.compile(readJson(path.join(root, 'schemas/server-message.schema.json')));
+  const oursClient = ajv.compile(readJson(path.join(root, 'schemas/client-message.schema.json')));
   let callisto = null;
   let callistoClient = null;
   const callistoDir = path.join(shared, 'reference/callisto-schema');

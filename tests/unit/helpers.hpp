@@ -29,8 +29,7 @@ inline std::vector<itm::Packet> decode_packets(const std::vector<std::uint8_t>& 
 struct OwnedEvent {
   EventKind kind;
   std::uint16_t port;
-  std::uint64_t a;
-  std::uint64_t b;
+  Event event;  // its values, read by name; text and bytes are the owned copies below
   std::string text;
   std::vector<std::uint8_t> bytes;
 };
@@ -38,7 +37,10 @@ struct OwnedEvent {
 class CollectingSink final : public EventSink {
  public:
   void on_event(const Event& e) override {
-    events.push_back(OwnedEvent{e.kind, e.port, e.a, e.b, std::string(e.text),
+    Event values = e;
+    values.text = {};
+    values.bytes = {};
+    events.push_back(OwnedEvent{e.kind, e.port, values, std::string(e.text),
                                 std::vector<std::uint8_t>(e.bytes.begin(), e.bytes.end())});
   }
   std::vector<OwnedEvent> events;

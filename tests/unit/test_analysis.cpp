@@ -11,11 +11,12 @@
 #include "analysis/top_report.hpp"
 
 using namespace tp::analysis;
+using tp::ExceptionAction;
 
 namespace {
 
 Observation at(std::uint64_t t, ObservationKind kind, std::uint32_t number = 0,
-               ExceptionAction action = ExceptionAction::other) {
+               ExceptionAction action = ExceptionAction::reserved) {
   Observation o;
   o.timestamp = t;
   o.clock = "cycles";

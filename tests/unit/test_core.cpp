@@ -29,7 +29,7 @@
 using namespace tp;
 
 TEST_CASE("error codes: Callisto's are its schema's Error.code enum, in order; names round-trip") {
-  std::ifstream schema_file(TRACEPIPE_SOURCE_DIR "/lib/serve/schema/server-message.schema.json");
+  std::ifstream schema_file(TRACEPIPE_SOURCE_DIR "/schemas/server-message.schema.json");
   REQUIRE(schema_file);
   const std::string schema((std::istreambuf_iterator<char>(schema_file)), std::istreambuf_iterator<char>());
   std::smatch found;

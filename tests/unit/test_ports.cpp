@@ -113,8 +113,8 @@ TEST_CASE("TaskIsr: 9-byte records from any mix of write sizes, names, resync on
     write_bytes(d, records, chunk, sink);
     REQUIRE(sink.events.size() == 5);
     CHECK(sink.events[0].kind == EventKind::task_switch);
-    CHECK(sink.events[0].a == 1);
-    CHECK(sink.events[0].b == 2);
+    CHECK(sink.events[0].event.from_task() == 1);
+    CHECK(sink.events[0].event.to_task() == 2);
     CHECK(sink.events[1].kind == EventKind::isr_enter);
     CHECK(sink.events[1].text == "TIM1_IRQHandler");
     CHECK(sink.events[2].kind == EventKind::isr_exit);
@@ -126,9 +126,9 @@ TEST_CASE("TaskIsr: 9-byte records from any mix of write sizes, names, resync on
   write_bytes(d, {0xEE, 0x00, 0x99, 1, 7, 0, 0, 0, 8, 0, 0, 0}, 1, sink);
   REQUIRE(sink.events.size() == 2);
   CHECK(sink.events[0].kind == EventKind::malformed);
-  CHECK(sink.events[0].a == 3);
+  CHECK(sink.events[0].event.byte_count() == 3);
   CHECK(sink.events[1].kind == EventKind::task_switch);
-  CHECK(sink.events[1].b == 8);
+  CHECK(sink.events[1].event.to_task() == 8);
   // A partial record at an overflow or at the end is reported with its bytes.
   write_bytes(d, {2, 5, 0}, 1, sink);
   d.flush(FlushReason::overflow, sink);
@@ -148,12 +148,12 @@ TEST_CASE("Marker and Counter records") {
   counter.write(9, 1, sink);
   counter.flush(FlushReason::end, sink);
   REQUIRE(sink.events.size() == 4);
-  CHECK(sink.events[0].a == 42);
+  CHECK(sink.events[0].event.id() == 42);
   CHECK(sink.events[0].text == "Checkpoint A");
-  CHECK(sink.events[1].a == 7);
+  CHECK(sink.events[1].event.id() == 7);
   CHECK(sink.events[1].text.empty());
   CHECK(sink.events[2].kind == EventKind::counter);
-  CHECK(sink.events[2].b == 0x1122334455667788ULL);
+  CHECK(sink.events[2].event.value() == 0x1122334455667788ULL);
   CHECK(sink.events[3].kind == EventKind::malformed);
 }
 
@@ -258,8 +258,8 @@ TEST_CASE("bulk write_bytes gives exactly what byte-by-byte writes give, for eve
       for (std::size_t k = 0; k < bulk_events.events.size(); ++k) {
         CHECK(bulk_events.events[k].kind == single_events.events[k].kind);
         CHECK(bulk_events.events[k].text == single_events.events[k].text);
-        CHECK(bulk_events.events[k].a == single_events.events[k].a);
-        CHECK(bulk_events.events[k].b == single_events.events[k].b);
+        CHECK(bulk_events.events[k].event.values().a == single_events.events[k].event.values().a);
+        CHECK(bulk_events.events[k].event.values().b == single_events.events[k].event.values().b);
         CHECK(bulk_events.events[k].bytes == single_events.events[k].bytes);
       }
     }

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <sstream>
 
@@ -17,8 +18,8 @@
 #include "query/field_path.hpp"
 #include "query/record_filter.hpp"
 #include "records/record_check.hpp"
-#include "records/record_kinds.hpp"
 #include "records/record_shapes.hpp"
+#include "records/vocabulary.hpp"
 
 using namespace tp;
 
@@ -181,7 +182,7 @@ TEST_CASE("column inference: leaf paths in order of first appearance") {
 }
 
 TEST_CASE("record kinds: the list is record.schema.json's, with Itm; case slips found") {
-  std::ifstream schema_file(TRACEPIPE_SOURCE_DIR "/lib/records/record.schema.json");
+  std::ifstream schema_file(TRACEPIPE_SOURCE_DIR "/schemas/record.schema.json");
   REQUIRE(schema_file);
   const std::string schema((std::istreambuf_iterator<char>(schema_file)), std::istreambuf_iterator<char>());
   const std::regex kind_const(R"re("kind": \{\s*"const": "(\w+)")re");
@@ -200,6 +201,55 @@ TEST_CASE("record kinds: the list is record.schema.json's, with Itm; case slips 
   CHECK(tp::kind_spelled_differently("PCSAMPLE") == std::optional<std::string_view>("PcSample"));
   CHECK_FALSE(tp::kind_spelled_differently("Bogus"));
   CHECK_FALSE(tp::kind_spelled_differently("Tex"));
+}
+
+TEST_CASE("vocabulary: every name looks up to its constant and back; the enums the schema lists are its") {
+  for (std::size_t i = 0; i < tp::record_kind_names.size(); ++i) {
+    const auto kind = static_cast<tp::RecordKind>(i);
+    CHECK(tp::record_kind_named(tp::kind_name(kind)) == kind);
+  }
+  CHECK_FALSE(tp::record_kind_named("Itm"));  // a frames line has no kind
+  CHECK_FALSE(tp::record_kind_named("text"));
+  for (std::size_t i = 0; i < tp::decoder_type_names.size(); ++i) {
+    const auto type = static_cast<tp::DecoderType>(i);
+    CHECK(tp::decoder_type_named(tp::decoder_name(type)) == type);
+  }
+  CHECK_FALSE(tp::decoder_type_named("Bogus"));
+  for (std::size_t i = 0; i < tp::exception_action_names.size(); ++i) {
+    const auto action = static_cast<tp::ExceptionAction>(i);
+    CHECK(tp::exception_action_named(tp::action_name(action)) == action);
+  }
+  CHECK(tp::action_name(tp::ExceptionAction::enter) == "enter");  // the DWT packet's function 1 (D4.3.2)
+  CHECK(tp::type_name(tp::DataTraceType::write) == "write");
+  // The server's schema offers Callisto's decoders: each is one of ours.
+  std::ifstream server_file(TRACEPIPE_SOURCE_DIR "/schemas/server-message.schema.json");
+  REQUIRE(server_file);
+  const std::string server((std::istreambuf_iterator<char>(server_file)), std::istreambuf_iterator<char>());
+  simdjson::dom::parser parser;
+  const simdjson::dom::element root = parser.parse(server);
+  std::size_t decoders = 0;
+  const std::function<void(simdjson::dom::element)> visit = [&](simdjson::dom::element node) {
+    if (node.is_array()) {
+      for (const auto item : node.get_array()) visit(item);
+      return;
+    }
+    if (!node.is_object()) return;
+    for (const auto member : node.get_object()) {
+      if (member.key == "decoder") {
+        for (const auto choice : member.value["oneOf"].get_array()) {
+          simdjson::dom::array names;
+          if (choice["enum"].get(names) != simdjson::SUCCESS) continue;
+          for (const auto name : names) {
+            CHECK(tp::decoder_type_named(name.get_string().value()).has_value());
+            ++decoders;
+          }
+        }
+      }
+      visit(member.value);
+    }
+  };
+  visit(root);
+  CHECK(decoders >= 4);
 }
 
 namespace {
@@ -312,7 +362,7 @@ std::string check(std::string_view line) {
 }  // namespace
 
 TEST_CASE("record check: the rules are record.schema.json's, kind by kind and field by field") {
-  std::ifstream schema_file(TRACEPIPE_SOURCE_DIR "/lib/records/record.schema.json");
+  std::ifstream schema_file(TRACEPIPE_SOURCE_DIR "/schemas/record.schema.json");
   REQUIRE(schema_file);
   const std::string text((std::istreambuf_iterator<char>(schema_file)), std::istreambuf_iterator<char>());
   simdjson::dom::parser parser;

@@ -19,7 +19,7 @@ TEST_CASE("records take the time of the local timestamp that follows them") {
   ItmStreamEncoder enc(bytes);
   enc.text(0, "hi\n");
   enc.timestamp(1000);
-  enc.packet(make_exception(16 + 3, ExceptionAction::enter));
+  enc.packet(make_exception(16 + 3, itm::ExceptionAction::enter));
   enc.timestamp(500);
   enc.packet(make_pc_sample(0x08000100));
   const auto lines = decode_lines(bytes);
@@ -295,14 +295,13 @@ TEST_CASE("names from tracepipe's tables are written as they are: none needs esc
     return out.view() == quoted;
   };
   for (std::uint16_t number = 0; number < 512; ++number) CHECK(written_as_is(exception_name(number)));
-  for (const std::string_view kind : event_kind_names) CHECK(written_as_is(kind));
-  for (std::uint8_t type = 0; type < 4; ++type)
-    CHECK(written_as_is(data_trace_type_name(static_cast<DataTraceType>(type))));
+  for (const std::string_view kind : record_kind_names) CHECK(written_as_is(kind));
+  for (std::uint8_t type = 0; type < 4; ++type) CHECK(written_as_is(type_name(static_cast<DataTraceType>(type))));
   // An exception record's name and action, by the ARMv7-M numbering (B1.5.2).
   std::vector<std::uint8_t> bytes;
   ItmStreamEncoder enc(bytes);
-  enc.packet(make_exception(3, ExceptionAction::enter));
-  enc.packet(make_exception(16 + 37, ExceptionAction::resume));
+  enc.packet(make_exception(3, itm::ExceptionAction::enter));
+  enc.packet(make_exception(16 + 37, itm::ExceptionAction::resume));
   const auto lines = decode_lines(bytes);
   REQUIRE(lines.size() == 2);
   CHECK(Json(lines[0]).str("/event/data/name") == "HardFault");
@@ -443,7 +442,7 @@ TEST_CASE("records formatted on the writer's thread are the records formatted in
         enc.write(2, next(), 4);
         break;
       case 3:
-        enc.packet(make_exception(static_cast<std::uint16_t>(next() % 64), ExceptionAction::enter));
+        enc.packet(make_exception(static_cast<std::uint16_t>(next() % 64), itm::ExceptionAction::enter));
         break;
       case 4:
         enc.packet(make_pc_sample(next()));
@@ -477,14 +476,8 @@ TEST_CASE("records formatted on the writer's thread are the records formatted in
 }
 
 TEST_CASE("record entries: formatted as the session formats records; a batch cut inside an entry is a bug, said") {
-  Event marker;
-  marker.kind = EventKind::marker;
-  marker.port = 2;
-  marker.a = 7;
-  marker.text = "boot \"done\"";
-  Event raw;
-  raw.kind = EventKind::raw;
-  raw.port = 20;
+  const Event marker = Event::marker(2, 7, "boot \"done\"");
+  Event raw = Event::of(EventKind::raw, 20);
   const std::array<std::uint8_t, 3> payload{1, 2, 255};
   raw.bytes = payload;
   OutBuffer batch;

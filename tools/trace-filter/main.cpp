@@ -9,7 +9,7 @@
 #include "query/line_stream.hpp"
 #include "query/record_filter.hpp"
 #include "query/thread_filter.hpp"
-#include "records/record_kinds.hpp"
+#include "records/vocabulary.hpp"
 
 namespace {
 
