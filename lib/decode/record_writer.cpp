@@ -96,7 +96,7 @@ void RecordFormatter::symbol_data(RecordData& data, const Event& e) const {
 }
 
 void RecordFormatter::ndjson_body(OutBuffer& out, const Event& e) const {
-  RecordBody body(out, e.port, record_kind(e.kind));
+  RecordBody body(out, e.port, e.kind);
   RecordData& data = body.data();
   switch (e.kind) {
     case EventKind::text:
@@ -197,6 +197,8 @@ void RecordFormatter::text_body(OutBuffer& out, const Event& e) const {
       break;
     case EventKind::malformed:
       fmt::format_to(it, "{} ({} bytes)", e.text, e.byte_count());
+      break;
+    default:  // the other producers' kinds: decoding makes none
       break;
   }
 }

@@ -12,35 +12,13 @@
 
 namespace tp {
 
-// The record kinds decoding produces, in RecordKind's order (each is the RecordKind of the
-// same name: record_kind()). What each carries is read through Event's named accessors.
-enum class EventKind : std::uint8_t {
-  // Callisto core kinds
-  text,
-  marker,
-  task_switch,
-  isr_enter,
-  isr_exit,
-  idle_enter,
-  idle_exit,
-  counter,
-  raw,
-  // tracepipe extended kinds
-  exception,
-  pc_sample,
-  data_trace,
-  event_counter,
-  overflow,
-  hardware,   // a hardware packet with a reserved discriminator or size
-  extension,  // an extension packet other than a stimulus page
-  malformed,
-};
+// The kinds of record decoding produces: RecordKind's first 17 (text..malformed). What each
+// carries is read through Event's named accessors.
+using EventKind = RecordKind;
+inline constexpr std::size_t event_kind_count = static_cast<std::size_t>(RecordKind::malformed) + 1;
 
-[[nodiscard]] constexpr RecordKind record_kind(EventKind kind) noexcept {
-  return static_cast<RecordKind>(kind);
-}
 [[nodiscard]] constexpr std::string_view event_kind_name(EventKind kind) noexcept {
-  return kind_name(record_kind(kind));
+  return kind_name(kind);
 }
 
 enum class EventSource : std::uint8_t { itm, dwt };
