@@ -1,6 +1,7 @@
 #include "query/record_filter.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -82,6 +83,29 @@ FieldCondition parse_regex(std::string_view expression) {
 bool RecordFilter::port_selected(std::uint64_t port) const {
   return std::any_of(criteria_.ports.begin(), criteria_.ports.end(),
                      [port](const auto& range) { return port >= range.first && port <= range.second; });
+}
+
+FilterCriteria criteria_from(const FilterArguments& arguments) {
+  FilterCriteria criteria;
+  if (!arguments.ports.empty()) criteria.ports = parse_port_list(arguments.ports);
+  if (!arguments.kinds.empty()) criteria.kinds = parse_name_list(arguments.kinds);
+  if (!arguments.sources.empty()) criteria.sources = parse_name_list(arguments.sources);
+  criteria.since = arguments.since;
+  criteria.until = arguments.until;
+  for (const auto& m : arguments.matches) criteria.conditions.push_back(parse_match(m));
+  for (const auto& r : arguments.regexes) criteria.conditions.push_back(parse_regex(r));
+  criteria.invert = arguments.invert;
+  return criteria;
+}
+
+void warn_unknown_kinds(const FilterCriteria& criteria, const Logger& log) {
+  for (const std::string& name : criteria.kinds) {
+    if (is_known_record_kind(name)) continue;
+    const auto spelled = kind_spelled_differently(name);
+    log.warn(fmt::format("--kind {}: no record of the tracepipe tools has this kind{}; known kinds: {}", name,
+                         spelled ? fmt::format(" (kinds are case-sensitive: {}?)", *spelled) : "",
+                         fmt::join(known_record_kinds(), ", ")));
+  }
 }
 
 bool RecordFilter::in(const std::vector<std::string>& names, std::string_view name) {

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/log.hpp"
 #include "query/field_path.hpp"
 #include "query/regex.hpp"
 #include "records/record_check.hpp"
@@ -34,6 +35,25 @@ struct FilterCriteria {
   std::vector<FieldCondition> conditions;
   bool invert = false;
 };
+
+// The criteria as the command line gives them (trace-filter's options, as text).
+struct FilterArguments {
+  std::string ports;    // "0,2-4"
+  std::string kinds;    // "Text,Exception"
+  std::string sources;  // "itm,dwt"
+  std::optional<std::uint64_t> since;
+  std::optional<std::uint64_t> until;
+  std::vector<std::string> matches;  // FIELD=VALUE
+  std::vector<std::string> regexes;  // FIELD=RE
+  bool invert = false;
+};
+
+// The criteria of the arguments: throws tp::Error(usage) for a bad list or expression.
+FilterCriteria criteria_from(const FilterArguments& arguments);
+
+// A --kind name no record of the tracepipe tools carries selects nothing: a warning for each
+// (producers may add kinds), with the case slip when it is one.
+void warn_unknown_kinds(const FilterCriteria& criteria, const Logger& log);
 
 // Parsers for the command-line forms; they throw tp::Error(usage) with the problem.
 std::vector<std::pair<std::uint32_t, std::uint32_t>> parse_port_list(std::string_view list);

@@ -1,5 +1,5 @@
 // Internal to lib/serve: what a session (an HTTP connection, a WebSocket client) may ask of
-// the server, and nothing more. Server::Impl implements it; sessions never reach into the
+// the server, and nothing more. ServerCore implements it; sessions never reach into the
 // server's state. Everything here runs on the io_context thread.
 #pragma once
 
@@ -16,7 +16,7 @@
 #include "net/asio.hpp"
 #include "serve/admission.hpp"
 #include "serve/protocol.hpp"
-#include "serve/server.hpp"
+#include "serve/serve_options.hpp"
 
 namespace tp::serve {
 

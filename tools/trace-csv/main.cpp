@@ -2,15 +2,13 @@
 #include <optional>
 
 #include "cli/cli.hpp"
-#include "core/progress.hpp"
-#include "core/signals.hpp"
+#include "cli/record_tool.hpp"
 #include "query/csv_sink.hpp"
-#include "query/line_stream.hpp"
 
 namespace {
 
 struct Options {
-  std::string input = "-";
+  tp::RecordInput input;
   std::string columns;
   std::string preset;
   bool header = true;
@@ -19,8 +17,6 @@ struct Options {
   std::string delimiter = ",";
   bool crlf = false;
   std::size_t infer_lines = 1000;
-  bool strict = false;
-  unsigned threads = 0;
 };
 
 tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Logger& log) {
@@ -33,30 +29,17 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   const tp::CsvOptions csv{o.columns,      o.preset, o.header,     tp::parse_time_format(o.time), o.time, o.cpu_hz,
                            o.delimiter[0], o.crlf,   o.infer_lines};
   tp::check_csv_options(csv);
-  tp::ByteSource source = tp::ByteSource::open(o.input);
-  tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append, {o.input});
+  tp::RecordToolRun tool(o.input, common, log);
   std::optional<tp::LineStream> stream;
-  tp::CsvSink sink(csv, writer,
+  tp::CsvSink sink(csv, tool.writer(),
                    [&](std::uint64_t number, std::string_view message) { stream->report_bad_line(number, message); });
-  stream.emplace([&](tp::NdjsonLine& line) { return sink.on_line(line); }, log, o.strict);
-  tp::Progress progress(source.size(), log.verbosity() != tp::Verbosity::quiet);
-  const unsigned threads = tp::LineStream::threads_for(o.threads);
-  if (threads > 1 && source.seekable()) {
-    if (stream->run_chunks(source, sink.chunk_handlers(threads, source), writer, progress)) {
-      tp::run_stream_loop(source, *stream, writer, progress);
-    }
-  } else if (threads > 1) {  // a pipe: on threads once the columns are known (given, or inferred line by line)
-    stream->hand_over_when([&] { return sink.columns_known(); });
-    if (!sink.columns_known()) tp::run_stream_loop(source, *stream, writer, progress);
-    if (sink.columns_known() && tp::stop_requested() == 0) {
-      stream->run_stream_chunks(source, sink.chunk_handlers(threads, source), writer, progress);
-    }
-  } else {
-    tp::run_stream_loop(source, *stream, writer, progress);
-  }
+  stream.emplace([&](tp::NdjsonLine& line) { return sink.on_line(line); }, log, o.input.strict);
+  const unsigned threads = tp::LineStream::threads_for(o.input.threads);
+  // From a pipe, the threads take over once the columns are known (given, or inferred line by line).
+  tool.read(*stream, tp::ThreadedRead{threads, [&] { return sink.chunk_handlers(threads, tool.source()); },
+                                      [&] { return sink.columns_known(); }});
   sink.finish(log);
-  writer.flush();
-  stream->report_summary(source.name());
+  tool.finish(*stream);
   return tp::ExitCode::ok;
 }
 
@@ -72,7 +55,7 @@ int run_main(int argc, char** argv) {
       "trace-csv"};
   Options o;
   tp::CommonOptions common;
-  app.add_option("FILE", o.input, "Input file ('-' or none = stdin)");
+  tp::add_record_input(app, o.input);
   app.add_option("--columns", o.columns, "Columns: time,port,kind,message or header=dotted.path,...")
       ->type_name("LIST");
   app.add_option("--preset", o.preset, "Named columns: basic, counters, exceptions, ekotrace")
@@ -82,14 +65,13 @@ int run_main(int argc, char** argv) {
   app.add_option("--time", o.time, "Timestamp column as raw, seconds (by the record's clock) or rfc3339 (host time)")
       ->check(CLI::IsMember({"raw", "seconds", "rfc3339"}))
       ->default_val("raw");
-  app.add_option("--cpu-hz", o.cpu_hz, "Target clock, to turn cycle timestamps into seconds")->type_name("HZ");
+  tp::add_cpu_hz_option(app, o.cpu_hz, "cycle timestamps become seconds (--time seconds)");
   app.add_option("--delimiter", o.delimiter, "Field separator (e.g. ';' for some spreadsheets)")->default_val(",");
   app.add_flag("--crlf", o.crlf, "End rows with CRLF, as RFC 4180 writes them (default: LF)");
   app.add_option("--infer-lines", o.infer_lines, "Records to look at when inferring columns")
       ->default_val(1000)
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
-  app.add_flag("--strict", o.strict, "A line that is not JSON is an error (exit 6), not skipped");
-  tp::add_threads_option(app, o.threads);
+  tp::add_threads_option(app, o.input.threads);
   tp::add_common_options(app, common);
   return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) { return run(o, common, log); });
 }

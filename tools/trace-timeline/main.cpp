@@ -6,25 +6,21 @@
 #include "analysis/observation.hpp"
 #include "analysis/timeline.hpp"
 #include "cli/cli.hpp"
-#include "query/line_stream.hpp"
+#include "cli/record_tool.hpp"
 
 namespace {
 
 struct Options {
-  std::string input = "-";
+  tp::RecordInput input;
   std::uint64_t cpu_hz = 0;
-  std::optional<std::uint64_t> since;
-  std::optional<std::uint64_t> until;
-  bool strict = false;
+  tp::TimeWindow window;
 };
 
 tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Logger& log) {
-  if (o.since && o.until && *o.since >= *o.until) {
-    throw tp::Error(tp::ExitCode::usage, "--since must be before --until");
-  }
-  tp::ByteSource source = tp::ByteSource::open(o.input);
-  tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append, {o.input});
-  tp::analysis::TimelineWriter timeline({o.cpu_hz, o.since, o.until});
+  tp::check_time_window(o.window);
+  tp::RecordToolRun tool(o.input, common, log);
+  tp::BatchedWriter& writer = tool.writer();
+  tp::analysis::TimelineWriter timeline({o.cpu_hz, o.window.since, o.window.until});
   timeline.begin(writer.buffer());
   std::optional<tp::LineStream> stream;
   stream.emplace(
@@ -35,16 +31,15 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
           if (timeline.done()) stream->stop();
         });
       },
-      log, o.strict);
-  tp::Progress progress(source.size(), log.verbosity() != tp::Verbosity::quiet);
-  tp::run_stream_loop(source, *stream, writer, progress);
+      log, o.input.strict);
+  tool.read(*stream);
   timeline.finish(writer.buffer());
   writer.flush();
   if (timeline.unscaled()) {
     log.warn("timestamps are cycles or ticks: without --cpu-hz the timeline draws one as one microsecond");
   }
   log.verbose(fmt::format("{} trace events", timeline.events()));
-  stream->report_summary(source.name());
+  tool.finish(*stream);
   return tp::ExitCode::ok;
 }
 
@@ -61,12 +56,9 @@ int run_main(int argc, char** argv) {
       "trace-timeline"};
   Options o;
   tp::CommonOptions common;
-  app.add_option("FILE", o.input, "Records ('-' or none = stdin)");
-  app.add_option("--cpu-hz", o.cpu_hz, "Target clock: cycle timestamps become microseconds")->type_name("HZ");
-  app.add_option("--since", o.since, "Only from timestamp T on (what runs at T starts there)")->type_name("T");
-  app.add_option("--until", o.until, "Only before timestamp T (what still runs ends there; reading stops)")
-      ->type_name("T");
-  app.add_flag("--strict", o.strict, "A line that is not a record is an error (exit 6), not skipped");
+  tp::add_record_input(app, o.input);
+  tp::add_cpu_hz_option(app, o.cpu_hz, "cycle timestamps become microseconds");
+  tp::add_time_window(app, o.window);
   tp::add_common_options(app, common);
   return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) { return run(o, common, log); });
 }

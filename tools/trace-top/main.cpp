@@ -10,19 +10,18 @@
 #include "analysis/observation.hpp"
 #include "analysis/top_report.hpp"
 #include "cli/cli.hpp"
-#include "query/line_stream.hpp"
+#include "cli/record_tool.hpp"
 
 namespace {
 
 struct Options {
-  std::string input = "-";
+  tp::RecordInput input;
   double interval = 1.0;
   bool once = false;
   std::size_t top = 10;
   std::uint64_t cpu_hz = 0;
   std::string format = "auto";
   bool lines = false;
-  bool strict = false;
 };
 
 // Where the output goes decides its form unless --format says: a terminal gets the table.
@@ -42,8 +41,8 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
   report.top = o.top;
   report.cpu_hz = o.cpu_hz;
   report.colour = table && common.output == "-" && ::isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr;
-  tp::ByteSource source = tp::ByteSource::open(o.input);
-  tp::BatchedWriter writer = tp::BatchedWriter::open(common.output, common.append, {o.input});
+  tp::RecordToolRun tool(o.input, common, log, false);
+  tp::BatchedWriter& writer = tool.writer();
   tp::analysis::LiveStats stats(is_export(o), o.lines);
   tp::LineStream stream(
       [&](tp::NdjsonLine& line) {
@@ -51,7 +50,7 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
         return tp::analysis::observe_line(
             line, [&](const tp::analysis::Observation& observation) { stats.add(observation); });
       },
-      log, o.strict);
+      log, o.input.strict);
   const auto emit = [&](bool final) {
     tp::OutBuffer& out = writer.buffer();
     if (o.format == "folded") {
@@ -73,10 +72,9 @@ tp::ExitCode run(const Options& o, const tp::CommonOptions& common, const tp::Lo
     loop.report_every_us = static_cast<std::uint64_t>(o.interval * 1e6);
     loop.on_report = [&] { emit(false); };
   }
-  tp::Progress progress(source.size(), false);
-  tp::run_stream_loop(source, stream, writer, progress, loop);
+  tool.read(stream, loop);
   emit(true);
-  stream.report_summary(source.name());
+  tool.finish(stream);
   return tp::ExitCode::ok;
 }
 
@@ -94,21 +92,19 @@ int run_main(int argc, char** argv) {
       "trace-top"};
   Options o;
   tp::CommonOptions common;
-  app.add_option("FILE", o.input, "Records ('-' or none = stdin)");
+  tp::add_record_input(app, o.input);
   app.add_option("--interval", o.interval, "Seconds between redraws or snapshots")
       ->check(CLI::Range(0.05, 3600.0))
       ->default_val(1.0);
   app.add_flag("--once", o.once, "Only the statistics at the end of input");
   app.add_option("--top", o.top, "Functions and handlers shown")->check(CLI::Range(1, 100000))->default_val(10);
-  app.add_option("--cpu-hz", o.cpu_hz, "Target clock: times in the table in seconds for cycle timestamps")
-      ->type_name("HZ");
+  tp::add_cpu_hz_option(app, o.cpu_hz, "the table's times in seconds for cycle timestamps");
   app.add_option("--format", o.format,
                  "auto (table on a terminal, else ndjson), table, ndjson; at the end only: folded (flame graphs: "
                  "task;function count) or callgrind (KCacheGrind)")
       ->check(CLI::IsMember({"auto", "table", "ndjson", "folded", "callgrind"}))
       ->default_val("auto");
   app.add_flag("--lines", o.lines, "Profile by function and source line (PcSample records that carry file and line)");
-  app.add_flag("--strict", o.strict, "A line that is not a record is an error (exit 6), not skipped");
   tp::add_common_options(app, common);
   return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) { return run(o, common, log); });
 }

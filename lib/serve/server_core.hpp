@@ -1,5 +1,6 @@
 // Internal to lib/serve: the server's state shared by the acceptor, the HTTP sessions and
-// the WebSocket clients. All of it lives on the io_context thread.
+// the WebSocket clients (through SessionHost), behind Server. All of it lives on the
+// io_context thread.
 #pragma once
 
 #include <array>
@@ -17,39 +18,31 @@
 
 #include "serve/admission.hpp"
 #include "serve/broadcast.hpp"
-#include "serve/child_process.hpp"
+#include "serve/command_mode.hpp"
+#include "serve/cpu_meter.hpp"
 #include "serve/handshake.hpp"
 #include "serve/input_pump.hpp"
 #include "serve/origin_policy.hpp"
 #include "serve/protocol.hpp"
-#include "serve/server.hpp"
 #include "serve/session_host.hpp"
 
 namespace tp::serve {
 
-// Process CPU time over wall time, as a fraction of all cores.
-class CpuMeter {
+class ServerCore final : public SessionHost {
  public:
-  CpuMeter();
-  double sample();
-
- private:
-  double last_cpu_s_ = 0;
-  double last_wall_s_ = 0;
-  double cores_ = 1;
-};
-
-class Server::Impl final : public SessionHost {
- public:
-  Impl(ServeOptions options, const Logger& logger);
-  Impl(const Impl&) = delete;
-  Impl& operator=(const Impl&) = delete;
-  Impl(Impl&&) = delete;
-  Impl& operator=(Impl&&) = delete;
-  ~Impl() override = default;
+  ServerCore(ServeOptions options, const Logger& logger);
+  ServerCore(const ServerCore&) = delete;
+  ServerCore& operator=(const ServerCore&) = delete;
+  ServerCore(ServerCore&&) = delete;
+  ServerCore& operator=(ServerCore&&) = delete;
+  ~ServerCore() override = default;
   void run();
   [[nodiscard]] std::uint16_t port() const { return tcp_.port(); }
-  [[nodiscard]] const ServeStats& stats() const noexcept { return stats_; }
+  [[nodiscard]] ServeStats stats() const noexcept {
+    ServeStats stats = stats_;
+    stats.commands_started = command_.started();
+    return stats;
+  }
 
   // SessionHost: what sessions may ask.
   [[nodiscard]] const ServeOptions& options() const noexcept override { return options_; }
@@ -115,43 +108,22 @@ class Server::Impl final : public SessionHost {
   void publish(std::shared_ptr<const Batch> batch);
   void distribute(const std::shared_ptr<const Batch>& batch);
   void pump_ended(const std::string& error);
-  void start_command();
-  void read_child_stderr();
-  void child_line(std::string_view line);
-  void pipeline_facts(PipelineFacts facts);
-  void check_child();
-  void finish_command();
   [[nodiscard]] std::size_t tracing_clients() const;
   int batches_in_flight();
   void for_tracing(const std::function<void(WsClient&)>& action);
-
-  struct CommandStart {
-    StartRequest request;
-    ConnectRequest connect;  // the client's own values: {chip} and {probe_selector}
-  };
 
   std::unique_ptr<InputPump> pump_;
   std::atomic<std::uint64_t> bad_lines_reported_{0};
   std::mutex flow_mutex_;  // guards in_flight_: batches posted but not yet distributed
   std::condition_variable flow_;
 
-  std::optional<ChildProcess> child_;
-  std::optional<asio::posix::stream_descriptor> child_stderr_;
-  std::array<char, 4096> stderr_buffer_{};
-  std::string stderr_line_;
-  std::optional<CommandStart> last_start_;
-  PipelineFacts pipeline_;  // what the running (or last) capture command said of its source
-  std::uint64_t child_kill_at_us_ = 0;
-  std::uint64_t child_exit_seen_us_ = 0;
+  CommandMode command_;
   std::uint64_t input_ended_at_us_ = 0;
   std::uint64_t stopped_at_us_ = 0;
   std::uint64_t last_stats_us_ = 0;
   int in_flight_ = 0;
   std::atomic<bool> stopping_flag_{false};  // stopping_, for the pump's thread
   bool seen_cycles_clock_ = false;
-  bool child_reported_error_ = false;
-  bool child_stopping_ = false;  // we asked it to stop: its exit is not an error
-  bool restart_pending_ = false;
   bool input_ended_ = false;
   bool stopping_ = false;
 };
