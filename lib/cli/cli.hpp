@@ -3,7 +3,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,6 +33,10 @@ void add_common_options(CLI::App& app, CommonOptions& options, CommonFlags flags
 // Adds --threads N for the record tools: threads reading a file input (0, the default: one
 // per core, up to 8; 1: line by line, as from a pipe).
 void add_threads_option(CLI::App& app, unsigned& threads);
+
+// --cpu-hz HZ, the target's clock; `use` says what the tool does with it.
+void add_cpu_hz_option(CLI::App& app, std::uint64_t& hz, std::string_view use);
+void add_cpu_hz_option(CLI::App& app, std::optional<std::uint64_t>& hz, std::string_view use);
 
 // The exit-code table printed at the end of every --help.
 [[nodiscard]] std::string exit_code_help();

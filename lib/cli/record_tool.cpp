@@ -1,7 +1,5 @@
 #include "cli/record_tool.hpp"
 
-#include <fmt/format.h>
-
 #include "core/signals.hpp"
 
 namespace tp {
@@ -20,10 +18,6 @@ void check_time_window(const TimeWindow& window) {
   if (window.since && window.until && *window.since >= *window.until) {
     throw Error(ExitCode::usage, "--since must be before --until (nothing lies between them)");
   }
-}
-
-void add_cpu_hz_option(CLI::App& app, std::uint64_t& hz, std::string_view use) {
-  app.add_option("--cpu-hz", hz, fmt::format("Target clock in Hz: {}", use))->type_name("HZ");
 }
 
 RecordToolRun::RecordToolRun(const RecordInput& input, const CommonOptions& common, const Logger& log,

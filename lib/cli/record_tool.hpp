@@ -39,9 +39,6 @@ void add_time_window(CLI::App& app, TimeWindow& window);
 // Throws a usage error when nothing can lie between --since and --until.
 void check_time_window(const TimeWindow& window);
 
-// --cpu-hz HZ, the target's clock; `use` says what the tool does with it.
-void add_cpu_hz_option(CLI::App& app, std::uint64_t& hz, std::string_view use);
-
 // How a tool reads on threads: its handlers for the chunks (made when the threads start) and,
 // for a pipe, when it is ready to hand over to them (trace-csv: once its columns are known).
 struct ThreadedRead {

@@ -2,7 +2,22 @@
 
 #include <fmt/format.h>
 
+#include <memory>
+#include <optional>
+
+#include "core/listen_address.hpp"
+#include "ports/port_map.hpp"
+#include "serve/server.hpp"
+#include "symbols/symbolizer.hpp"
+
 namespace tp::serve {
+namespace {
+
+std::optional<std::string> optional_text(const std::string& text) {
+  return text.empty() ? std::nullopt : std::optional<std::string>(text);
+}
+
+}  // namespace
 
 ExitCode serve(ServeOptions options, bool print_stats, const Logger& log) {
   const bool command_mode = !options.command.empty();
@@ -25,6 +40,28 @@ ExitCode serve(ServeOptions options, bool print_stats, const Logger& log) {
         s.commands_started));
   }
   return ExitCode::ok;
+}
+
+ExitCode serve(const ServeArguments& o, ServeOptions s, const Logger& log) {
+  if (!s.command.empty() && s.input != "-") {
+    throw Error(ExitCode::usage, "give either an input FILE or a command after --, not both");
+  }
+  const ListenAddress listen = parse_listen_address(o.listen);
+  s.address = listen.address;
+  s.port = listen.port;
+  s.ports_map_json = (o.port_map.empty() ? PortMap::standard() : PortMap::load(o.port_map)).to_json();
+  if (o.cpu_hz != 0) s.cpu_hz = o.cpu_hz;
+  if (o.dwt != "auto") s.dwt_available = o.dwt == "yes";
+  s.target = optional_text(o.target);
+  s.chip = optional_text(o.chip);
+  s.probe = optional_text(o.probe);
+  s.token = optional_text(o.token);
+  if (!o.elf.empty()) {
+    symbols::Symbolizer symbolizer = symbols::Symbolizer::load(o.elf);
+    if (!symbolizer.machine_warning().empty()) log.warn(symbolizer.machine_warning());
+    s.symbols = std::make_shared<const RecordSymbols>(std::move(symbolizer));
+  }
+  return serve(std::move(s), o.stats, log);
 }
 
 }  // namespace tp::serve

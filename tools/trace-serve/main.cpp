@@ -1,57 +1,12 @@
 // trace-serve: serve NDJSON records to many live clients over the Callisto WebSocket
 // protocol, with a web viewer on the same port.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cstring>
 
 #include "cli/cli.hpp"
-#include "core/listen_address.hpp"
-#include "ports/port_map.hpp"
 #include "serve/serve_command.hpp"
-#include "symbols/symbolizer.hpp"
 
 namespace {
-
-// What the command line gives in another form than the server takes.
-struct Options {
-  std::string listen = fmt::format("127.0.0.1:{}", tp::serve::default_port);
-  std::string port_map;
-  std::uint64_t cpu_hz = 0;  // 0: not given
-  std::string dwt = "auto";
-  std::string target;
-  std::string chip;
-  std::string probe;
-  std::string token;
-  std::string elf;
-  bool stats = false;
-};
-
-std::optional<std::string> optional_text(const std::string& text) {
-  return text.empty() ? std::nullopt : std::optional<std::string>(text);
-}
-
-tp::ExitCode run(const Options& o, tp::serve::ServeOptions s, const tp::Logger& log) {
-  if (!s.command.empty() && s.input != "-") {
-    throw tp::Error(tp::ExitCode::usage, "give either an input FILE or a command after --, not both");
-  }
-  const tp::ListenAddress listen = tp::parse_listen_address(o.listen);
-  s.address = listen.address;
-  s.port = listen.port;
-  s.ports_map_json = (o.port_map.empty() ? tp::PortMap::standard() : tp::PortMap::load(o.port_map)).to_json();
-  if (o.cpu_hz != 0) s.cpu_hz = o.cpu_hz;
-  if (o.dwt != "auto") s.dwt_available = o.dwt == "yes";
-  s.target = optional_text(o.target);
-  s.chip = optional_text(o.chip);
-  s.probe = optional_text(o.probe);
-  s.token = optional_text(o.token);
-  if (!o.elf.empty()) {
-    tp::symbols::Symbolizer symbolizer = tp::symbols::Symbolizer::load(o.elf);
-    if (!symbolizer.machine_warning().empty()) log.warn(symbolizer.machine_warning());
-    s.symbols = std::make_shared<const tp::serve::RecordSymbols>(std::move(symbolizer));
-  }
-  return tp::serve::serve(std::move(s), o.stats, log);
-}
 
 int run_main(int argc, char** argv) {
   // Everything after the first "--" is the capture command (command mode).
@@ -72,7 +27,7 @@ int run_main(int argc, char** argv) {
       "  trace-serve --port-map ports.json -- sh -c 'swo-capture --baud \"$1\" | itm-decode' sh {baud_rate}\n"
       "  TRACE_SERVE_TOKEN=secret trace-serve --listen 0.0.0.0:9229 < records.ndjson",
       "trace-serve"};
-  Options o;
+  tp::serve::ServeArguments o;
   tp::serve::ServeOptions s;
   s.command.assign(split == argv + argc ? split : split + 1, argv + argc);
   tp::CommonOptions common;
@@ -81,7 +36,7 @@ int run_main(int argc, char** argv) {
       ->default_val(o.listen)
       ->type_name("ADDR:PORT");
   app.add_option("--port-map", o.port_map, "Port map JSON for Meta (the same file as itm-decode's)")->type_name("FILE");
-  app.add_option("--cpu-hz", o.cpu_hz, "Meta.cpu_hz: the target's clock")->type_name("HZ");
+  tp::add_cpu_hz_option(app, o.cpu_hz, "Meta.cpu_hz");
   app.add_option("--dwt", o.dwt, "Meta.dwt_available: yes, no, or auto (yes once records carry cycle timestamps)")
       ->check(CLI::IsMember({"auto", "yes", "no"}))
       ->default_val("auto");
@@ -122,7 +77,8 @@ int run_main(int argc, char** argv) {
   app.add_flag("--stats", o.stats, "Print record, client and drop counts on stderr at exit");
   tp::add_common_options(app, common, tp::CommonFlags{false, false});
   app.footer(app.get_footer() + "\n\nCommand mode: trace-serve [OPTIONS] -- CMD ARGS...");
-  return tp::run_tool(app, common, own_argc, argv, [&](const tp::Logger& log) { return run(o, std::move(s), log); });
+  return tp::run_tool(app, common, own_argc, argv,
+                      [&](const tp::Logger& log) { return tp::serve::serve(o, std::move(s), log); });
 }
 
 }  // namespace
