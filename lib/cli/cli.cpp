@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "cli/option_docs.hpp"
 #include "cli/version.hpp"
 #include "core/batched_writer.hpp"
 #include "core/byte_source.hpp"
@@ -127,6 +128,26 @@ void one_value_per_occurrence(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) one_value_per_occurrence(*sub);
 }
 
+// TOOL --generate-completions SHELL and TOOL --generate-man-options (cli/option_docs): the
+// option documentation from the definitions, on stdout. Nothing when argv asks for neither.
+std::optional<int> print_option_docs(const CLI::App& app, int argc, char** argv) {
+  std::optional<std::string> text;
+  if (argc == 3 && argv[1] == generate_completions_flag) {
+    text = completion_script(app, argv[2]);
+    if (!text) {
+      std::fputs("--generate-completions: the shells are bash, zsh and fish\n", stderr);
+      return static_cast<int>(ExitCode::usage);
+    }
+  } else if (argc == 2 && argv[1] == generate_man_options_flag) {
+    text = man_options(app);
+  } else {
+    return std::nullopt;
+  }
+  return std::fwrite(text->data(), 1, text->size(), stdout) == text->size() && std::fflush(stdout) == 0
+             ? static_cast<int>(ExitCode::ok)
+             : static_cast<int>(ExitCode::io_error);
+}
+
 // Opens /dev/null on each of 0, 1 and 2 that is closed (`tool <&-`), so that no descriptor
 // the tool opens later (a file, an eventfd) becomes its stdin, stdout or stderr by chance.
 void open_standard_descriptors() noexcept {
@@ -173,6 +194,7 @@ int run_tool(CLI::App& app, CommonOptions& options, int argc, char** argv,
              const std::function<ExitCode(const Logger&)>& body) {
   refuse_out_of_range_numbers(app);
   one_value_per_occurrence(app);
+  if (const std::optional<int> status = print_option_docs(app, argc, argv)) return *status;
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

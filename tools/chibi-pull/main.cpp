@@ -16,7 +16,9 @@ int run_main(int argc, char** argv) {
       "chibi-pull"};
   tp::chibios::PullOptions o;
   tp::CommonOptions common;
-  app.add_option("--port", o.port, "Serial device of the shell (e.g. /dev/ttyACM0)")->envname("CHIBI_PULL_PORT");
+  app.add_option("--port", o.port, "Serial device of the shell (e.g. /dev/ttyACM0)")
+      ->type_name("DEVICE")
+      ->envname("CHIBI_PULL_PORT");
   app.add_option("--baud", o.baud, "Baud rate (any rate; USB CDC ignores it)")->default_val(o.baud);
   app.add_option("--timeout", o.timeout_s, "Seconds to wait for the prompt after a command")
       ->default_val(o.timeout_s)

@@ -1,0 +1,36 @@
+# Writes a tool's generated documentation (lib/cli/option_docs): its bash, zsh and fish
+# completions, and its man page with the OPTIONS section the tool generates in place of the
+# hand-written page's (DESCRIPTION, EXAMPLES and the rest stay as written).
+# Run as: cmake -DTOOL=path/to/tool -DNAME=tool -DMAN_SOURCE=man/tool.1 -DOUT_DIR=dir -P GenerateDocs.cmake
+function(generate what output)
+  execute_process(COMMAND ${TOOL} ${what} OUTPUT_VARIABLE text RESULT_VARIABLE status)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "${NAME} ${what}: exit status ${status}")
+  endif()
+  file(WRITE ${output} "${text}")
+endfunction()
+
+file(MAKE_DIRECTORY ${OUT_DIR}/completions/bash ${OUT_DIR}/completions/zsh ${OUT_DIR}/completions/fish ${OUT_DIR}/man)
+generate("--generate-completions;bash" ${OUT_DIR}/completions/bash/${NAME})
+generate("--generate-completions;zsh" ${OUT_DIR}/completions/zsh/_${NAME})
+generate("--generate-completions;fish" ${OUT_DIR}/completions/fish/${NAME}.fish)
+
+execute_process(COMMAND ${TOOL} --generate-man-options OUTPUT_VARIABLE options RESULT_VARIABLE status)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "${NAME} --generate-man-options: exit status ${status}")
+endif()
+file(READ ${MAN_SOURCE} page)
+string(FIND "${page}" "\n.SH OPTIONS\n" start)
+if(start EQUAL -1)
+  message(FATAL_ERROR "${MAN_SOURCE} has no .SH OPTIONS section for the generated options")
+endif()
+math(EXPR start "${start} + 1")
+string(SUBSTRING "${page}" ${start} -1 rest)
+string(FIND "${rest}" "\n.SH " end)
+if(end EQUAL -1)
+  message(FATAL_ERROR "${MAN_SOURCE}: no section after OPTIONS")
+endif()
+math(EXPR end "${end} + 1")
+string(SUBSTRING "${page}" 0 ${start} before)
+string(SUBSTRING "${rest}" ${end} -1 after)
+file(WRITE ${OUT_DIR}/man/${NAME}.1 "${before}${options}${after}")
