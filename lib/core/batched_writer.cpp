@@ -369,6 +369,11 @@ void BatchedWriter::write_in_background(BatchEncoder encode) {
                                              std::move(encode));
 }
 
+void BatchedWriter::encode_batches(BatchEncoder encode) {
+  flush();  // what went before is out first
+  encode_ = std::move(encode);
+}
+
 void BatchedWriter::flush_full_batch() {
   if (!background_) return flush();
   last_flush_us_ = monotonic_us();
@@ -400,6 +405,18 @@ void BatchedWriter::flush() {
     }
   }
   if (buffer_.empty()) return;
+  if (encode_) {
+    encoded_.clear();
+    try {
+      encode_(buffer_.view(), encoded_);
+    } catch (...) {
+      buffer_.clear();
+      throw;
+    }
+    buffer_.clear();
+    write_all(encoded_.view());
+    return;
+  }
   write_all(buffer_.view());
   buffer_.clear();
 }

@@ -42,7 +42,7 @@ class BatchedWriter {
   // The buffer to append to; call commit() after appending a whole record.
   [[nodiscard]] OutBuffer& buffer() noexcept { return buffer_; }
   void write(std::string_view bytes) {
-    if (bytes.size() >= capacity_ / 2 && !background_) return write_large(bytes);  // a batch already: no copy
+    if (bytes.size() >= capacity_ / 2 && !background_ && !encode_) return write_large(bytes);  // a batch already
     buffer_.append(bytes);
     commit();
   }
@@ -64,6 +64,9 @@ class BatchedWriter {
   // blocks every signal (they stay the owner's). A failed write, or an exception from
   // `encode`, is thrown by the next commit() that hands a batch over, or by flush().
   void write_in_background(BatchEncoder encode);
+  // As write_in_background, but each batch is encoded on the owner's thread when it is
+  // written: the same bytes with no second thread (a test comparing the two, a fuzzer).
+  void encode_batches(BatchEncoder encode);
   // Flushes if the oldest pending byte is older than max_delay_us.
   void flush_if_stale(std::uint64_t now_us);
   [[nodiscard]] bool has_pending() const noexcept { return !buffer_.empty(); }
@@ -107,6 +110,7 @@ class BatchedWriter {
   std::uint64_t bytes_written_ = 0;
   std::uint64_t write_calls_ = 0;
   std::uint64_t owner_encoded_batches_ = 0;
+  BatchEncoder encode_;                     // encode_batches: the owner encodes every batch
   OutBuffer encoded_;                       // a batch the owner encoded
   std::unique_ptr<Background> background_;  // after fd_: stopped before the descriptor closes
 };

@@ -19,15 +19,21 @@ ItmSession::ItmSession(PortMap port_map, SessionOptions options, BatchedWriter& 
     : options_(options),
       writer_(writer),
       router_(std::move(port_map), options.allow_mask, PortDecoderLimits{options.max_line}),
-      formatter_(options.format, &router_.map(), options.symbols),
       decoder_(itm::DecoderOptions{options.strict_sync, false}),
       clock_(options.prescaler) {
   if (options_.tpiu) tpiu_.emplace(options_.tpiu_stream);
   staging_.reserve(std::size_t{64} << 10U);
   pending_.reserve(options_.max_pending + 1);
   recent_times_.resize(std::min(std::bit_ceil(options_.max_line + 2), recent_times_cap));
-  if (hands_records_over()) {
-    writer_.write_in_background(entry_encoder(options_.format, router_.map(), options_.symbols));
+  // Records are staged as entries (decode/record_entries) and formatted when the writer
+  // writes them: on its own thread, or on this one (a test comparing the two).
+  if (writes_records()) {
+    BatchedWriter::BatchEncoder encode = entry_encoder(options_.format, router_.map(), options_.symbols);
+    if (options_.format_in_background) {
+      writer_.write_in_background(std::move(encode));
+    } else {
+      writer_.encode_batches(std::move(encode));
+    }
   }
 }
 
@@ -57,7 +63,7 @@ void ItmSession::on_byte_run(std::uint16_t port, std::span<const std::uint8_t> b
   stats_.packets += bytes.size();
   stats_.by_kind[static_cast<std::size_t>(PacketKind::instrumentation)] += bytes.size();
   if (options_.frames) {
-    for (const std::uint8_t b : bytes) frames_.push_back(Frame{port, 1, b});
+    for (const std::uint8_t b : bytes) frames_.push_back(ItmFrame{port, 1, b});
   }
   port_health_[port % PortMap::port_count].received += bytes.size();
   router_.write_bytes(port, bytes, *this);
@@ -73,7 +79,8 @@ void ItmSession::on_packet(const Packet& p) {
   ++stats_.by_kind[static_cast<std::size_t>(p.kind)];
   switch (p.kind) {
     case PacketKind::instrumentation:
-      if (options_.frames) frames_.push_back(Frame{p.stimulus_port(), p.length, static_cast<std::uint32_t>(p.value)});
+      if (options_.frames)
+        frames_.push_back(ItmFrame{p.stimulus_port(), p.length, static_cast<std::uint32_t>(p.value)});
       port_health_[p.stimulus_port() % PortMap::port_count].received += p.length;
       router_.write(p.stimulus_port(), static_cast<std::uint32_t>(p.value), p.length, *this);
       break;
@@ -193,11 +200,7 @@ std::vector<std::string> ItmSession::take_warnings() {
 void ItmSession::stage(const Event& event) {
   ++stats_.records;
   if (!writes_records()) return;
-  if (hands_records_over()) {
-    stage_record_entry(staging_, event);
-  } else {
-    formatter_.body(staging_, event);
-  }
+  stage_record_entry(staging_, event);
   const Moment began = time_since(event.began);
   pending_.push_back(Pending{staging_.size(), host_us_, began.time, began.exact});
   if (options_.timestamps == TimestampMode::host) release_pending();
@@ -221,75 +224,28 @@ std::uint64_t ItmSession::target_time() const noexcept {
   return cycles / hz * 1'000'000'000U + cycles % hz * 1'000'000'000U / hz;
 }
 
-const RecordFormatter::Stamp& ItmSession::stamp_for(StampCache& cache, std::uint64_t timestamp, std::string_view clock,
-                                                    bool exact) {
-  if (timestamp != cache.time || clock != cache.clock || exact != cache.exact || cache.stamp.suffix.empty()) {
-    formatter_.stamp(cache.stamp, timestamp, clock, exact);
-    cache.time = timestamp;
-    cache.clock = clock;
-    cache.exact = exact;
-  }
-  return cache.stamp;
-}
-
-void ItmSession::write_record(OutBuffer& out, StampCache& cache, std::uint64_t timestamp, std::string_view clock,
-                              bool exact, std::size_t begin, std::size_t end) {
-  if (hands_records_over()) {
-    stamp_record_entry(staging_.data() + begin, timestamp, clock, exact);  // staging_ goes out whole after
-  } else {
-    RecordFormatter::line(out, stamp_for(cache, timestamp, clock, exact), staging_.view(begin, end));
-  }
-}
-
 void ItmSession::stamp_pending(std::uint64_t timestamp, std::string_view clock, bool exact) {
   if (pending_.empty() && frames_.empty()) return;
-  OutBuffer& out = writer_.buffer();
   std::size_t begin = 0;
   for (const Pending& record : pending_) {
     if (record.target_time == began_now) {
-      write_record(out, group_stamp_, timestamp, clock, exact, begin, record.body_end);
+      stamp_record_entry(staging_.data() + begin, timestamp, clock, exact);
     } else {  // dated earlier: a text line that began before this group's timestamp
-      write_record(out, earlier_stamp_, record.target_time, clock, record.exact, begin, record.body_end);
+      stamp_record_entry(staging_.data() + begin, record.target_time, clock, record.exact);
     }
     begin = record.body_end;
   }
-  if (hands_records_over()) out += staging_.view();
+  OutBuffer& out = writer_.buffer();
+  out += staging_.view();
   if (!frames_.empty()) {
-    if (hands_records_over()) {
-      frames_line_.clear();
-      write_frames(frames_line_, timestamp, clock, exact);
-      append_line_entry(out, frames_line_.view());
-    } else {
-      write_frames(out, timestamp, clock, exact);
-    }
+    frames_line_.clear();
+    write_frames_line(frames_line_, timestamp, frames_, clock, exact);
+    append_line_entry(out, frames_line_.view());
     frames_.clear();
   }
   pending_.clear();
   staging_.clear();
   writer_.commit();
-}
-
-// Raw frames for the Callisto Itm message (DESIGN.md, second line shape).
-void ItmSession::write_frames(OutBuffer& out, std::uint64_t timestamp, std::string_view clock, bool exact) {
-  out += "{\"timestamp\":"sv;
-  append_uint(out, timestamp);
-  out += ",\"frames\":["sv;
-  for (std::size_t i = 0; i < frames_.size(); ++i) {
-    if (i != 0) out += ',';
-    out += "{\"port\":"sv;
-    append_uint(out, frames_[i].port);
-    out += ",\"data\":["sv;
-    for (std::uint8_t k = 0; k < frames_[i].size; ++k) {
-      if (k != 0) out += ',';
-      append_uint(out, (frames_[i].value >> (8U * k)) & 0xFFU);
-    }
-    out += "],\"timestamp\":"sv;
-    append_uint(out, timestamp);
-    out += '}';
-  }
-  out += "],\"clock\":\""sv;
-  out += clock;
-  out += exact ? "\"}\n"sv : "\",\"time_exact\":false}\n"sv;
 }
 
 // Records released before the timestamp that dates them: the last target time is only a
@@ -312,13 +268,12 @@ void ItmSession::release_pending() {
 void ItmSession::stamp_with_host_time() {
   const bool exact = options_.timestamps == TimestampMode::host;
   if (!exact) host_stamped_ += pending_.size();
-  OutBuffer& out = writer_.buffer();
   std::size_t begin = 0;
   for (const Pending& record : pending_) {
-    write_record(out, group_stamp_, record.host_us, "us", exact, begin, record.body_end);
+    stamp_record_entry(staging_.data() + begin, record.host_us, "us", exact);
     begin = record.body_end;
   }
-  if (hands_records_over()) out += staging_.view();
+  writer_.buffer() += staging_.view();
   pending_.clear();
   staging_.clear();
   if (!frames_.empty()) stamp_pending(host_us_, "us", exact);

@@ -2,8 +2,8 @@
 // decoders -> records stamped with target time -> batched output.
 //
 // Timestamps: an ITM local timestamp follows the packets it dates (ARMv7-M D4.2.4),
-// so records wait (as JSON bodies, or as record entries when they are formatted on the
-// writer's thread: format_in_background) until the next timestamp packet.
+// so records wait (as record entries, formatted when the writer writes them) until the next
+// timestamp packet.
 // When input pauses, ends, or too many wait, they are released with the last target
 // time, or with the host receive time if the stream has carried no target time; either
 // way the record says "time_exact":false, as it does when the timestamp that dates it was
@@ -48,10 +48,10 @@ struct SessionOptions {
   // timestamp delta longer than line_timeout_us ends partial lines, so a replay gives the
   // lines the live decode gave. Needs cpu_hz (target time in ns).
   bool cut_lines_by_target_time = false;
-  // Format records on the writer's thread (BatchedWriter::write_in_background with an
-  // EntryFormatter): the session only decodes, and hands records over as entries
-  // (decode/record_entries); the output is the same. No thread when nothing is written
-  // (--format none without frames).
+  // Records are handed to the writer as entries (decode/record_entries) and formatted as
+  // they are written: on the writer's own thread (BatchedWriter::write_in_background), or,
+  // without one, on the session's (BatchedWriter::encode_batches); the output is the same.
+  // No thread when nothing is written (--format none without frames).
   bool format_in_background = false;
 };
 
@@ -106,11 +106,6 @@ class ItmSession final : private EventSink {
     std::uint64_t failed = 0;    // of them reported Malformed by its decoder
     bool warned = false;
   };
-  struct Frame {
-    std::uint16_t port;
-    std::uint8_t size;
-    std::uint32_t value;
-  };
 
   // What the ITM decoder delivers to: packets, and runs of 1-byte writes in bulk.
   struct PacketSink {
@@ -135,25 +130,9 @@ class ItmSession final : private EventSink {
   [[nodiscard]] bool writes_records() const noexcept {
     return options_.format != OutputFormat::none || options_.frames;
   }
-  [[nodiscard]] bool hands_records_over() const noexcept { return options_.format_in_background && writes_records(); }
   // Stages an event's record until its timestamp is known.
   void stage(const Event& event);
   void stamp_pending(std::uint64_t timestamp, std::string_view clock, bool exact);
-  // A line's prefix and suffix, made once for the records of one time (most records share
-  // their group's; text lines that began earlier often share one too).
-  struct StampCache {
-    RecordFormatter::Stamp stamp;
-    std::uint64_t time = 0;
-    std::string_view clock;
-    bool exact = true;
-  };
-  const RecordFormatter::Stamp& stamp_for(StampCache& cache, std::uint64_t timestamp, std::string_view clock,
-                                          bool exact);
-  // The staged record in staging_[begin, end) gets its time: as a line in `out`, or in its
-  // entry, for the writer's thread (staging_ then goes to `out` whole).
-  void write_record(OutBuffer& out, StampCache& cache, std::uint64_t timestamp, std::string_view clock, bool exact,
-                    std::size_t begin, std::size_t end);
-  void write_frames(OutBuffer& out, std::uint64_t timestamp, std::string_view clock, bool exact);
   // Records released before the stream carried any target time: host time, said once.
   void stamp_with_host_time();
   void note_first_target_time();
@@ -164,14 +143,11 @@ class ItmSession final : private EventSink {
   SessionOptions options_;
   BatchedWriter& writer_;
   PortRouter router_;
-  RecordFormatter formatter_;
   itm::ItmDecoder decoder_;
   itm::TargetClock clock_;
   std::optional<itm::TpiuDeformatter> tpiu_;
   std::vector<std::uint8_t> deformatted_;
   OutBuffer staging_;
-  StampCache group_stamp_;
-  StampCache earlier_stamp_;  // for a record dated before the group it is written with
   std::vector<Pending> pending_;
   // The target time after each of the last timestamp packets, by count modulo the size (a
   // power of two): a line spans at most max_line writes, so at most that many timestamps,
@@ -186,7 +162,7 @@ class ItmSession final : private EventSink {
     return recent_times_[count & (recent_times_.size() - 1)];
   }
   std::uint64_t host_stamped_ = 0;  // records given host time before the first target time
-  std::vector<Frame> frames_;
+  std::vector<ItmFrame> frames_;
   OutBuffer frames_line_;  // a frames line, made before it is handed over as an entry
   std::array<PortHealth, PortMap::port_count> port_health_{};
   std::vector<std::string> warnings_;

@@ -109,4 +109,27 @@ void RecordLine::end() {
   out_ += "}\n"sv;
 }
 
+void write_frames_line(OutBuffer& out, std::uint64_t timestamp, std::span<const ItmFrame> frames,
+                       std::string_view clock, bool exact) {
+  out += "{\"timestamp\":"sv;
+  append_uint(out, timestamp);
+  out += ",\"frames\":["sv;
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    if (i != 0) out += ',';
+    out += "{\"port\":"sv;
+    append_uint(out, frames[i].port);
+    out += ",\"data\":["sv;
+    for (std::uint8_t k = 0; k < frames[i].size; ++k) {
+      if (k != 0) out += ',';
+      append_uint(out, (frames[i].value >> (8U * k)) & 0xFFU);
+    }
+    out += "],\"timestamp\":"sv;
+    append_uint(out, timestamp);
+    out += '}';
+  }
+  out += "],\"clock\":\""sv;
+  out += clock;
+  out += exact ? "\"}\n"sv : "\",\"time_exact\":false}\n"sv;
+}
+
 }  // namespace tp

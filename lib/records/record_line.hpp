@@ -1,13 +1,15 @@
-// The one writer of the record, the contract between the tools (DESIGN.md "The record").
-// A producer names the head (timestamp and its clock, port, kind, source) and writes only
-// the members of event.data and, for some sources, metadata members after the head; the
-// order and shape of everything else are fixed here:
+// The one writer of the lines the tools pass each other (docs/design.md "The record"): the
+// record, and itm-decode's frames line. A producer names the head (timestamp and its clock,
+// port, kind, source) and writes only the members of event.data and, for some sources,
+// metadata members after the head; the order and shape of everything else are fixed here:
 //
 //   {"timestamp":T,"port":P,"event":{"kind":"K"[,"data":{...}]},"source":"S"[,"clock":"C"][,meta]}
+//   {"timestamp":T,"frames":[{"port":P,"data":[B,...],"timestamp":T},...],"clock":"C"[,"time_exact":false]}
 //
-// RecordLine writes a whole line. itm-decode writes the bodies of records before it knows
+// RecordLine writes a whole record. itm-decode writes the bodies of records before it knows
 // their timestamp (it comes with a later packet): RecordBody writes the middle part and
-// RecordStamp what goes around the bodies of one timestamp.
+// RecordStamp what goes around the bodies of one timestamp. write_frames_line writes a
+// frames line (the raw ITM writes for Callisto's Itm message).
 #pragma once
 
 #include <cstdint>
@@ -150,5 +152,16 @@ class RecordLine {
   std::string_view clock_;
   bool head_closed_ = false;
 };
+
+// One ITM stimulus write, for a frames line: its port and its 1, 2 or 4 bytes (little-endian).
+struct ItmFrame {
+  std::uint16_t port = 0;
+  std::uint8_t size = 0;
+  std::uint32_t value = 0;
+};
+
+// A whole frames line: the writes that one timestamp dates, each with that timestamp.
+void write_frames_line(OutBuffer& out, std::uint64_t timestamp, std::span<const ItmFrame> frames,
+                       std::string_view clock, bool exact);
 
 }  // namespace tp

@@ -38,9 +38,9 @@ inline std::string decode_output(const std::vector<std::uint8_t>& bytes, const S
   return content;
 }
 
-// The output lines of an ItmSession over `bytes`. Every call also decodes with records
-// formatted the other way (on the writer's thread, from entries, or in the session) and
-// requires the same bytes: every session test checks both.
+// The output lines of an ItmSession over `bytes`. Every call also decodes with its record
+// entries formatted on the other thread (the writer's own, or the session's) and requires
+// the same bytes: every session test checks both.
 inline std::vector<std::string> decode_lines(const std::vector<std::uint8_t>& bytes, SessionOptions options = {},
                                              const PortMap& map = PortMap::standard(), std::size_t chunk = 0,
                                              std::uint64_t host_us = 1000) {
