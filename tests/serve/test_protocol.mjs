@@ -324,8 +324,18 @@ await step('100 concurrent clients', async () => {
 await step('HTTP', async () => {
   const index = await httpGet(`${server.http}/`);
   check(index.status === 200 && index.body.includes('<canvas id="timeline">') && index.headers['content-security-policy'], 'GET / serves the viewer with a CSP');
-  const script = await httpGet(`${server.http}/viewer.js`);
-  check(script.status === 200 && script.headers['content-type'].startsWith('text/javascript'), 'GET /viewer.js');
+  // The viewer is ES modules: the page's entry, and every module it imports, transitively.
+  const entry = index.body.match(/<script type="module" src="([^"]+)">/);
+  check(entry !== null, 'the page loads its entry module');
+  const modules = new Set(entry ? [entry[1]] : []);
+  let served = 0;
+  for (const module of modules) {
+    const script = await httpGet(`${server.http}${module}`);
+    if (script.status !== 200 || !script.headers['content-type'].startsWith('text/javascript')) break;
+    served++;
+    for (const [, imported] of script.body.matchAll(/^import \{[^}]*\} from '\.(\/[\w.-]+)';$/gm)) modules.add(imported);
+  }
+  check(modules.size > 10 && served === modules.size, `GET of every viewer module as text/javascript (${served} of ${modules.size})`);
   check((await httpGet(`${server.http}/nope`)).status === 404, '404 for unknown paths');
   check((await httpGet(`${server.http}/ws`)).status === 426, 'GET /ws without upgrade -> 426');
   const origin = client(server.url, { ws: { origin: 'http://evil.example' } });

@@ -1,0 +1,101 @@
+// The connection: the Callisto protocol over a WebSocket, reconnecting.
+import { $, BATCH_PROTOCOL } from './config.js';
+import { live, state } from './state.js';
+import { addEventMessage, addEventRecord, addFramesLine, recordStarts } from './ingest.js';
+import { rebuildPortFilters } from './controls.js';
+
+let socket = null;
+let retryMs = 500;
+
+export function connect() {
+  const params = new URLSearchParams(location.search);
+  const token = params.get('token');
+  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws` +
+              (token ? `?token=${encodeURIComponent(token)}` : '');
+  socket = new WebSocket(url, [BATCH_PROTOCOL]);
+  setConnection('connecting…', '');
+  state.started = false;
+  socket.onopen = () => {
+    retryMs = 500;
+    state.batched = socket.protocol === BATCH_PROTOCOL;
+  };
+  socket.onmessage = (event) => onText(event.data, token);
+  socket.onclose = () => {
+    setConnection('disconnected: retrying', 'bad');
+    setTimeout(connect, retryMs);
+    retryMs = Math.min(retryMs * 2, 10000);
+  };
+}
+
+function send(message) {
+  if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
+}
+
+function onText(text, token) {
+  const message = JSON.parse(text);
+  if (message.type === 'Events') {
+    const starts = recordStarts(text, message);
+    message.data.forEach((line, i) => (line.frames ? addFramesLine(line)
+                                                   : addEventRecord(line, text, starts[i], message.lengths[i])));
+    return;
+  }
+  onMessage(message, token, text);
+}
+
+function onMessage(message, token, text) {
+  switch (message.type) {
+    case 'Hello':
+      send({ type: 'Connect', data: { probe_selector: null, chip: null, token: token || null } });
+      break;
+    case 'Status':
+      $('target').textContent = [message.data.target, message.data.chip, message.data.probe].filter(Boolean).join(' · ');
+      if (message.data.connected && !state.started) {
+        state.started = true;
+        // Every kind, the extended ones too (Exception, PcSample, ...).
+        send({ type: 'SetFilter', data: { port_mask: null, event_types: ['*'] } });
+        send({ type: 'Start', data: { allow_mask: 0xFFFFFFFF, baud_rate: null } });
+      }
+      setConnection(message.data.connected ? 'live' : 'not connected', message.data.connected ? 'ok' : 'bad');
+      if (!message.data.connected) state.started = false;
+      break;
+    case 'Meta':
+      state.portNames = {};
+      state.portIdNames = {};
+      for (const [port, config] of Object.entries(message.data.ports_map || {})) {
+        state.portNames[port] = config.name;
+        if (config.names) state.portIdNames[port] = config.names;
+      }
+      state.cpuHz = message.data.cpu_hz || null;
+      rebuildPortFilters();
+      state.dirty = true;
+      break;
+    case 'Event':
+      addEventMessage(message, text);
+      break;
+    case 'Itm':
+      addFramesLine(message.data);
+      break;
+    case 'Stats':
+      state.stats = message.data;
+      // The closing Stats of a stream: its totals are final (what was offered, dropped).
+      if (message.data.final) state.finalStats = message.data;
+      break;
+    case 'Error':
+      showMessage(`${message.data.code || 'error'}: ${message.data.message}`, true);
+      break;
+    default:
+      break;
+  }
+}
+
+function setConnection(text, kind) {
+  const pill = $('connection');
+  pill.textContent = text;
+  pill.className = `pill ${kind}`;
+}
+
+function showMessage(text, bad) {
+  const box = $('messages');
+  box.textContent = text;
+  box.className = bad ? 'bad' : 'muted';
+}

@@ -1,0 +1,77 @@
+// tracepipe web viewer: a Callisto protocol client with console, timeline, markers,
+// counters, exceptions and PC-sample views. No dependencies; served by trace-serve.
+//
+// Built to keep up with a live target: it asks trace-serve for the batched form (the
+// "tracepipe.batch" subprotocol: many records per message, an extension a Callisto client
+// never sees), holds a million records in a columnar ring, and keeps every view's
+// aggregates (timeline bars, exception counts, PC shares, counter series) up to date as
+// records arrive, so a redraw never rescans the buffer. Only a change of filters or search
+// rebuilds them, once.
+//
+// The entry module: the render loop, and the start.
+import { $ } from './config.js';
+import { ring } from './ring.js';
+import { live, state } from './state.js';
+import { freshAggregates } from './aggregates.js';
+import { connect } from './connection.js';
+import { setupControls } from './controls.js';
+import { exportCsv, exportNdjson } from './export.js';
+import { heldRecord, renderLog } from './log.js';
+import { renderTimeline } from './timeline.js';
+import { renderCounters } from './counters.js';
+import { renderExceptions, renderMarkers, renderPcSamples, renderStatistics } from './tables.js';
+
+function formatRate(value) {
+  if (value >= 1e6) return `${(value / 1e6).toFixed(2)}M`;
+  if (value >= 1e3) return `${(value / 1e3).toFixed(1)}k`;
+  return value.toFixed(0);
+}
+
+function renderStats() {
+  const s = state.stats;
+  if (s) {
+    $('stat-events').textContent = formatRate(s.events_per_sec);
+    $('stat-bytes').textContent = formatRate(s.bytes_per_sec);
+    // Cumulative drops as a share of everything offered to this viewer so far.
+    const offered = s.offered_total ?? 0;
+    const share = offered > 0 ? (100 * (s.dropped_total ?? 0)) / offered : 0;
+    $('stat-drops').textContent = `${s.dropped_total ?? 0} (${share.toFixed(2)}%)`;
+    $('stat-cpu').textContent = s.cpu_load == null ? '–' : `${(100 * s.cpu_load).toFixed(1)}%`;
+  }
+  $('stat-buffered').textContent = `${ring.count}`;
+}
+
+export const RENDERERS = {
+  console: () => renderLog($('console'), live.agg.console, (r) => r.data.message),
+  timeline: renderTimeline,
+  markers: renderMarkers,
+  counters: renderCounters,
+  exceptions: renderExceptions,
+  pcsamples: renderPcSamples,
+  statistics: renderStatistics,
+  records: () => renderLog($('records'), live.agg.all, (r) => r.json, heldRecord),
+};
+
+let lastRender = 0;
+export function frame(now) {
+  renderStats();
+  // Views redraw at most 10 times a second whatever the event rate.
+  if (state.dirty && !state.paused && now - lastRender > 100) {
+    state.dirty = false;
+    lastRender = now;
+    RENDERERS[state.activeTab]();
+  }
+  requestAnimationFrame(frame);
+}
+
+window.tracepipe = {
+  state,
+  exportNdjson,
+  exportCsv,
+  render: () => RENDERERS[state.activeTab](),
+};
+
+live.agg = freshAggregates();
+setupControls();
+connect();
+requestAnimationFrame(frame);
