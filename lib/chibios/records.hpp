@@ -1,4 +1,4 @@
-// chibi-pull's outputs: NDJSON records (DESIGN.md), CSV and text, for each shell command
+// chibi-pull's outputs: NDJSON records (docs/design.md "The record"), CSV and text, for each shell command
 // and for reconstructed timelines. Timeline records are TaskSwitch (with thread names, so
 // trace-serve's viewer draws ChibiOS threads as swimlanes) and ThreadExit, stamped in
 // microseconds from the system tick (--tick-hz).

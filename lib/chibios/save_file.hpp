@@ -1,6 +1,6 @@
-// The reference tool's .txt save format (notes: chibios-shell.md): "Saved position", the
-// view (xmin, xmax, ymin, ymax, one per line), then the threads_list reply (echo line first,
-// "ch> " last) and the threads_timestamps reply the same way.
+// The reference tool's .txt save format (docs/design.md "Peers and their protocols": ChibiOS threads_utilities): "Saved
+// position", the view (xmin, xmax, ymin, ymax, one per line), then the threads_list reply (echo line first, "ch> "
+// last) and the threads_timestamps reply the same way.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // Parsers for the replies of the ChibiOS threads_utilities shell commands
-// (notes: chibios-shell.md). Each takes the reply's lines (without the echoed command and
-// the final prompt) and either returns the data or throws ShellError saying what the
-// shell answered instead (unknown command, feature disabled, usage) or which line is bad.
+// (docs/design.md "Peers and their protocols": ChibiOS threads_utilities). Each takes the reply's lines (without the
+// echoed command and the final prompt) and either returns the data or throws ShellError saying what the shell answered
+// instead (unknown command, feature disabled, usage) or which line is bad.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Talks to the ChibiOS shell over a serial port (notes: chibios-shell.md, "Shell
+// Talks to the ChibiOS shell over a serial port (docs/design.md "Peers and their protocols"; "Shell
 // behaviour"): finds the prompt, sends a command, and collects the reply up to the next
 // prompt with an overall timeout (the reference tool waits forever). Echo, banners, noise
 // before the echo and partial lines are tolerated.

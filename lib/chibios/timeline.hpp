@@ -1,4 +1,4 @@
-// Rebuilds who ran when from threads_list and threads_timestamps (notes: chibios-shell.md,
+// Rebuilds who ran when from threads_list and threads_timestamps (docs/design.md "Peers and their protocols";
 // "The reference Python tool's algorithm"), as the reference tool does and correct where it
 // is not: creation order from the alive and deleted lists; records replayed with exits
 // (out == in) shifting the numbers of later threads; number 0 (a thread no longer listed);
@@ -117,7 +117,7 @@ class TimelineReplay {
   std::uint32_t previous_raw_ = 0;
   std::size_t count_ = 0;
   double end_ = 0;
-  // Consistency of the firmware's lists with the log (notes: its expiry bugs).
+  // Consistency of the firmware's lists with the log (the firmware's expiry bugs).
   std::size_t listed_deleted_ = 0;
   std::size_t exit_records_ = 0;
   std::vector<std::string> exited_names_;

@@ -1,4 +1,4 @@
-// The command-line conventions every tool shares (DESIGN.md "Conventions"): common
+// The command-line conventions every tool shares (docs/design.md "Conventions"): common
 // flags, one place that maps errors to documented exit codes, signal handling.
 #pragma once
 

@@ -1,5 +1,5 @@
 // Byte input from a file, stdin or any file descriptor, with a read timeout so the
-// caller can flush pending output when input pauses (DESIGN.md "Streaming").
+// caller can flush pending output when input pauses (docs/design.md "Conventions").
 #pragma once
 
 #include <cstddef>

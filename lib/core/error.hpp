@@ -1,4 +1,4 @@
-// Errors and exit codes shared by every tracepipe tool (DESIGN.md "Conventions").
+// Errors and exit codes shared by every tracepipe tool (docs/design.md "Conventions").
 #pragma once
 
 #include <optional>

@@ -177,7 +177,7 @@ void ItmSession::on_event(const Event& event) {
   stage(event);
 }
 
-// Firmware that does not follow the port map (itm-and-tpiu.md: the sigrok STM32F105 capture
+// Firmware that does not follow the port map (the sigrok STM32F105 capture, for one,
 // writes text and 32-bit values on port 1, the map's TaskIsr port) makes its decoder invent
 // records and report most payloads as malformed: say so once per port.
 void ItmSession::note_port_result(const Event& event) {

@@ -32,7 +32,7 @@ void text_place(OutBuffer& out, const symbols::CodePlace& place) {
   if (place.line) fmt::format_to(std::back_inserter(out), " {}:{}", place.line->file, place.line->line);
 }
 
-// The "data" of tracepipe's extended kinds (DESIGN.md "Extended kinds").
+// The "data" of tracepipe's extended kinds (docs/design.md "The record").
 void extended_data(RecordData& data, const Event& e) {
   switch (e.kind) {
     case EventKind::exception:

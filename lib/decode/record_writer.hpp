@@ -1,5 +1,5 @@
 // Formats events as record lines: NDJSON through the record's one writer (records/record_line,
-// DESIGN.md "The record"), or human-readable text lines for a terminal.
+// docs/design.md "The record"), or human-readable text lines for a terminal.
 // A record is built in two steps so that the time can be added later: body() writes
 // everything but the timestamp; stamp() formats what goes around the bodies of one
 // timestamp, and line() puts a body between them.

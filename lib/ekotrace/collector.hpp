@@ -1,4 +1,4 @@
-// One poll cycle of the collector design (seeds/ekotrace-debug-collector.md, "Locking"):
+// One poll cycle of the collector design (docs/design.md "Peers and their protocols": ekotrace debug collector):
 // halt the target, read every tracer (handle, history, clocks and new log items) in as
 // few round trips as the link allows, skip tracers whose `in_use` flag is set, hand the
 // new entries out, then clear what was read exactly as ekotrace's own end of a report does

@@ -1,7 +1,7 @@
 // Where eko-collect finds the fields of an ekotrace tracer in target memory.
 //
 // ekotrace (auxoncorp, mid-2020) as #[repr(C)], per the collector design
-// (seeds/ekotrace-debug-collector.md): a symbol such as TRACER_1 holds a pointer to the
+// (docs/design.md "Peers and their protocols"): a symbol such as TRACER_1 holds a pointer to the
 // tracer handle `Ekotrace { history: *mut DynamicHistory }`, whose one field points to:
 //
 //   DynamicHistory            32-bit  64-bit

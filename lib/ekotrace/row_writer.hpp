@@ -1,4 +1,4 @@
-// eko-collect's output: CSV with ekotrace's columns, or NDJSON records (DESIGN.md) of the
+// eko-collect's output: CSV with ekotrace's columns, or NDJSON records (docs/design.md "The record") of the
 // kinds EkoEvent and EkoClock whose data carries the same fields, so
 // `trace-csv --preset ekotrace` turns them into the same CSV.
 #pragma once

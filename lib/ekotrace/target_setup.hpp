@@ -1,6 +1,6 @@
 // Turning eko-collect's command line into what the collector needs: the target's word
 // size and byte order (from the ELF when given, else the flags, else 32-bit little endian
-// with a warning: seeds/ekotrace-debug-collector.md, "Memory Access"), and the tracer
+// with a warning: docs/design.md "Peers and their protocols"), and the tracer
 // arguments (`0x...` = address of a tracer reference, anything else a symbol of --elf).
 #pragma once
 

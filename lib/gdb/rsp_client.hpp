@@ -1,5 +1,5 @@
 // A GDB Remote Serial Protocol client for memory access on a halted target, tolerant of
-// how real servers differ (../notes: QEMU's gdbstub, OpenOCD, GNU gdbserver):
+// how real servers differ (QEMU's gdbstub, OpenOCD, GNU gdbserver):
 // - QEMU halts a running VM on connect and sends an unsolicited stop reply before it acks
 //   anything; stop replies that answer nothing are dropped (and counted).
 // - No-ack mode only when the stub offers it and says OK.

@@ -1,4 +1,4 @@
-// Palm Reporter protocol v1 (shared/seeds/palm-reporter-protocol.txt): a push-style
+// Palm Reporter protocol v1 (Palm OS Emulator's Reporter; docs/design.md "Peers and their protocols"): a push-style
 // parser for one TCP stream. Header: version major, minor, u32 total size (including the
 // header); then parameters (opcode u8, length u16, data), all big-endian, ending with
 // parameter 0.

@@ -1,4 +1,4 @@
-// Palm trace messages as tracepipe records (DESIGN.md): Text records for text traces,
+// Palm trace messages as tracepipe records (docs/design.md "The record"): Text records for text traces,
 // Raw records for binary ones, with the Palm fields in event.data and the connection
 // at the top level; or rows like the Reporter's window (--format text).
 #pragma once

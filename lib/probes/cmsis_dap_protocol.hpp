@@ -1,4 +1,4 @@
-// CMSIS-DAP command ids, and the SWO commands (CMSIS-DAP v2.x "SWO Commands"; notes/probes.md): encoders and
+// CMSIS-DAP command ids, and the SWO commands (CMSIS-DAP v2.x "SWO Commands"): encoders and
 // reply parsers, independent of USB. Little-endian; each reply echoes the command byte.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The LPC-Link2's proprietary SWO port (seed spec "LPC-Link2 SWO Protocol"; notes/probes.md):
+// The LPC-Link2's proprietary SWO port (NXP's LPC-Link2 SWO interface; docs/design.md "Peers and their protocols"):
 // command encoders and reply parsers, independent of USB so they can be tested and fuzzed on
 // their own. The bookkeeping of poll replies is swo/lpclink2_poll_tracker.
 #pragma once

@@ -1,5 +1,5 @@
 // ST-Link V2 / V2-1 / V3 trace capture commands (as OpenOCD's stlink driver uses them;
-// notes/probes.md): 16-byte command blocks, replies on the reply endpoint, trace bytes on
+// docs/design.md "Peers and their protocols"): 16-byte command blocks, replies on the reply endpoint, trace bytes on
 // a separate bulk endpoint. NRZ only.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The one validator of the record stream (DESIGN.md "The record"), applied by every tool
+// The one validator of the record stream (docs/design.md "The record"), applied by every tool
 // that reads records (trace-filter, trace-csv, trace-serve), so a line is good or bad the
 // same way everywhere:
 //   - timestamp: an unsigned 64-bit integer;

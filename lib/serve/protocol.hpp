@@ -1,4 +1,4 @@
-// The Callisto ITM Viewer protocol (seeds/callisto-itm-viewer-protocol.md): the client
+// The Callisto ITM Viewer protocol (docs/design.md "Peers and their protocols"): the client
 // messages parsed and checked against the schema's types, and the server messages built
 // with the schema's exact field names. Event and Itm messages wrap record lines as they are.
 #pragma once

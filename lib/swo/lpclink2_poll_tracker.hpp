@@ -1,5 +1,5 @@
-// The epoch bookkeeping of the LPC-Link2's poll replies (seed spec "LPC-Link2 SWO Protocol";
-// notes/probes.md), independent of USB so it can be tested and fuzzed on its own. The
+// The epoch bookkeeping of the LPC-Link2's poll replies (NXP's LPC-Link2 SWO interface;
+// docs/design.md "Peers and their protocols"), independent of USB so it can be tested and fuzzed on its own. The
 // commands and the other replies are probes/lpclink2_protocol.
 #pragma once
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent ITM stream generator for the decoder benchmark (issue 20): written from the
 ARMv7-M Architecture Reference Manual (appendix D4, ITM and DWT packets), the CoreSight TPIU
-formatter and the Callisto port map (seeds/callisto-itm-viewer-protocol.md). It shares no
+formatter and the Callisto port map (docs/design.md "Peers and their protocols"). It shares no
 code with lib/itm (neither its encoder nor tests/tools/itm-synth), so the decoder's fast paths
 were not shaped for it.
 

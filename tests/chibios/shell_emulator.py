@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A ChibiOS threads_utilities shell on a pseudo-terminal, for chibi-pull's tests.
 
-It behaves as the notes (chibios-shell.md) say: banner and "ch> " prompt, echo of printable
+It behaves as the ChibiOS shell does (docs/design.md "Peers and their protocols"): banner and "ch> " prompt, echo of printable
 characters, CR ends a line (echoed as CR LF), LF and other controls ignored, "<cmd> ?" for
 unknown commands, "Usage: <cmd>" for arguments, the exact output formats of every command,
 the disabled-feature answer, trigger and run mode, the 64-deletion limit.

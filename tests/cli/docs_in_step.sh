@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A tool's options and its documents agree, both ways (DESIGN.md: "kept in step with its
-# options by a test"):
+# A tool's options and its documents agree, both ways (docs/design.md "Conventions": generated from
+# the options, and kept in step by this test and docs_generated):
 #   - every long option of --help, and of each subcommand's --help, appears in the tool's man
 #     page and in its bash, zsh and fish completions;
 #   - every long option the man page defines (the terms of its .TP entries) and every long

@@ -280,7 +280,7 @@ NEAR_MISSES = [(b'"port":', lambda v: b"256"), (b'"port":', lambda v: b"07"), (b
 
 
 def integer_of_64_bits(text):
-    """JSON integers of a record fit 64 bits (DESIGN.md; the schema gives no maximum)."""
+    """JSON integers of a record fit 64 bits (docs/design.md "The record"; the schema gives no maximum)."""
     value = int(text)
     if not -2**63 <= value < 2**64:
         raise ValueError(f"{text} does not fit 64 bits")

@@ -4,12 +4,22 @@ declarations): folder A -> folder B when a file of A has `#include "B/..."`. Fai
 when the graph has a cycle, naming the includes that close it; otherwise prints the
 folders as layers, each above everything it includes.
 
-Usage: include_graph.py LIB_DIR"""
+Inside each folder, the graph of its units (a .hpp and its .cpp are one unit) must have no
+cycle either: unit A -> unit B when a file of A includes B's header. A cycle there is
+reported the same way (exit 1).
+
+With --readme FILE, the architecture table of FILE (lines "    layer N  folder  text", a
+folder's further lines indented past it) must give every folder the layer printed here:
+each difference is reported (exit 1).
+
+Usage: include_graph.py LIB_DIR [--readme README.md]"""
 import os
 import re
 import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([A-Za-z0-9_]+)/[^"]+"')
+UNIT_INCLUDE = re.compile(r'^\s*#\s*include\s*"([A-Za-z0-9_]+)/([A-Za-z0-9_]+)\.hpp"')
+README_ROW = re.compile(r'^    (?:layer (\d+))?\s+([a-z]+)\s{2,}\S')
 
 
 def include_graph(lib_dir):
@@ -29,6 +39,44 @@ def include_graph(lib_dir):
                     if match and match.group(1) != folder:
                         edges.setdefault(match.group(1), f"lib/{folder}/{name}:{number}")
     return graph
+
+
+def unit_graphs(lib_dir):
+    """folder -> {unit: {unit it includes: first 'file:line'}}, inside each folder."""
+    graphs = {}
+    for folder in sorted(os.listdir(lib_dir)):
+        path = os.path.join(lib_dir, folder)
+        if not os.path.isdir(path):
+            continue
+        graph = graphs.setdefault(folder, {})
+        for name in sorted(os.listdir(path)):
+            if not name.endswith((".hpp", ".cpp")):
+                continue
+            unit = name.rsplit(".", 1)[0]
+            edges = graph.setdefault(unit, {})
+            with open(os.path.join(path, name), encoding="utf-8") as f:
+                for number, line in enumerate(f, 1):
+                    match = UNIT_INCLUDE.match(line)
+                    if match and match.group(1) == folder and match.group(2) != unit:
+                        edges.setdefault(match.group(2), f"lib/{folder}/{name}:{number}")
+    return graphs
+
+
+def readme_layers(path):
+    """folder -> layer, from the architecture table of a README."""
+    table, layer = {}, None
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if layer is not None and not line.startswith("    "):
+                break  # the table ends at its first line that is not indented
+            match = README_ROW.match(line)
+            if not match:
+                continue
+            if match.group(1) is not None:
+                layer = int(match.group(1))
+            if layer is not None:
+                table[match.group(2)] = layer
+    return table
 
 
 def find_cycle(graph):
@@ -82,11 +130,32 @@ def main():
         for a, b in zip(cycle, cycle[1:]):
             print(f"  {a} -> {b}: {graph[a][b]}")
         return 1
+    status = 1 if unknown else 0
+    for folder, units in sorted(unit_graphs(sys.argv[1]).items()):
+        cycle = find_cycle(units)
+        if cycle:
+            print(f"include cycle between the files of lib/{folder}: " + " -> ".join(cycle))
+            for a, b in zip(cycle, cycle[1:]):
+                print(f"  {a} -> {b}: {units[a][b]}")
+            status = 1
     level = layers(graph)
     for n in range(max(level.values()) + 1):
         row = sorted(f for f in level if level[f] == n)
         print(f"layer {n}: " + ", ".join(f"{f} (uses {', '.join(sorted(graph[f])) or 'nothing'})" for f in row))
-    return 1 if unknown else 0
+    if len(sys.argv) == 4 and sys.argv[2] == "--readme":
+        table = readme_layers(sys.argv[3])
+        for folder in sorted(set(level) | set(table)):
+            if folder not in table:
+                print(f"{sys.argv[3]}: the architecture table lacks {folder} (layer {level[folder]})")
+                status = 1
+            elif folder not in level:
+                print(f"{sys.argv[3]}: the architecture table has {folder}, which is not a folder of lib/")
+                status = 1
+            elif table[folder] != level[folder]:
+                print(f"{sys.argv[3]}: the architecture table puts {folder} in layer {table[folder]}; "
+                      f"its includes put it in layer {level[folder]}")
+                status = 1
+    return status
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """A Palm Reporter protocol sender written from the spec alone (not from palm-recv's code):
-shared/seeds/palm-reporter-protocol.txt. Big-endian; header: major, minor, u32 total size;
+the Palm Reporter protocol v1 (docs/design.md "Peers and their protocols"). Big-endian; header: major, minor, u32 total size;
 parameters: opcode u8, length u16, data."""
 import struct
 

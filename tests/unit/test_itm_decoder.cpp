@@ -64,7 +64,7 @@ TEST_CASE("overflow, LTS1 with every TC, LTS2") {
 }
 
 TEST_CASE("an over-long LTS1 is skipped to its byte with bit 7 clear, as sigrok resyncs") {
-  // itm-and-tpiu.md's example: reading the fifth payload byte (01) as a header would invent a
+  // The sigrok capture's case: reading the fifth payload byte (01) as a header would invent a
   // port 0 write of 0x01 and lose 'B' and the timestamp 2.
   const auto p =
       decode_all_ways({0x01, 0x41, 0xC0, 0x81, 0x81, 0x81, 0x81, 0x01, 0x01, 0x42, 0xC0, 0x02, 0x01, 0x43, 0xC0, 0x10});
