@@ -130,22 +130,21 @@ void one_value_per_occurrence(CLI::App& app) {
 
 // TOOL --generate-completions SHELL and TOOL --generate-man-options (cli/option_docs): the
 // option documentation from the definitions, on stdout. Nothing when argv asks for neither.
-std::optional<int> print_option_docs(const CLI::App& app, int argc, char** argv) {
-  std::optional<std::string> text;
-  if (argc == 3 && argv[1] == generate_completions_flag) {
-    text = completion_script(app, argv[2]);
-    if (!text) {
-      std::fputs("--generate-completions: the shells are bash, zsh and fish\n", stderr);
-      return static_cast<int>(ExitCode::usage);
-    }
-  } else if (argc == 2 && argv[1] == generate_man_options_flag) {
-    text = man_options(app);
-  } else {
-    return std::nullopt;
-  }
-  return std::fwrite(text->data(), 1, text->size(), stdout) == text->size() && std::fflush(stdout) == 0
+int print_text(std::string_view text) {
+  return std::fwrite(text.data(), 1, text.size(), stdout) == text.size() && std::fflush(stdout) == 0
              ? static_cast<int>(ExitCode::ok)
              : static_cast<int>(ExitCode::io_error);
+}
+
+std::optional<int> print_option_docs(const CLI::App& app, int argc, char** argv) {
+  if (argc == 2 && argv[1] == generate_man_options_flag) return print_text(man_options(app));
+  if (argc != 3 || argv[1] != generate_completions_flag) return std::nullopt;
+  const std::optional<std::string> script = completion_script(app, argv[2]);
+  if (!script) {
+    std::fputs("--generate-completions: the shells are bash, zsh and fish\n", stderr);
+    return static_cast<int>(ExitCode::usage);
+  }
+  return print_text(*script);
 }
 
 // Opens /dev/null on each of 0, 1 and 2 that is closed (`tool <&-`), so that no descriptor

@@ -340,7 +340,7 @@ void man_entries(const CommandDoc& command, std::string& out) {
     if (!option.choices.empty()) notes.push_back("one of: " + joined(option.choices, ", "));
     if (!option.default_value.empty()) notes.push_back("default: " + option.default_value);
     if (!option.env.empty()) notes.push_back("environment: " + option.env);
-    if (option.repeatable && !option.value.empty()) notes.push_back("repeatable");
+    if (option.repeatable && !option.value.empty()) notes.emplace_back("repeatable");
     if (!notes.empty()) out += " (" + roff_text(joined(notes, "; ")) + ")";
     out += "\n";
   }

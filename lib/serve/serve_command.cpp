@@ -42,26 +42,27 @@ ExitCode serve(ServeOptions options, bool print_stats, const Logger& log) {
   return ExitCode::ok;
 }
 
-ExitCode serve(const ServeArguments& o, ServeOptions s, const Logger& log) {
-  if (!s.command.empty() && s.input != "-") {
+ExitCode serve(const ServeArguments& arguments, ServeOptions options, const Logger& log) {
+  if (!options.command.empty() && options.input != "-") {
     throw Error(ExitCode::usage, "give either an input FILE or a command after --, not both");
   }
-  const ListenAddress listen = parse_listen_address(o.listen);
-  s.address = listen.address;
-  s.port = listen.port;
-  s.ports_map_json = (o.port_map.empty() ? PortMap::standard() : PortMap::load(o.port_map)).to_json();
-  if (o.cpu_hz != 0) s.cpu_hz = o.cpu_hz;
-  if (o.dwt != "auto") s.dwt_available = o.dwt == "yes";
-  s.target = optional_text(o.target);
-  s.chip = optional_text(o.chip);
-  s.probe = optional_text(o.probe);
-  s.token = optional_text(o.token);
-  if (!o.elf.empty()) {
-    symbols::Symbolizer symbolizer = symbols::Symbolizer::load(o.elf);
+  const ListenAddress listen = parse_listen_address(arguments.listen);
+  options.address = listen.address;
+  options.port = listen.port;
+  options.ports_map_json =
+      (arguments.port_map.empty() ? PortMap::standard() : PortMap::load(arguments.port_map)).to_json();
+  if (arguments.cpu_hz != 0) options.cpu_hz = arguments.cpu_hz;
+  if (arguments.dwt != "auto") options.dwt_available = arguments.dwt == "yes";
+  options.target = optional_text(arguments.target);
+  options.chip = optional_text(arguments.chip);
+  options.probe = optional_text(arguments.probe);
+  options.token = optional_text(arguments.token);
+  if (!arguments.elf.empty()) {
+    symbols::Symbolizer symbolizer = symbols::Symbolizer::load(arguments.elf);
     if (!symbolizer.machine_warning().empty()) log.warn(symbolizer.machine_warning());
-    s.symbols = std::make_shared<const RecordSymbols>(std::move(symbolizer));
+    options.symbols = std::make_shared<const RecordSymbols>(std::move(symbolizer));
   }
-  return serve(std::move(s), o.stats, log);
+  return serve(std::move(options), arguments.stats, log);
 }
 
 }  // namespace tp::serve

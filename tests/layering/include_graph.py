@@ -22,43 +22,47 @@ UNIT_INCLUDE = re.compile(r'^\s*#\s*include\s*"([A-Za-z0-9_]+)/([A-Za-z0-9_]+)\.
 README_ROW = re.compile(r'^    (?:layer (\d+))?\s+([a-z]+)\s{2,}\S')
 
 
-def include_graph(lib_dir):
-    """folder -> {used folder: first 'file:line' that includes it}"""
-    graph = {}
+def source_lines(lib_dir):
+    """(folder, file name, line number, line) of every .hpp and .cpp of lib/, folder by folder;
+    a folder without sources still gives one (folder, None, 0, "")."""
     for folder in sorted(os.listdir(lib_dir)):
         path = os.path.join(lib_dir, folder)
         if not os.path.isdir(path):
             continue
-        edges = graph.setdefault(folder, {})
+        yield folder, None, 0, ""
         for name in sorted(os.listdir(path)):
             if not name.endswith((".hpp", ".cpp")):
                 continue
+            yield folder, name, 0, ""
             with open(os.path.join(path, name), encoding="utf-8") as f:
                 for number, line in enumerate(f, 1):
-                    match = INCLUDE.match(line)
-                    if match and match.group(1) != folder:
-                        edges.setdefault(match.group(1), f"lib/{folder}/{name}:{number}")
+                    yield folder, name, number, line
+
+
+def include_graph(lib_dir):
+    """folder -> {used folder: first 'file:line' that includes it}"""
+    graph = {}
+    for folder, name, number, line in source_lines(lib_dir):
+        edges = graph.setdefault(folder, {})
+        match = INCLUDE.match(line)
+        if match and match.group(1) != folder:
+            edges.setdefault(match.group(1), f"lib/{folder}/{name}:{number}")
     return graph
 
 
 def unit_graphs(lib_dir):
-    """folder -> {unit: {unit it includes: first 'file:line'}}, inside each folder."""
+    """folder -> {unit: {unit it includes: first 'file:line'}}, inside each folder; a unit is a
+    .hpp and its .cpp."""
     graphs = {}
-    for folder in sorted(os.listdir(lib_dir)):
-        path = os.path.join(lib_dir, folder)
-        if not os.path.isdir(path):
-            continue
+    for folder, name, number, line in source_lines(lib_dir):
         graph = graphs.setdefault(folder, {})
-        for name in sorted(os.listdir(path)):
-            if not name.endswith((".hpp", ".cpp")):
-                continue
-            unit = name.rsplit(".", 1)[0]
-            edges = graph.setdefault(unit, {})
-            with open(os.path.join(path, name), encoding="utf-8") as f:
-                for number, line in enumerate(f, 1):
-                    match = UNIT_INCLUDE.match(line)
-                    if match and match.group(1) == folder and match.group(2) != unit:
-                        edges.setdefault(match.group(2), f"lib/{folder}/{name}:{number}")
+        if name is None:
+            continue
+        unit = name.rsplit(".", 1)[0]
+        edges = graph.setdefault(unit, {})
+        match = UNIT_INCLUDE.match(line)
+        if match and match.group(1) == folder and match.group(2) != unit:
+            edges.setdefault(match.group(2), f"lib/{folder}/{name}:{number}")
     return graphs
 
 
