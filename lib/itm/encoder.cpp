@@ -178,7 +178,7 @@ Packet make_exception(std::uint16_t number, ExceptionAction action) {
 Packet make_pc_sample(std::uint32_t pc) {
   return hardware_packet(PacketKind::pc_sample, 2, pc, 4);
 }
-Packet make_pc_sleep() {
+Packet make_sleeping_pc_sample() {
   return hardware_packet(PacketKind::pc_sample, 2, 0, 1, 0, 1);
 }
 

@@ -29,7 +29,7 @@ Packet make_instrumentation(std::uint16_t port, std::uint32_t value, std::uint8_
 Packet make_event_counter(std::uint8_t bits);
 Packet make_exception(std::uint16_t number, ExceptionAction action);
 Packet make_pc_sample(std::uint32_t pc);
-Packet make_pc_sleep();
+Packet make_sleeping_pc_sample();
 Packet make_data_trace_pc(std::uint8_t comparator, std::uint32_t pc);
 Packet make_data_trace_address(std::uint8_t comparator, std::uint16_t address);
 Packet make_data_trace_value(std::uint8_t comparator, bool write, std::uint32_t value, std::uint8_t size);

@@ -8,6 +8,7 @@
 #include "core/json_writer.hpp"
 #include "core/number.hpp"
 #include "core/text_file.hpp"
+#include "ports/user_format.hpp"
 
 namespace tp {
 namespace {
@@ -67,6 +68,15 @@ PortConfig parse_port(simdjson::dom::element element, std::string_view origin) {
   }
   simdjson::dom::object names;
   if (object["names"].get_object().get(names) == simdjson::SUCCESS) config.names = names_from(names, origin);
+  // A format the decoders cannot use is the map's error, said with the port it is on (not
+  // later, when the decoders are made).
+  if (!config.format.empty()) {
+    try {
+      (void)UserFormat::parse(config.format);
+    } catch (const Error& e) {
+      fail(origin, e.what());
+    }
+  }
   return config;
 }
 

@@ -223,7 +223,7 @@ void SimulatedTarget::counter(Emit& e) {
 
 void SimulatedTarget::pc_sample(Emit& e) {
   if (current_task_ == 0 && pick(0, 1) == 0) {
-    e.encoder.packet(itm::make_pc_sleep());
+    e.encoder.packet(itm::make_sleeping_pc_sample());
     e.record(0, SimulatedKind::pc_sample, [](RecordData& d) { d.uint("pc", 0).boolean("sleep", true); });
     return;
   }

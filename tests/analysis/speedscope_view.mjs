@@ -5,7 +5,7 @@
 // time as speedscope adds it up equal to trace-top's for the same stream (within 0.1% and the
 // display's rounding). A screenshot of the timeline goes to the artifacts directory.
 //
-// Usage: node speedscope_view.mjs BUILD_DIR ARTIFACTS_DIR   (exit 77: SKIPPED without Chromium)
+// Usage: node speedscope_view.mjs BUILD_DIR ARTIFACTS_DIR   (fails without Chromium or speedscope)
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -27,8 +27,8 @@ function check(ok, what, detail = '') {
   }
 }
 if (!fs.existsSync(browserPath) || !fs.existsSync(app)) {
-  console.log(`SKIPPED: needs ${browserPath} and speedscope (scripts/install-deps)`);
-  process.exit(77);
+  console.log(`FAIL missing ${fs.existsSync(browserPath) ? 'speedscope (tests/analysis/node_modules)' : `chromium (${browserPath})`}: run scripts/install-deps`);
+  process.exit(1);
 }
 const { chromium } = await import('playwright-core');
 

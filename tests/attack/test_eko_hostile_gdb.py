@@ -50,10 +50,12 @@ class FakeServer(threading.Thread):
         self.flooding = threading.Event()
         self.closed = threading.Event()
         self.lock = threading.Lock()
+        self.sent = 0  # bytes the client has taken (sendall returns once the kernel has them)
 
     def send(self, conn, data):
         with self.lock:
             conn.sendall(data)
+            self.sent += len(data)
 
     def flood(self, conn, unit):
         chunk = unit * max(1, 65536 // len(unit))
@@ -63,7 +65,7 @@ class FakeServer(threading.Thread):
                 # Still a flood (tens of MB/s), but this Python server must go on reading what
                 # the tool sends (acks, then D): on a loaded machine an unpaced flood starved
                 # its reader, the tool's socket filled and its D could not get out.
-                time.sleep(0.001)
+                time.sleep(0.001)  # pace: see above
         except OSError:
             pass
 
@@ -93,7 +95,7 @@ class FakeServer(threading.Thread):
                     try:
                         while not self.closed.is_set():
                             self.send(conn, b"0")
-                            time.sleep(0.05)
+                            time.sleep(0.05)  # pace: the drip is the scenario
                     except OSError:
                         pass
                 self.send(conn, b"$")
@@ -161,8 +163,9 @@ def run_tool(server, extra=(), timeout=TIMEOUT_S, signal_after_read=None):
     reader.start()
     signalled = None
     if signal_after_read is not None:
-        wait_until(lambda: server.flooding.is_set() or proc.poll() is not None, "the server floods")
-        time.sleep(0.3)
+        # Mid-read: the tool has taken 8 MB of the flood (more than any socket buffers hold).
+        wait_until(lambda: server.sent >= 8 << 20 or proc.poll() is not None, "the tool reads the flood",
+                   lambda: f"{server.sent} bytes sent, exit {proc.poll()}")
         signalled = time.monotonic()
         proc.send_signal(signal_after_read)
     watchdog = threading.Timer(30, proc.kill)  # a hang is a failure (exit -9), not a stuck suite

@@ -35,11 +35,13 @@ BOUND_KB = BASE_RSS_KB + MAX_CONNECTIONS * (MAX_MESSAGE + 64 * 1024) // 1024
 
 
 def rss_kb(pid, field="VmHWM"):
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            return int(re.search(rf"{field}:\s+(\d+)", status.read()).group(1))
-    except (OSError, AttributeError):
-        return 0
+    """The process's memory from /proc: a process gone or a field missing is an error, not 0
+    (which any memory bound would pass)."""
+    with open(f"/proc/{pid}/status") as status:
+        match = re.search(rf"{field}:\s+(\d+)", status.read())
+    if match is None:
+        raise AssertionError(f"/proc/{pid}/status has no {field}")
+    return int(match.group(1))
 
 
 def raise_fd_limit():
@@ -70,7 +72,7 @@ def good_sender():
     s = socket.create_connection(("127.0.0.1", port))
     for i in range(good_count):
         s.sendall(message(f"good {i}".encode()))
-        time.sleep(0.004)
+        time.sleep(0.004)  # pace: a well-behaved sender's rate beside the attackers
     s.close()
     good_done.set()
 
@@ -115,7 +117,7 @@ for c in stallers:
     c.close()
 err_text = stderr_text()
 check(cut == 1000, f"every staller's connection is closed: refused past --max-connections or cut after --message-timeout ({cut} of 1000)")
-refused = re.search(r"(\d+) refused so far", err_text)
+check("(1 refused so far)" in err_text, "the first connection past --max-connections is refused and said")
 check("still incomplete" in err_text, "stalled ones are reported as still incomplete after --message-timeout")
 
 # --- churn: 5000 connects and closes, some sending half a header
@@ -141,5 +143,9 @@ proc.terminate()
 code = proc.wait(30)
 stats = stderr_text()
 check(code == 143, f"SIGTERM -> 143 ({code})")
+refused = re.search(r"\((\d+) refused past --max-connections\)", stats)
+check(refused is not None and int(refused.group(1)) >= 1000 - MAX_CONNECTIONS,
+      f"--stats counts the stallers refused past --max-connections (at least {1000 - MAX_CONNECTIONS}: "
+      f"{refused.group(1) if refused else 'none'})")
 print(re.findall(r"\d+ connections .*", stats)[-1:] if re.findall(r"\d+ connections .*", stats) else stats[-300:])
 sys.exit(check.summary())

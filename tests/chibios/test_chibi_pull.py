@@ -245,6 +245,8 @@ save_file = os.path.join(work, "saved.txt")
 live = run("--port", emulator.link, "timeline", "--svg", svg_file, "--save", save_file)
 check(live.returncode == 0, f"timeline with --svg and --save: {live.stderr}")
 loaded = run("timeline", "--load", save_file)
+# A consistency check (our save read back by our load); the file against the original script's
+# format is checked just below.
 check(loaded.stdout == live.stdout and loaded.stdout, "save/load round trip gives the same records")
 # The view as the original script reads it: absolute ticks on x (the log's first and last
 # record), 10 units per thread row on y.
@@ -289,12 +291,11 @@ ys = [float(g.find("s:text", ns).get("y")) for g in rows_svg]
 by_height = [p for _, p in sorted(zip(ys, prios))]
 check(by_height == sorted(by_height, reverse=True), "SVG: rows by priority, highest at the top")
 renderer = shutil.which("rsvg-convert")
+check(renderer is not None, "rsvg-convert renders the SVG (missing librsvg2-bin: run scripts/install-deps)")
 if renderer:
     png = os.path.join(artifacts, "chibi-pull-timeline.png")
     subprocess.run([renderer, "-o", png, svg_file], check=True)
     check(os.path.getsize(png) > 5000, f"SVG rendered to {png}")
-else:
-    print("note: rsvg-convert not installed: the SVG is not rendered to PNG")
 
 # ---- errors ----------------------------------------------------------------------------
 emulator = Emulator("--no-utilities")
@@ -342,14 +343,24 @@ emulator.stop()
 
 # ---- hostile or broken shells: --timeout is a deadline for the whole exchange -----------
 class Talker:
-    """A pty whose other end writes `chunk` every `every` seconds, and never a prompt."""
+    """A pty whose other end writes `chunk` every `every` seconds, and never a prompt; what
+    the tool writes to it is kept in `received`."""
 
     def __init__(self, chunk, every):
         self.master, slave = os.openpty()
         self.path = os.ttyname(slave)
         self.running = True
+        self.received = b""
         self.thread = threading.Thread(target=self.talk, args=(chunk, every), daemon=True)
         self.thread.start()
+        threading.Thread(target=self.listen, daemon=True).start()
+
+    def listen(self):
+        while self.running:
+            try:
+                self.received += os.read(self.master, 4096)
+            except OSError:
+                return
 
     def talk(self, chunk, every):
         while self.running:
@@ -358,7 +369,7 @@ class Talker:
             except OSError:
                 return
             if every:
-                time.sleep(every)  # the peer's pace, part of the scenario
+                time.sleep(every)  # pace: the peer's, part of the scenario
 
     def stop(self):
         self.running = False
@@ -389,7 +400,9 @@ waiting = subprocess.Popen([tool, "--port", talker.path, "--timeout", "60", "lis
                            stderr=subprocess.PIPE, text=True)
 try:
     wait_open(waiting, talker.path, "chibi-pull opens the port")
-    time.sleep(0.3)  # into its wait for the prompt
+    # It writes to the shell (a line end, to draw a prompt) and then waits for the prompt.
+    wait_until(lambda: b"\r" in talker.received or waiting.poll() is not None, "chibi-pull asks for a prompt",
+               lambda: repr(talker.received[-80:]))
     sent = time.monotonic()
     waiting.send_signal(signal.SIGTERM)
     err = waiting.communicate(timeout=30)[1]

@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # CLI tests of the real itm-decode binary: inputs, options, exit codes, pipes, signals.
-# Usage: itm_decode_cli.sh PATH/TO/itm-decode [SHARED_DIR]
+# Usage: itm_decode_cli.sh PATH/TO/itm-decode   (the real captures: itm_decode_captures.sh)
 set -u
 BIN=$1
-SHARED=${2:-}
-CAPTURES=$SHARED/reference/captures
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 source "$(dirname "$0")/../support/checks.sh"
+source "$(dirname "$0")/../support/waits.sh"
 
 # Bytes written independently of our encoder: SWIT 1-byte writes on port 0 (header 0x01).
 itm_text() { python3 -c '
@@ -92,7 +91,8 @@ mkfifo "$WORK/fifo"
 pid=$!
 exec 3> "$WORK/fifo"
 itm_text $'one\ntwo\npartial' >&3
-sleep 0.5
+# One write: once its whole lines are out (flushed as the input pauses) all of it was read.
+check "the lines before SIGTERM come out while the input pauses" wait_until "$WAIT_DEADLINE_S" file_has "$WORK/term.out" two
 kill -TERM "$pid"
 wait "$pid"
 status=$?
@@ -107,8 +107,8 @@ mkfifo "$WORK/live"
 pid=$!
 exec 4> "$WORK/live"
 itm_text $'tick\n' >&4
-sleep 0.4
-check "output is flushed while input pauses" grep -q tick "$WORK/live.out"
+check "output is flushed while input pauses (the writer keeps the pipe open)" \
+  wait_until "$WAIT_DEADLINE_S" file_has "$WORK/live.out" tick
 exec 4>&-
 wait "$pid"
 
@@ -116,27 +116,11 @@ wait "$pid"
 itm_text $'first\n' > "$WORK/grow.bin"
 "$BIN" --follow "$WORK/grow.bin" > "$WORK/follow.out" &
 pid=$!
-sleep 0.3
+check "--follow decodes what the file holds" wait_until "$WAIT_DEADLINE_S" file_has "$WORK/follow.out" first
 itm_text $'second\n' >> "$WORK/grow.bin"
-sleep 0.5
+check "--follow decodes what is appended" wait_until "$WAIT_DEADLINE_S" file_has "$WORK/follow.out" second
 kill -INT "$pid"
 wait "$pid"
 check "--follow picks up appended data" test "$(jq -r .event.data.message "$WORK/follow.out" | tr '\n' ' ')" = "first second "
-
-# --- real captures
-if [ -d "$CAPTURES" ]; then
-  S=$CAPTURES/sigrok-stm32f105
-  echo '{"0":{"decoder":"Text"},"1":{"decoder":"Text","value_format":"%u"}}' > "$WORK/sigrok.json"
-  "$BIN" --timestamps none --port-map "$WORK/sigrok.json" "$S/stm32f105_itm_stream1.bin" > "$WORK/s1.out"
-  "$BIN" --timestamps none --port-map "$WORK/sigrok.json" --tpiu --tpiu-stream 1 < "$S/stm32f105_swo_tpiu_raw.bin" > "$WORK/s2.out"
-  check "sigrok: --tpiu on the raw bytes equals the extracted stream" cmp -s "$WORK/s1.out" "$WORK/s2.out"
-  check "sigrok: 393 PC samples" test "$(jq -r 'select(.event.kind=="PcSample") | 1' "$WORK/s1.out" | wc -l)" -eq 393
-  check "sigrok: the sorted values" \
-    test "$(jq -r 'select(.port==1) | .event.data.message' "$WORK/s1.out" | head -6 | tr '\n' ' ')" = "Sort 2 2 11 35 235 "
-  "$BIN" --frames "$CAPTURES/probe-rs/example_capture1.bin" > "$WORK/frames.out"
-  check "--frames writes raw frame lines" test "$(jq -c 'select(.frames) | [.frames[].data[0]]' "$WORK/frames.out" | tr -d '\n')" = "[65][66][67]"
-else
-  echo "skip real-capture CLI tests: $CAPTURES not found"
-fi
 
 summary

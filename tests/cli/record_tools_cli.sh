@@ -7,6 +7,7 @@ CSV=$1/trace-csv
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 source "$(dirname "$0")/../support/checks.sh"
+source "$(dirname "$0")/../support/waits.sh"
 
 record() {  # record TIMESTAMP PORT MESSAGE
   printf '{"timestamp":%s,"port":%s,"event":{"kind":"Text","data":{"message":"%s"}},"source":"itm","clock":"us"}\n' "$1" "$2" "$3"
@@ -77,11 +78,8 @@ mkfifo "$WORK/live-filter"
 pid=$!
 exec 4> "$WORK/live-filter"
 record 1 0 tick >&4
-wait_for_text() {  # wait_for_text FILE TEXT: up to 5 s
-  for _ in $(seq 50); do grep -q "$2" "$1" && return 0; sleep 0.1; done
-  return 1
-}
-check "a pipe on threads: a record comes out while the input pauses" wait_for_text "$WORK/live.out" tick
+check "a pipe on threads: a record comes out while the input pauses" \
+  wait_until "$WAIT_DEADLINE_S" file_has "$WORK/live.out" tick
 exec 4>&-
 wait "$pid"
 mkfifo "$WORK/term-filter"
@@ -90,7 +88,7 @@ pid=$!
 exec 4> "$WORK/term-filter"
 cat "$WORK/big.ndjson" >&4
 printf '{"timestamp":9,"port":0,"event":{"kind":"Text","data":{"message":"half a li' >&4
-check "SIGTERM on threads: every record out before the signal" wait_for_text "$WORK/term.out" '"line 30000"'
+check "SIGTERM on threads: every record out before the signal" wait_until "$WAIT_DEADLINE_S" file_has "$WORK/term.out" '"line 30000"'
 kill -TERM "$pid"
 wait "$pid"
 status=$?
@@ -156,7 +154,8 @@ for signal in TERM INT KILL; do
   exec 3> "$WORK/fifo-$signal"
   for i in $(seq 1 2000); do record "$i" 0 "line $i"; done >&3
   printf '{"timestamp":9,"port":0,"event":{"kind":"Text","data":{"message":"half a li' >&3
-  sleep 0.5
+  # The header and the 2000 rows are out (flushed as the input pauses): the half line is read.
+  check "SIG$signal: the rows come out while the input pauses" wait_until "$WAIT_DEADLINE_S" lines_at_least "$log" 2001
   kill -"$signal" "$pid"
   wait "$pid" 2> /dev/null
   exec 3>&-

@@ -64,7 +64,7 @@ def wait_listening(port, proc, seconds=60):
             return False
         if f":{port} " in subprocess.run(["ss", "-ltnH"], capture_output=True, text=True).stdout:
             return True
-        time.sleep(0.05)
+        time.sleep(0.05)  # pace: the polling interval of a wait with a deadline
     return False
 
 
@@ -95,10 +95,15 @@ class Qemu:
     def value(self, expression):
         return int(self.gdb(f"print/d {expression}")[0])
 
-    def running(self):
+    def running(self, timeout=30):
+        """Whether the firmware's counter advances (within a generous deadline)."""
         first = self.value("g_counter")
-        time.sleep(0.3)
-        return self.value("g_counter") > first
+        until = time.monotonic() + timeout
+        while time.monotonic() < until:
+            if self.value("g_counter") > first:
+                return True
+            time.sleep(0.05)  # pace: the polling interval of a wait with a deadline
+        return False
 
     def stop(self):
         self.proc.kill()
@@ -549,7 +554,7 @@ class DelayingProxy(threading.Thread):
                 if self.interrupted.is_set() and not held:
                     held = True
                     self.holding.set()  # QEMU has answered the interrupt: the VM is halted
-                    time.sleep(self.hold)
+                    time.sleep(self.hold)  # pace: the stop reply is held this long (the scenario)
                 client.sendall(data)
         except OSError:
             pass  # eko-collect was stopped with the target halted: that is the test
@@ -584,6 +589,8 @@ def ndjson_through_trace_csv():
         check(r.returncode == 0 and len(lines) > 10 and '"kind":"EkoClock"' in lines[0] and
               '"source":"ekotrace"' in lines[0], "--format ndjson: EkoClock/EkoEvent records", lines[:1])
         schema_dir = os.path.join(here, "..", "schema")
+        check(shutil.which("node") and os.path.isdir(os.path.join(schema_dir, "node_modules", "ajv")),
+              "the schema check has node and tests/schema/node_modules (missing: run scripts/install-deps)")
         if shutil.which("node") and os.path.isdir(os.path.join(schema_dir, "node_modules", "ajv")):
             records = os.path.join(work, "eko.ndjson")
             with open(records, "w") as f:
@@ -592,8 +599,6 @@ def ndjson_through_trace_csv():
                                 records], capture_output=True, text=True)
             check(v.returncode == 0, "--format ndjson: every record valid under schemas/record.schema.json",
                   v.stdout)
-        else:
-            print("skip schema check: node or tests/schema/node_modules missing")
         flat = subprocess.run([trace_csv, "--preset", "ekotrace"], input=r.stdout, capture_output=True, text=True)
         header, rows = parse_csv(flat.stdout)
         check(header[0] == "session_id" and len(rows) == len(lines) and rows[0][7] == "1",
@@ -614,7 +619,7 @@ def process_runs(pid, seconds=3):
             return False
         if state in ("R", "S"):
             return True
-        time.sleep(0.05)
+        time.sleep(0.05)  # pace: the polling interval of a wait with a deadline
     return False
 
 
@@ -651,8 +656,8 @@ def gdbserver_native():
 def main():
     missing = [t for t in ("qemu-system-arm", "arm-none-eabi-gcc", "gdb-multiarch") if not shutil.which(t)]
     if missing:
-        print(f"skipped: {', '.join(missing)} not installed (scripts/install-deps installs them)")
-        return 77
+        print(f"FAIL missing {', '.join(missing)}: run scripts/install-deps")
+        return 1
     os.makedirs(work, exist_ok=True)
     reader_finds_collisions()
     # The firmware paces itself on its collector (tracer.c, "Pace"), so no pace of the host

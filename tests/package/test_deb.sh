@@ -11,8 +11,8 @@ trap 'rm -rf "$WORK"' EXIT
 source "$(dirname "$0")/../support/checks.sh"
 for tool in cpack dpkg-deb lintian; do
   if ! command -v "$tool" > /dev/null; then
-    echo "skipped: $tool is not installed (scripts/install-deps installs it)"
-    exit 77
+    echo "FAIL missing $tool: run scripts/install-deps"
+    exit 1
   fi
 done
 

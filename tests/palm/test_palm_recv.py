@@ -32,13 +32,11 @@ class Receiver:
         self.err = tempfile.NamedTemporaryFile(mode="w+", delete=False)
         self.proc = subprocess.Popen([BIN, "--listen", "127.0.0.1:0", *args], stdout=subprocess.PIPE,
                                      stderr=self.err, text=True, preexec_fn=preexec_fn)
-        self.port = None
-        for _ in range(200):
-            match = re.search(r"listening on 127\.0\.0\.1:(\d+)", open(self.err.name).read())
-            if match:
-                self.port = int(match.group(1))
-                break
-            time.sleep(0.02)
+        listening = re.compile(r"listening on 127\.0\.0\.1:(\d+)")
+        wait_until(lambda: listening.search(self.stderr()) or self.proc.poll() is not None, "palm-recv listens",
+                   lambda: self.stderr()[-300:])
+        match = listening.search(self.stderr())
+        self.port = int(match.group(1)) if match else None
         self.lines = []
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -54,10 +52,11 @@ class Receiver:
             s.close()
         return s
 
-    def wait_for(self, count, timeout=10):
+    def wait_for(self, count, timeout=60):
+        """The records once there are `count` (the caller checks them), or at the deadline."""
         deadline = time.time() + timeout
         while len(self.lines) < count and time.time() < deadline:
-            time.sleep(0.01)
+            time.sleep(0.01)  # pace: the polling interval of a wait with a deadline
         return [json.loads(line) for line in self.lines]
 
     def stderr(self):
@@ -272,7 +271,7 @@ def out_of_descriptors():
     crowd = [r.send(b"", close=False) for _ in range(40)]
     wait_until(lambda: "cannot accept a connection" in r.stderr(), "the descriptor limit is reached", r.stderr)
     before = cpu_seconds(r.proc.pid)
-    time.sleep(2)  # a measurement window, not a wait: CPU spent while connections queue
+    time.sleep(2)  # must-not-happen: CPU spent while connections queue, measured over this window
     spent = cpu_seconds(r.proc.pid) - before
     check(spent < 0.5, f"out of descriptors it does not spin ({spent:.2f} s of CPU in 2 s)")
     check(r.stderr().count("cannot accept a connection") == 1, "it says so once", r.stderr()[-400:])
@@ -314,7 +313,7 @@ for t in threads:
     t.join()
 deadline = time.time() + 60
 while len(r.lines) < SENDERS * MESSAGES and time.time() < deadline:
-    time.sleep(0.05)
+    time.sleep(0.05)  # pace: the polling interval of a wait with a deadline (checked below)
 elapsed = time.time() - start
 r.stop()
 per_sender = {}

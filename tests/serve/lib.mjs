@@ -7,7 +7,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
-export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));  // pace: the callers say why
 
 // Deadlines for waits on the system's own signals (a message, a counter, a log line).
 // Generous, since a loaded machine is slow, and never a fixed sleep: a wait ends as soon
@@ -19,7 +19,7 @@ export async function waitUntil(condition, what, seen = () => '', timeoutMs = DE
   const until = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > until) throw new Error(`${what}: not within ${timeoutMs / 1000} s (seen: ${await seen()})`);
-    await sleep(20);
+    await sleep(20);  // pace: polling interval of a wait with a deadline
   }
 }
 
@@ -97,7 +97,7 @@ export async function startServer(binary, args, options = {}) {
   });
   let log = '';
   const port = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`trace-serve did not start: ${log}`)), DEADLINE_MS);
+    const timer = setTimeout(() => reject(new Error(`trace-serve did not start: ${log}`)), DEADLINE_MS);  // deadline: fails when it expires
     child.stderr.on('data', (chunk) => {
       log += chunk;
       const match = /serving on http:\/\/[^:]+:(\d+)\//.exec(log);
@@ -174,7 +174,7 @@ export class Client {
       return Promise.resolve(already);
     }
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what} ` +
+      const timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what} ` +  // deadline: fails when it expires
         `(${this.events} events, ${JSON.stringify(this.counts)} so far)`)), timeoutMs);
       this.waiters.push((message) => {
         if (!predicate(message)) return false;
@@ -191,7 +191,7 @@ export class Client {
   until(condition, what = 'condition', timeoutMs = DEADLINE_MS) {
     if (condition()) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what} ` +
+      const timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what} ` +  // deadline: fails when it expires
         `(${this.events} events, ${JSON.stringify(this.counts)} so far)`)), timeoutMs);
       this.waiters.push(() => {
         if (!condition()) return false;
@@ -240,7 +240,7 @@ export async function feed(stream, lines, perSecond) {
   for (let i = 0; i < lines.length; i += chunk) {
     const text = `${lines.slice(i, i + chunk).join('\n')}\n`;
     if (!stream.write(text)) await new Promise((resolve) => stream.once('drain', resolve));
-    await sleep(10);
+    await sleep(10);  // pace: the feed rate asked for
   }
 }
 

@@ -24,8 +24,8 @@ if (!fs.existsSync(path.join(dist, 'index.html'))) {
 }
 const browserPath = process.env.CHROMIUM || '/usr/bin/chromium';
 if (!fs.existsSync(browserPath)) {
-  console.log(`skipped: no Chromium at ${browserPath} (scripts/install-deps installs Debian's chromium)`);
-  process.exit(77);
+  console.log(`FAIL missing chromium (${browserPath}): run scripts/install-deps`);
+  process.exit(1);
 }
 fs.mkdirSync(artifacts, { recursive: true });
 const schemas = validators(root, shared);

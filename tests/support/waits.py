@@ -20,7 +20,7 @@ def wait_until(condition, what, seen=lambda: "", timeout=DEADLINE_S):
     while not condition():
         if time.monotonic() > until:
             raise WaitTimeout(f"{what}: not within {timeout} s (seen: {seen()})")
-        time.sleep(0.02)
+        time.sleep(0.02)  # pace: the polling interval of a wait with a deadline
 
 
 def file_size(path):

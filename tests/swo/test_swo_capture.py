@@ -18,6 +18,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import itm_model  # noqa: E402
 from checks import Checks  # noqa: E402
 from waits import WaitTimeout, file_size, wait_open, wait_until  # noqa: E402
 
@@ -53,6 +55,19 @@ def simulated_events_decode_exactly():
               f"simulate seed {seed}: itm-decode gives exactly the {len(want)} reported events",
               f"{len(got)} vs {len(want)}, first mismatch {mismatch}: "
               f"{want[mismatch] if mismatch is not None else ''} / {got[mismatch] if mismatch is not None else ''}")
+        # The independent side: a decoder written from the ARM ARM (tests/swo/itm_model.py), not
+        # lib/itm, reads the same bytes: every reported event, every field, in order.
+        model = itm_model.decode(capture.stdout)
+        differs = next((i for i, (w, m) in enumerate(zip(want, model)) if w != m), None)
+        check(len(model) == len(want) and differs is None,
+              f"simulate seed {seed}: an independent decoder reads exactly the {len(want)} reported events",
+              f"{len(model)} vs {len(want)}, first difference {differs}: "
+              f"{want[differs] if differs is not None else ''} / {model[differs] if differs is not None else ''}")
+        if seed == 1:  # the comparison can fail: one exception reported as something else is found
+            planted = json.loads(json.dumps(want))
+            exception = next(r for r in planted if r["event"]["kind"] == "Exception")
+            exception["event"]["data"]["action"] = "resume" if exception["event"]["data"]["action"] != "resume" else "exit"
+            check(model != planted, "simulate: one exception action reported wrong breaks the comparison")
         kinds = {r["event"]["kind"] for r in want}
         check({"Text", "TaskSwitch", "IsrEnter", "IsrExit", "IdleEnter", "IdleExit", "Marker", "Counter", "Exception",
                "PcSample", "Overflow"} <= kinds, f"simulate seed {seed}: every kind of event occurs", sorted(kinds))
@@ -105,7 +120,7 @@ def serial_pty():
           "serial: a path that is not a terminal -> exit 2, 'not a serial port' (not 'in use')", not_tty.stderr)
     for i in range(0, len(data), 4096):
         os.write(master, data[i:i + 4096])
-        time.sleep(0.001)
+        time.sleep(0.001)  # pace: the pty's small buffer, fed as a serial line would
     out, err = process.communicate(timeout=30)
     check(process.returncode == 0 and out == data, "serial: every byte through a pseudo-terminal at 1234567 bit/s",
           f"{len(out)} of {len(data)}; {err}")
@@ -136,11 +151,11 @@ class FlakyServer:
             connection, _ = self.listener.accept()
             self.connections += 1
             connection.sendall(chunk)
-            time.sleep(0.2)
+            time.sleep(0.2)  # pace: the peer holds the connection open a while (the scenario)
             connection.close()
             if i == 0 and self.down_for:  # refuse connections for a while
                 self.listener.close()
-                time.sleep(self.down_for)
+                time.sleep(self.down_for)  # pace: the peer is down this long (the scenario)
                 self.listener = socket.socket()
                 self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 self.listener.bind(("127.0.0.1", self.port))

@@ -11,7 +11,7 @@ D4.3.3) and the Callisto binary protocol, not by tracepipe's encoder. Then, reco
   file:line  == addr2line's (the DWARF line table, read by binutils)
   handler    == the symbol at the vector table word (read with objcopy), as nm names it
   IsrEnter   == the same handler name, with no --isr-names
-Exit 77 (skipped) without the cross compiler."""
+Fails without the cross compiler (scripts/install-deps installs it)."""
 import json
 import os
 import shutil
@@ -108,7 +108,7 @@ const wanted = Number(process.argv[3]);
 let got = 0;
 let started = false;
 let ready = false;
-setTimeout(() => { console.error(`timeout after ${got} events`); process.exit(1); }, 30000);
+setTimeout(() => { console.error(`timeout after ${got} events`); process.exit(1); }, 30000);  // deadline: fails when it expires
 ws.on('message', (raw) => {
   const m = JSON.parse(raw);
   if (m.type === 'Hello') ws.send(JSON.stringify({ type: 'Connect', data: { probe_selector: null, chip: null, token: null } }));
@@ -174,8 +174,8 @@ def check_trace_serve(elf, data, named_records, label):
 
 def main():
     if shutil.which("arm-none-eabi-gcc") is None or shutil.which("arm-none-eabi-addr2line") is None:
-        print("SKIPPED: arm-none-eabi-gcc and binutils-arm-none-eabi are needed (scripts/install-deps)")
-        return 77
+        print("FAIL missing arm-none-eabi-gcc or binutils-arm-none-eabi: run scripts/install-deps")
+        return 1
     with tempfile.TemporaryDirectory() as out:
         symbols_elf = build_symbols_firmware(out)
         check_firmware(symbols_elf, out, "symbol firmware", addr2line_names=True)

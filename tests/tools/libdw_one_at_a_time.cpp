@@ -25,7 +25,7 @@ void enter() {
   static std::atomic<unsigned> calls{0};
   if (calls.fetch_add(1) % 64 == 0) {
     const timespec linger{0, 20'000};
-    ::nanosleep(&linger, nullptr);
+    ::nanosleep(&linger, nullptr);  // pace: a longer stay inside libdw, so a second thread is caught
   }
 }
 

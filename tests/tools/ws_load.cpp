@@ -143,8 +143,9 @@ int run(int argc, char** argv) {
              masked_text_frame(R"({"type":"Connect","data":{"probe_selector":null,"chip":null,"token":null}})"));
     send_all(client.fd, masked_text_frame(R"({"type":"Start","data":{"allow_mask":4294967295,"baud_rate":null}})"));
   }
-  // Give the servers time to process Start before the stream begins.
-  ::usleep(300000);
+  // Give the servers time to process Start before the stream begins (a benchmark's warm-up:
+  // the stalled clients never read, so no reply can say it).
+  ::usleep(300000);  // pace: the benchmark's warm-up, no check depends on it
   if (!ready_file.empty()) std::ofstream(ready_file) << "ready\n";
 
   std::vector<std::uint32_t> samples;

@@ -1,5 +1,8 @@
 // Property tests: random packet sequences -> encoder -> decoder == the sequence,
-// also when split anywhere and with garbage inserted before a sync.
+// also when split anywhere and with garbage inserted before a sync. These check lib/itm's
+// decoder and encoder against each other (consistency); the decoder against the ARM ARM is
+// test_itm_decoder.cpp (bytes written by hand from D4.2), real captures of other tools
+// (unit_captures, cli_itm_decode_captures) and an independent decoder (tests/swo/itm_model.py).
 #include <doctest/doctest.h>
 
 #include <random>
@@ -70,7 +73,7 @@ class PacketGenerator {
       case 8:
         return make_pc_sample(pick(0, 0xFFFFFFFFU));
       case 9:
-        return make_pc_sleep();
+        return make_sleeping_pc_sample();
       case 10:
         return make_data_trace_pc(static_cast<std::uint8_t>(pick(0, 3)), pick(0, 0xFFFFFFFFU));
       case 11:

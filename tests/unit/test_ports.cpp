@@ -186,6 +186,12 @@ TEST_CASE("User formats") {
   CHECK_NOTHROW(UserFormat::parse("%.64f"));
   CHECK_THROWS_WITH_AS(UserFormat::parse("%999999999d"), doctest::Contains("width 999999999 is over 64"), Error);
   CHECK_THROWS_WITH_AS(UserFormat::parse("%65x"), doctest::Contains("width 65"), Error);
+  // A port map with an unusable format is refused when it is read, naming the port (the
+  // port map fuzzer found maps that parsed and then failed when the decoders were made).
+  CHECK_THROWS_WITH_AS(PortMap::parse(R"({"5":{"decoder":{"User":{"format":"%s %d"}}}})"),
+                       doctest::Contains("port \"5\": format '%s %d': unsupported conversion '%s'"), Error);
+  CHECK_THROWS_WITH_AS(PortMap::parse(R"({"0":{"decoder":"Text","value_format":"%q"}})"), doctest::Contains("port"),
+                       Error);
   CHECK_THROWS_WITH_AS(UserFormat::parse("%.100f"), doctest::Contains("precision 100"), Error);
   CHECK_THROWS_AS(UserFormat::parse("%1.2.3f"), Error);
 }

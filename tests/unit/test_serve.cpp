@@ -684,7 +684,9 @@ TEST_CASE("child processes: pipes, JSON logs, exit codes, stopping the whole gro
   CHECK_THROWS_AS(ChildProcess::spawn({"/nonexistent/capture-tool"}), Error);
   CHECK_THROWS_AS(ChildProcess::spawn({}), Error);
 
-  ChildProcess group = ChildProcess::spawn({"sh", "-c", "sleep 30 | sleep 30"});
+  // Children that would outlive the test if the group were not ended.
+  const std::string children = "sleep 30 | sleep 30";  // pace: see above
+  ChildProcess group = ChildProcess::spawn({"sh", "-c", children});
   const FileDescriptor group_out = group.take_stdout();
   CHECK(group.running());
   group.terminate();

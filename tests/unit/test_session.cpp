@@ -264,7 +264,7 @@ TEST_CASE("every record kind is valid JSON with the Callisto field names") {
   enc.write(20, 0xAB, 1);
   enc.packet(make_event_counter(0x21));
   enc.packet(make_data_trace_value(1, true, 0x1234, 2));
-  enc.packet(make_pc_sleep());
+  enc.packet(make_sleeping_pc_sample());
   enc.packet(make_overflow());
   bytes.push_back(0x90);  // reserved header
   const auto lines = decode_lines(bytes);

@@ -93,6 +93,9 @@ TEST_CASE("full sync at any alignment restarts framing; half syncs are padding; 
   }
 }
 
+// A consistency check of the framer and the deformatter against each other; the deformatter
+// against the CoreSight formatter's rules is the hand-written frames above, and against another
+// tool's frames the sigrok capture (cli_itm_decode_captures: --tpiu equals the extracted stream).
 TEST_CASE("framer and deformatter are inverses for random interleaved streams") {
   std::mt19937 rng(42);
   for (int round = 0; round < 200; ++round) {
