@@ -364,7 +364,8 @@ std::string man_options(const CLI::App& app) {
   }
   man_entries(tool, out);
   for (const CommandDoc& sub : tool.subcommands) {
-    if (sub.options.empty()) continue;
+    const bool only_help = sub.options.size() == 1 && sub.options[0].longs == std::vector<std::string>{"help"};
+    if (sub.options.empty() || only_help) continue;  // a subcommand without options of its own
     out += fmt::format(".SS {} {}\n", roff_text(tool.name), roff_text(sub.name));
     man_entries(sub, out);
   }
