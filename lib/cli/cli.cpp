@@ -38,10 +38,6 @@ void add_cpu_hz_option(CLI::App& app, std::uint64_t& hz, std::string_view use) {
   app.add_option("--cpu-hz", hz, fmt::format("Target clock in Hz: {}", use))->type_name("HZ");
 }
 
-void add_cpu_hz_option(CLI::App& app, std::optional<std::uint64_t>& hz, std::string_view use) {
-  app.add_option("--cpu-hz", hz, fmt::format("Target clock in Hz: {}", use))->type_name("HZ");
-}
-
 void add_common_options(CLI::App& app, CommonOptions& options, CommonFlags flags) {
   if (flags.output)
     app.add_option("-o,--output", options.output, "Write output to FILE ('-' = stdout)")->type_name("FILE");

@@ -5,7 +5,6 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -36,7 +35,6 @@ void add_threads_option(CLI::App& app, unsigned& threads);
 
 // --cpu-hz HZ, the target's clock; `use` says what the tool does with it.
 void add_cpu_hz_option(CLI::App& app, std::uint64_t& hz, std::string_view use);
-void add_cpu_hz_option(CLI::App& app, std::optional<std::uint64_t>& hz, std::string_view use);
 
 // The exit-code table printed at the end of every --help.
 [[nodiscard]] std::string exit_code_help();

@@ -2,7 +2,8 @@
 # The layering of lib/: the include graph derived from the sources has no cycle, between
 # folders or between the files of one folder; the README's architecture table gives every
 # folder its layer; and the build's check (cmake/CheckLayers.cmake, run before anything is
-# compiled) accepts the real tree and refuses each kind of violation planted in a copy of it.
+# compiled) accepts the real tree and refuses each kind of violation planted in a copy of it;
+# every tool's main is wiring, at most 120 lines.
 # Usage: test_layering.sh SOURCE_DIR LAYER_TABLE (the build's lib/layers.cmake)
 set -u
 source "$(dirname "$0")/../support/checks.sh"
@@ -59,4 +60,8 @@ check "CLI11 outside lib/cli fails it" refused "$work/cli" "lib/core/log.hpp: #i
 plant folder core/log.cpp '// an unchanged tree'
 mkdir "$work/folder/undeclared"
 check "an undeclared folder fails it" refused "$work/folder" "lib/undeclared/ is not a declared layer"
+# A tool's main is wiring over lib/ (docs/design.md "Conventions"): at most 120 lines.
+for main in "$src"/tools/*/main.cpp; do
+  check "$(basename "$(dirname "$main")")'s main is at most 120 lines ($(wc -l < "$main"))" test "$(wc -l < "$main")" -le 120
+done
 summary

@@ -88,7 +88,7 @@ async function palmRecords() {
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   const closed = new Promise((resolve) => child.on('close', resolve));
   const port = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`palm-recv did not start: ${stderr}`)), 10000);  // deadline: fails when it expires
+    const timer = setTimeout(() => reject(new Error(`palm-recv did not start: ${stderr}`)), 60000);  // deadline: fails when it expires
     child.stderr.on('data', (d) => {
       stderr += d;
       const match = /listening on 127\.0\.0\.1:(\d+)/.exec(stderr);

@@ -46,11 +46,11 @@ await step('the original client flow', async () => {
   await c.opened;
   const hello = await c.type('Hello');
   check(/^[0-9a-f-]{36}$/.test(hello.data.server_id) && hello.data.version === '0.1.0', 'Hello has a UUID and the version');
-  await sleep(1000);  // pace: the original client's, between Hello and Connect
+  await sleep(1000);  // pace: the original client's (App.tsx sends Connect 1 s after connecting)
   c.send({ type: 'Connect', data: { probe_selector: null, chip: null, token: null } });
   const status = await c.type('Status');
   check(status.data.connected === true && status.data.chip === null, 'Status after Connect');
-  await sleep(500);  // pace: the original client's, between Status and Start
+  await sleep(500);  // pace: the original client's (App.tsx sends Start 500 ms after Connect)
   c.send({ type: 'Start', data: { allow_mask: 0xFFFFFFFF, baud_rate: 2000000 } });
   const meta = await c.type('Meta');
   check(meta.data.ports_map['0'].name === 'Console' && meta.data.ports_map['1'].decoder === 'TaskIsr', 'Meta carries the standard port map');
