@@ -6,6 +6,7 @@
 #include <array>
 #include <cstring>
 
+#include "records/fleet_fields.hpp"
 #include "records/vocabulary.hpp"
 
 namespace tp {
@@ -196,6 +197,13 @@ constexpr std::array<FieldRule, 5> top_task_fields = {{
     {"share", FieldType::number, true, false},
     {"uncertain_time", FieldType::u64, true, false},
 }};
+constexpr std::array<std::string_view, 2> loss_reasons = {"buffer_full", "too_large"};
+constexpr std::array<FieldRule, 4> loss_fields = {{
+    {"first_seq", FieldType::u64, true, false},
+    {"last_seq", FieldType::u64, true, false},
+    {"records", FieldType::u64, true, false},
+    {"reason", FieldType::string_enum, true, false, no_max, loss_reasons},
+}};
 
 // Indexed by RecordKind: a rule's kind is record_kind_names' at its index.
 constexpr std::array<KindRule, record_kind_names.size()> kind_rules = {{
@@ -229,6 +237,7 @@ constexpr std::array<KindRule, record_kind_names.size()> kind_rules = {{
     {kind_name(RecordKind::top_function), true, top_function_fields},
     {kind_name(RecordKind::top_handler), true, top_handler_fields},
     {kind_name(RecordKind::top_task), true, top_task_fields},
+    {kind_name(RecordKind::loss), true, loss_fields},
 }};
 
 static_assert([] {
@@ -401,17 +410,37 @@ bool check_frames(simdjson::dom::element value, CheckedLine& line, std::string& 
 }
 
 // The top-level fields the record defines, in record.schema.json's order.
-enum class TopField : std::uint8_t { timestamp, port, event, frames, source, clock, time_exact, other };
+enum class TopField : std::uint8_t {
+  timestamp,
+  port,
+  event,
+  frames,
+  source,
+  clock,
+  time_exact,
+  board,
+  run,
+  seq,
+  host_us,
+  other
+};
 
 // One length test and one comparison per key (every line has five or six of them).
 TopField top_field(std::string_view key) noexcept {
   switch (key.size()) {
+    case 3:
+      return key_is(key, "seq") ? TopField::seq : key_is(key, "run") ? TopField::run : TopField::other;
     case 4:
       return key_is(key, "port") ? TopField::port : TopField::other;
     case 5:
-      return key_is(key, "event") ? TopField::event : key_is(key, "clock") ? TopField::clock : TopField::other;
+      return key_is(key, "event")   ? TopField::event
+             : key_is(key, "clock") ? TopField::clock
+             : key_is(key, "board") ? TopField::board
+                                    : TopField::other;
     case 6:
       return key_is(key, "source") ? TopField::source : key_is(key, "frames") ? TopField::frames : TopField::other;
+    case 7:
+      return key_is(key, "host_us") ? TopField::host_us : TopField::other;
     case 9:
       return key_is(key, "timestamp") ? TopField::timestamp : TopField::other;
     case 10:
@@ -480,6 +509,21 @@ bool check_member(TopField field, simdjson::dom::element value, TopLevel& top, s
       problem = "\"time_exact\" is not false (it is present only when the time is not exact)";
       return false;
     }
+    case TopField::board:
+    case TopField::run: {
+      std::string_view name;
+      if (value.get_string().get(name) == simdjson::SUCCESS && is_fleet_name(name)) return true;
+      problem = fmt::format("\"{}\" is not a fleet name (1-{} of A-Z a-z 0-9 _ -)",
+                            field == TopField::board ? "board" : "run", fleet_name_max);
+      return false;
+    }
+    case TopField::seq:
+    case TopField::host_us: {
+      std::uint64_t number = 0;
+      if (value.get_uint64().get(number) == simdjson::SUCCESS) return true;
+      problem = fmt::format("\"{}\" is not an unsigned integer", field == TopField::seq ? "seq" : "host_us");
+      return false;
+    }
     case TopField::other:
       break;
   }
@@ -510,13 +554,13 @@ std::optional<CheckedLine> check_record_line(simdjson::dom::object root, std::st
   // function's time in perf).
   std::optional<CheckedLine> result(std::in_place);
   TopLevel top{*result};
-  std::uint8_t seen = 0;  // the fields the record defines, each at most once
+  std::uint16_t seen = 0;  // the fields the record defines, each at most once
   for (const simdjson::dom::key_value_pair member : root) {
     const TopField field = top_field(member.key);
     // A field given twice means two things: consumers (jq, simdjson, a browser) take one or
     // the other, so the line could be judged as one record and read as another.
     if (field != TopField::other) {
-      const auto bit = static_cast<std::uint8_t>(1U << static_cast<unsigned>(field));
+      const auto bit = static_cast<std::uint16_t>(1U << static_cast<unsigned>(field));
       if ((seen & bit) != 0) {
         problem = fmt::format("\"{}\" appears twice", member.key);
         result.reset();

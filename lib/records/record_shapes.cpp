@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/number.hpp"
+#include "records/fleet_fields.hpp"
 
 namespace tp {
 namespace {
@@ -139,6 +140,11 @@ std::optional<std::size_t> take_slot(const Segment& segment, std::string_view li
       return take_string(line, at, false);
     case Slot::plain_string:
       return take_string(line, at, true);
+    case Slot::fleet_name: {
+      const auto end = take_string(line, at, true);
+      if (!end || !is_fleet_name(line.substr(at + 1, *end - at - 2))) return std::nullopt;
+      return end;
+    }
     case Slot::boolean:
       if (at < line.size() && line[at] == 't') return take_word(line, at, "true");
       return take_word(line, at, "false");
@@ -276,6 +282,8 @@ class ShapeBuilder {
         return literal_value(), true;
       }
       if (key == "time_exact") return literal_value(), true;
+      if (key == "board" || key == "run") return slot(Slot::fleet_name), true;
+      if (key == "seq" || key == "host_us") return slot(Slot::u64), true;
       if (key == "event") return event();
       if (key == "frames") return false;
       return any_value(), true;

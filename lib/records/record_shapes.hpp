@@ -37,7 +37,17 @@ class RecordShapes {
   [[nodiscard]] bool full() const noexcept { return kinds_.size() >= max_shapes; }
 
   // A value's place in a shape: what it may be, and what the check reports of it.
-  enum class Slot : std::uint8_t { end, u64, string, plain_string, boolean, number, nonnegative_number, byte_array };
+  enum class Slot : std::uint8_t {
+    end,
+    u64,
+    string,
+    plain_string,
+    fleet_name,
+    boolean,
+    number,
+    nonnegative_number,
+    byte_array
+  };
   enum class Role : std::uint8_t { none, timestamp, port, source };
   struct Segment {
     std::string literal;  // bytes that come before the value

@@ -17,6 +17,7 @@
 #include "query/csv_table.hpp"
 #include "query/field_path.hpp"
 #include "query/record_filter.hpp"
+#include "records/fleet_fields.hpp"
 #include "records/record_check.hpp"
 #include "records/record_shapes.hpp"
 #include "records/vocabulary.hpp"
@@ -615,12 +616,12 @@ TEST_CASE("record shapes: slots by the kind's rules; nulls, enums and other prod
         "no match");
   // Fields no rule names (another producer's): any value of the same type.
   CHECK(learn_and_read(
-      R"({"timestamp":10,"port":3,"event":{"kind":"Counter","data":{"counter_id":1,"value":2,"note":"a"}},"seq":-12.5e3,"ok":true,"n":null,"o":{"a":[1]}})",
-      R"({"timestamp":11,"port":3,"event":{"kind":"Counter","data":{"counter_id":2,"value":3,"note":"b"}},"seq":7,"ok":false,"n":null,"o":{"a":[1]}})"));
+      R"({"timestamp":10,"port":3,"event":{"kind":"Counter","data":{"counter_id":1,"value":2,"note":"a"}},"score":-12.5e3,"ok":true,"n":null,"o":{"a":[1]}})",
+      R"({"timestamp":11,"port":3,"event":{"kind":"Counter","data":{"counter_id":2,"value":3,"note":"b"}},"score":7,"ok":false,"n":null,"o":{"a":[1]}})"));
   CHECK(
       quick_verdict(
           shapes,
-          R"({"timestamp":11,"port":3,"event":{"kind":"Counter","data":{"counter_id":2,"value":3,"note":"b"}},"seq":7,"ok":false,"n":null,"o":{"a":[2]}})") ==
+          R"({"timestamp":11,"port":3,"event":{"kind":"Counter","data":{"counter_id":2,"value":3,"note":"b"}},"score":7,"ok":false,"n":null,"o":{"a":[2]}})") ==
       "no match");
 }
 
@@ -644,4 +645,63 @@ TEST_CASE("record shapes: what is not learnt, and the cap") {
   CHECK(quick_verdict(shapes, one_more) == "no match");
   CHECK(quick_verdict(shapes, R"({"timestamp":2,"port":9,"event":{"kind":"IdleEnter"},"k63":5})") ==
         "IdleEnter  9 2 -");
+}
+
+TEST_CASE("fleet fields: the stamp writes them last; the check and the shapes hold them to the contract") {
+  const std::string_view record =
+      R"({"timestamp":5,"port":1,"event":{"kind":"TaskSwitch","data":{"from_task":1,"to_task":2}},"source":"itm"})";
+  std::string stamped;
+  append_stamped(stamped, record, FleetStamp{"rack3-b07", "r_20261127", 41, 1795000000123456});
+  CHECK(stamped ==
+        R"({"timestamp":5,"port":1,"event":{"kind":"TaskSwitch","data":{"from_task":1,"to_task":2}},"source":"itm",)"
+        R"("board":"rack3-b07","run":"r_20261127","seq":41,"host_us":1795000000123456})"
+        "\n");
+  const std::string line = stamped.substr(0, stamped.size() - 1);
+  CHECK(check(line).empty());
+
+  CHECK(is_fleet_name("b"));
+  CHECK(is_fleet_name(std::string(fleet_name_max, 'x')));
+  CHECK_FALSE(is_fleet_name(""));
+  CHECK_FALSE(is_fleet_name(std::string(fleet_name_max + 1, 'x')));
+  for (const std::string_view bad : {"rack.3", "b*", "b>", "b 7", "b\t", "b\xc3\xa9"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(is_fleet_name(bad));
+  }
+
+  const std::string head = R"({"timestamp":1,"port":0,"event":{"kind":"IdleEnter"},)";
+  CHECK(check(head + R"("board":"rack.3"})") == R"("board" is not a fleet name (1-64 of A-Z a-z 0-9 _ -))");
+  CHECK(check(head + R"("run":7})") == R"("run" is not a fleet name (1-64 of A-Z a-z 0-9 _ -))");
+  CHECK(check(head + R"("seq":-1})") == R"("seq" is not an unsigned integer)");
+  CHECK(check(head + R"("host_us":1.5})") == R"("host_us" is not an unsigned integer)");
+  CHECK(check(head + R"("seq":1,"seq":2})") == R"("seq" appears twice)");
+  CHECK(check(head + R"("host_us":1,"board":"a","host_us":2})") == R"("host_us" appears twice)");
+
+  // A learnt stamped shape vouches only for what the check would pass.
+  RecordShapes shapes;
+  REQUIRE(shapes.learn(line));
+  const std::string other_values =
+      R"({"timestamp":6,"port":1,"event":{"kind":"TaskSwitch","data":{"from_task":2,"to_task":1}},"source":"itm",)"
+      R"("board":"B-9","run":"x","seq":18446744073709551615,"host_us":0})";
+  CHECK(quick_verdict(shapes, other_values) == full_verdict(other_values));
+  for (const std::string& bad :
+       {std::string(R"({"timestamp":6,"port":1,"event":{"kind":"TaskSwitch","data":{"from_task":2,"to_task":1}},)"
+                    R"("source":"itm","board":"a.b","run":"x","seq":1,"host_us":0})"),
+        std::string(R"({"timestamp":6,"port":1,"event":{"kind":"TaskSwitch","data":{"from_task":2,"to_task":1}},)"
+                    R"("source":"itm","board":"a","run":"","seq":1,"host_us":0})"),
+        std::string(R"({"timestamp":6,"port":1,"event":{"kind":"TaskSwitch","data":{"from_task":2,"to_task":1}},)"
+                    R"("source":"itm","board":"a","run":"x","seq":-1,"host_us":0})")}) {
+    CAPTURE(bad);
+    CHECK(quick_verdict(shapes, bad) == "no match");
+    CHECK(full_verdict(bad) == "bad");
+  }
+}
+
+TEST_CASE("Loss: the record trace-ship writes for numbered records it could not ship") {
+  CHECK(check(R"({"timestamp":1,"port":0,"event":{"kind":"Loss","data":{"first_seq":10,"last_seq":19,"records":10,)"
+              R"("reason":"buffer_full"}},"source":"trace-ship","clock":"us"})")
+            .empty());
+  CHECK_FALSE(check(R"({"timestamp":1,"port":0,"event":{"kind":"Loss","data":{"first_seq":10,"last_seq":19,)"
+                    R"("records":10,"reason":"other"}}})")
+                  .empty());
+  CHECK_FALSE(check(R"({"timestamp":1,"port":0,"event":{"kind":"Loss","data":{"first_seq":10}}})").empty());
 }
