@@ -511,6 +511,7 @@ bool check_member(TopField field, simdjson::dom::element value, TopLevel& top, s
     }
     case TopField::board:
     case TopField::run: {
+      line.has_fleet_fields = true;
       std::string_view name;
       if (value.get_string().get(name) == simdjson::SUCCESS && is_fleet_name(name)) return true;
       problem = fmt::format("\"{}\" is not a fleet name (1-{} of A-Z a-z 0-9 _ -)",
@@ -519,6 +520,7 @@ bool check_member(TopField field, simdjson::dom::element value, TopLevel& top, s
     }
     case TopField::seq:
     case TopField::host_us: {
+      line.has_fleet_fields = true;
       std::uint64_t number = 0;
       if (value.get_uint64().get(number) == simdjson::SUCCESS) return true;
       problem = fmt::format("\"{}\" is not an unsigned integer", field == TopField::seq ? "seq" : "host_us");

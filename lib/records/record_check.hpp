@@ -41,6 +41,7 @@ struct CheckedLine {
   // A frames line's ports: bits for 0-31, and whether one is above 31.
   std::uint32_t frame_port_bits = 0;
   bool frame_high_port = false;
+  bool has_fleet_fields = false;  // board, run, seq or host_us (records/fleet_fields.hpp)
 };
 
 // Checks one parsed line (its root object). Returns what it is, or nothing with the reason

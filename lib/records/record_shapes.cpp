@@ -282,8 +282,8 @@ class ShapeBuilder {
         return literal_value(), true;
       }
       if (key == "time_exact") return literal_value(), true;
-      if (key == "board" || key == "run") return slot(Slot::fleet_name), true;
-      if (key == "seq" || key == "host_us") return slot(Slot::u64), true;
+      if (key == "board" || key == "run") return slot(Slot::fleet_name, Role::fleet), true;
+      if (key == "seq" || key == "host_us") return slot(Slot::u64, Role::fleet), true;
       if (key == "event") return event();
       if (key == "frames") return false;
       return any_value(), true;
@@ -420,6 +420,9 @@ bool RecordShapes::match_from(const std::vector<std::uint32_t>& candidates, std:
         break;
       case Role::source:
         result_.source = line.substr(at + 1, *after - at - 2);
+        break;
+      case Role::fleet:
+        result_.has_fleet_fields = true;
         break;
       case Role::none:
         break;

@@ -48,7 +48,7 @@ class RecordShapes {
     nonnegative_number,
     byte_array
   };
-  enum class Role : std::uint8_t { none, timestamp, port, source };
+  enum class Role : std::uint8_t { none, timestamp, port, source, fleet };
   struct Segment {
     std::string literal;  // bytes that come before the value
     Slot slot = Slot::end;

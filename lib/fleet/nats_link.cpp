@@ -1,0 +1,241 @@
+#include "fleet/nats_link.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <memory>
+#include <vector>
+
+#include "core/error.hpp"
+#include "fleet/fleet_subject.hpp"
+
+namespace tp {
+namespace {
+
+// Which exit code a cnats status stands for (README "Exit codes").
+ExitCode exit_code_for(natsStatus status) {
+  switch (status) {
+    case NATS_NO_SERVER:
+    case NATS_NOT_FOUND:
+      return ExitCode::not_found;
+    case NATS_NOT_PERMITTED:
+    case NATS_CONNECTION_AUTH_FAILED:
+      return ExitCode::permission_denied;
+    case NATS_TIMEOUT:
+      return ExitCode::timeout;
+    case NATS_SSL_ERROR:
+    case NATS_SECURE_CONNECTION_REQUIRED:
+    case NATS_SECURE_CONNECTION_WANTED:
+      return ExitCode::unsupported;
+    default:
+      return ExitCode::io_error;
+  }
+}
+
+std::string read_secret(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ExitCode::not_found, fmt::format("cannot read the credentials file {}", path));
+  std::string first;
+  std::getline(in, first);
+  while (!first.empty() && (first.back() == '\r' || first.back() == ' ')) first.pop_back();
+  return first;
+}
+
+bool is_creds_file(const std::string& path) {
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return text.find("BEGIN NATS USER JWT") != std::string::npos;
+}
+
+void on_disconnected(natsConnection* connection, void* closure) {
+  if (natsConnection_IsClosed(connection)) return;  // our own close()
+  (*static_cast<NatsEventHandler*>(closure))("disconnected from the NATS server; reconnecting");
+}
+void on_reconnected(natsConnection*, void* closure) {
+  (*static_cast<NatsEventHandler*>(closure))("reconnected to the NATS server");
+}
+void on_async_error(natsConnection*, natsSubscription*, natsStatus status, void* closure) {
+  (*static_cast<NatsEventHandler*>(closure))(fmt::format("NATS: {}", natsStatus_GetText(status)));
+}
+
+}  // namespace
+
+std::string nats_error_text(natsStatus status) {
+  natsStatus last = NATS_OK;
+  const char* detail = nats_GetLastError(&last);
+  std::string text = natsStatus_GetText(status);
+  if (detail != nullptr && *detail != '\0' && text != detail) text += fmt::format(" ({})", detail);
+  return text;
+}
+
+void check_nats(natsStatus status, std::string_view what) {
+  if (status == NATS_OK) return;
+  std::string message = fmt::format("{}: {}", what, nats_error_text(status));
+  switch (status) {
+    case NATS_NO_SERVER:
+      message += "; is nats-server running there? (--server)";
+      break;
+    case NATS_CONNECTION_AUTH_FAILED:
+    case NATS_NOT_PERMITTED:
+      message += "; check the credentials file (--creds)";
+      break;
+    case NATS_SECURE_CONNECTION_REQUIRED:
+      message += "; the server wants TLS: give its CA with --tls-ca";
+      break;
+    case NATS_SECURE_CONNECTION_WANTED:
+      message += "; the server does not speak TLS: leave out --tls-ca";
+      break;
+    case NATS_SSL_ERROR:
+      message += "; does --tls-ca hold the CA that signed the server's certificate?";
+      break;
+    default:
+      break;
+  }
+  throw Error(exit_code_for(status), message);
+}
+
+NatsLink::NatsLink(const NatsSettings& settings, NatsEventHandler on_event)
+    : settings_(settings), on_event_(std::move(on_event)) {
+  check_nats(natsOptions_Create(&options_), "creating NATS options");
+  check_nats(natsOptions_SetURL(options_, settings_.servers.c_str()), "the server list " + settings_.servers);
+  if (!settings_.name.empty()) natsOptions_SetName(options_, settings_.name.c_str());
+  natsOptions_SetTimeout(options_, settings_.connect_timeout_ms);
+  natsOptions_SetMaxReconnect(options_, -1);  // forever: a link outage must not end a capture
+  natsOptions_SetReconnectWait(options_, 250);
+  natsOptions_SetReconnectJitter(options_, 100, 1000);
+  natsOptions_SetReconnectBufSize(options_, 8 * 1024 * 1024);
+  natsOptions_SetPingInterval(options_, 2000);  // a dead link is noticed within seconds
+  natsOptions_SetMaxPingsOut(options_, 3);
+  natsOptions_SetIgnoreDiscoveredServers(options_, settings_.only_given_servers);
+  natsOptions_SetDisconnectedCB(options_, on_disconnected, &on_event_);
+  natsOptions_SetReconnectedCB(options_, on_reconnected, &on_event_);
+  natsOptions_SetErrorHandler(options_, on_async_error, &on_event_);
+  if (!settings_.creds.empty()) {
+    if (is_creds_file(settings_.creds)) {
+      check_nats(natsOptions_SetUserCredentialsFromFiles(options_, settings_.creds.c_str(), nullptr),
+                 "loading the credentials " + settings_.creds);
+    } else {
+      const std::string secret = read_secret(settings_.creds);
+      const std::size_t colon = secret.find(':');
+      if (colon == std::string::npos) {
+        natsOptions_SetToken(options_, secret.c_str());
+      } else {
+        natsOptions_SetUserInfo(options_, secret.substr(0, colon).c_str(), secret.substr(colon + 1).c_str());
+      }
+    }
+  }
+  if (!settings_.tls_ca.empty()) {
+    check_nats(natsOptions_SetSecure(options_, true), "turning TLS on");
+    check_nats(natsOptions_LoadCATrustedCertificates(options_, settings_.tls_ca.c_str()),
+               "loading the CA certificates " + settings_.tls_ca);
+  }
+  if (!settings_.tls_cert.empty()) {
+    check_nats(natsOptions_LoadCertificatesChain(options_, settings_.tls_cert.c_str(), settings_.tls_key.c_str()),
+               "loading the client certificate " + settings_.tls_cert);
+  }
+  const natsStatus status = natsConnection_Connect(&connection_, options_);
+  if (status != NATS_OK) {
+    natsOptions_Destroy(options_);
+    options_ = nullptr;
+    check_nats(status, "connecting to " + settings_.servers);
+  }
+}
+
+NatsLink::~NatsLink() {
+  close();
+}
+
+jsCtx* NatsLink::jetstream(jsPubAckHandler ack_handler, void* closure, std::int64_t max_pending) {
+  if (jetstream_ != nullptr) return jetstream_;
+  jsOptions options;
+  jsOptions_Init(&options);
+  options.Wait = settings_.api_timeout_ms;
+  if (!settings_.domain.empty()) options.Domain = settings_.domain.c_str();
+  options.PublishAsync.AckHandler = ack_handler;
+  options.PublishAsync.AckHandlerClosure = closure;
+  if (max_pending > 0) options.PublishAsync.MaxPending = max_pending;
+  check_nats(natsConnection_JetStream(&jetstream_, connection_, &options), "opening JetStream");
+  return jetstream_;
+}
+
+std::int64_t NatsLink::max_payload() const noexcept {
+  return natsConnection_GetMaxPayload(connection_);
+}
+
+void NatsLink::flush(std::int64_t timeout_ms) {
+  check_nats(natsConnection_FlushTimeout(connection_, timeout_ms), "flushing to the NATS server");
+}
+
+void NatsLink::close() noexcept {
+  if (jetstream_ != nullptr) jsCtx_Destroy(jetstream_);
+  jetstream_ = nullptr;
+  if (connection_ != nullptr) {
+    natsConnection_Close(connection_);
+    natsConnection_Destroy(connection_);
+  }
+  connection_ = nullptr;
+  if (options_ != nullptr) natsOptions_Destroy(options_);
+  options_ = nullptr;
+}
+
+void ensure_stream(jsCtx* jetstream, const StreamSettings& settings, bool create, std::string_view subject,
+                   std::size_t chunk_bytes, const std::function<void(std::string_view)>& warn) {
+  jsStreamInfo* info = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  natsStatus status = js_GetStreamInfo(&info, jetstream, settings.name.c_str(), nullptr, &code);
+  if (status == NATS_NOT_FOUND || code == JSStreamNotFoundErr) {
+    if (!create) {
+      throw Error(ExitCode::not_found, fmt::format("no JetStream stream {}: create it with --create-stream (or give "
+                                                   "the right --stream)",
+                                                   settings.name));
+    }
+    jsStreamConfig config;
+    jsStreamConfig_Init(&config);
+    config.Name = settings.name.c_str();
+    const std::string subjects = settings.subjects.empty() ? std::string(subject) : settings.subjects;
+    const char* subject_list[] = {subjects.c_str()};
+    config.Subjects = subject_list;
+    config.SubjectsLen = 1;
+    config.Storage = js_FileStorage;
+    config.Replicas = settings.replicas;
+    config.MaxAge = settings.max_age_s * 1'000'000'000;
+    config.MaxBytes = settings.max_bytes;
+    config.Duplicates = settings.duplicate_window_s * 1'000'000'000;
+    config.Discard = js_DiscardOld;
+    status = js_AddStream(&info, jetstream, &config, nullptr, &code);
+    if (status != NATS_OK && code != JSStreamNameExistErr) {
+      check_nats(status, fmt::format("creating the stream {} (subjects {}, {} replicas)", settings.name, subjects,
+                                     settings.replicas));
+    }
+    if (status != NATS_OK) status = js_GetStreamInfo(&info, jetstream, settings.name.c_str(), nullptr, &code);
+  }
+  check_nats(status, "reading the stream " + settings.name);
+  const std::unique_ptr<jsStreamInfo, void (*)(jsStreamInfo*)> owned(info, jsStreamInfo_Destroy);
+  const jsStreamConfig& config = *info->Config;
+  const auto refuse = [&](const std::string& why) {
+    throw Error(ExitCode::unsupported, fmt::format("stream {}: {}", settings.name, why));
+  };
+  bool covered = false;
+  for (int i = 0; i < config.SubjectsLen; ++i) covered = covered || subject_matches(config.Subjects[i], subject);
+  if (!covered && config.SubjectsLen > 0) refuse(fmt::format("its subjects do not cover {}", subject));
+  if (config.NoAck) refuse("it does not acknowledge publishes (no_ack): nothing could be accounted for");
+  if (config.Retention != js_LimitsPolicy) {
+    refuse("its retention is work-queue or interest: a record one reader takes would be gone for the others");
+  }
+  const std::int64_t window_s = config.Duplicates / 1'000'000'000;
+  if (window_s < min_duplicate_window_s) {
+    refuse(fmt::format("its duplicate window is {} s: a chunk resent after a longer outage would be stored twice "
+                       "(at least {} s; trace-ship creates streams with 600)",
+                       window_s, min_duplicate_window_s));
+  }
+  if (config.MaxMsgSize > 0 && static_cast<std::size_t>(config.MaxMsgSize) < chunk_bytes) {
+    refuse(fmt::format("its largest message is {} bytes, smaller than a chunk ({} bytes): lower --chunk-bytes",
+                       config.MaxMsgSize, chunk_bytes));
+  }
+  if (config.Discard == js_DiscardNew && (config.MaxBytes > 0 || config.MaxMsgs > 0)) {
+    warn(fmt::format("stream {} refuses new messages when full (discard new): chunks will wait, then be told lost",
+                     settings.name));
+  }
+}
+
+}  // namespace tp

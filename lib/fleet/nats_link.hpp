@@ -1,0 +1,82 @@
+// The NATS side of the fleet tools, over cnats (libnats-dev, the official C client): a
+// connection with its options (servers, credentials and TLS from files, reconnect forever),
+// its JetStream context, and the errors of both as tp::Error with what to do.
+#pragma once
+
+#include <nats/nats.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace tp {
+
+struct NatsSettings {
+  std::string servers = "nats://127.0.0.1:4222";  // comma-separated URLs
+  std::string creds;     // a NATS .creds file (JWT and NKey seed), or a file of user:password or a token
+  std::string tls_ca;    // CA certificates that sign the server's (turns TLS on)
+  std::string tls_cert;  // client certificate chain (with tls_key), for servers that verify clients
+  std::string tls_key;
+  std::string domain;  // the JetStream domain (a leaf node's, e.g. rack3), empty: the server's own
+  std::string name;    // the connection's name in the server's monitoring
+  bool only_given_servers = false;  // ignore the servers a cluster advertises (a proxy in between)
+  std::int64_t connect_timeout_ms = 2000;
+  std::int64_t api_timeout_ms = 5000;
+};
+
+// Things a connection reports as it lives (a disconnection, a reconnection, an async error).
+using NatsEventHandler = std::function<void(std::string_view event)>;
+
+// The text of a cnats status with the library's last error detail.
+[[nodiscard]] std::string nats_error_text(natsStatus status);
+// Throws Error for a failed cnats call: `what` is what was being done.
+void check_nats(natsStatus status, std::string_view what);
+
+// One connection and its JetStream context (jsOptions as the tool sets them).
+class NatsLink {
+ public:
+  NatsLink(const NatsSettings& settings, NatsEventHandler on_event);
+  ~NatsLink();
+  NatsLink(const NatsLink&) = delete;
+  NatsLink& operator=(const NatsLink&) = delete;
+
+  // Creates the JetStream context once: async publish acks go to `ack_handler`.
+  jsCtx* jetstream(jsPubAckHandler ack_handler = nullptr, void* closure = nullptr, std::int64_t max_pending = 0);
+  [[nodiscard]] natsConnection* connection() const noexcept { return connection_; }
+  [[nodiscard]] std::int64_t max_payload() const noexcept;
+  [[nodiscard]] const NatsSettings& settings() const noexcept { return settings_; }
+  // Flushes what the client buffered and waits for the server to have seen it.
+  void flush(std::int64_t timeout_ms);
+  // Drains and closes (pending acks are not waited for: the caller did that).
+  void close() noexcept;
+
+ private:
+  NatsSettings settings_;
+  NatsEventHandler on_event_;
+  natsOptions* options_ = nullptr;
+  natsConnection* connection_ = nullptr;
+  jsCtx* jetstream_ = nullptr;
+};
+
+// A JetStream stream as trace-ship creates it (--create-stream) or checks it.
+struct StreamSettings {
+  std::string name = "TRACE";
+  std::string subjects;  // e.g. trace.>
+  int replicas = 1;
+  std::int64_t max_age_s = 0;      // 0: no limit
+  std::int64_t max_bytes = -1;     // -1: no limit
+  std::int64_t duplicate_window_s = 600;
+};
+
+// The smallest duplicate window trace-ship accepts: a resend later than this after the first
+// send would be stored twice.
+inline constexpr std::int64_t min_duplicate_window_s = 60;
+
+// Creates the stream when `create` (an existing one with other settings is left as it is and
+// checked), then checks that publishing `subject` in chunks of up to `chunk_bytes` to it can
+// neither double nor lose records without a word: throws Error naming the setting otherwise.
+void ensure_stream(jsCtx* jetstream, const StreamSettings& settings, bool create, std::string_view subject,
+                   std::size_t chunk_bytes, const std::function<void(std::string_view)>& warn);
+
+}  // namespace tp

@@ -1,0 +1,368 @@
+#include "fleet/ship_command.hpp"
+
+#include <fmt/format.h>
+#include <simdjson.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <thread>
+#include <vector>
+
+#include "core/byte_source.hpp"
+#include "core/number.hpp"
+#include "core/signals.hpp"
+#include "core/wall_clock.hpp"
+#include "fleet/ship_journal.hpp"
+#include "records/fleet_fields.hpp"
+#include "records/record_check.hpp"
+#include "records/record_shapes.hpp"
+
+namespace tp {
+namespace {
+
+constexpr std::size_t warned_bad_lines = 10;
+// Room for a message's headers (id, board, run, seqs) beside its payload.
+constexpr std::size_t header_room = 512;
+
+std::int64_t monotonic_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+struct ReaderCounts {
+  std::atomic<std::uint64_t> lines{0};
+  std::atomic<std::uint64_t> records{0};
+  std::atomic<std::uint64_t> bad_lines{0};
+};
+
+// The reader thread: lines -> checked records -> the builder.
+class Reader {
+ public:
+  Reader(const ShipOptions& options, ChunkBuilder& builder, ShipQueue& queue, const Logger& log, ReaderCounts& counts)
+      : options_(options), builder_(builder), queue_(queue), log_(log), counts_(counts) {}
+
+  void run() {
+    ByteSource source = ByteSource::open(options_.input);
+    std::vector<std::uint8_t> buffer(256 * 1024);
+    while (stop_requested() == 0) {
+      const auto due = builder_.due_us();
+      const std::int64_t now = realtime_us();
+      const int timeout_ms = due ? static_cast<int>(std::clamp<std::int64_t>((*due - now) / 1000 + 1, 1, 50)) : 50;
+      const ReadResult result = source.read(buffer, timeout_ms);
+      const std::int64_t host_us = realtime_us();
+      if (result.status == ReadStatus::end_of_input) break;
+      if (result.status == ReadStatus::data) {
+        take(std::string_view(reinterpret_cast<const char*>(buffer.data()), result.size), host_us);
+      }
+      builder_.seal_if_due(host_us);
+    }
+    if (stop_requested() == 0 && (!partial_.empty() || skipping_)) end_line(partial_, realtime_us());
+    builder_.seal();
+    queue_.close_input();
+  }
+
+ private:
+  void take(std::string_view data, std::int64_t host_us) {
+    while (!data.empty()) {
+      const std::size_t newline = data.find('\n');
+      if (newline == std::string_view::npos) {
+        if (!skipping_) {
+          partial_.append(data);
+          if (partial_.size() > options_.chunk.max_message) {  // too long to ever ship: not held
+            skipping_ = true;
+            partial_.clear();
+          }
+        }
+        return;
+      }
+      if (partial_.empty() && !skipping_) {
+        end_line(data.substr(0, newline), host_us);
+      } else {
+        if (!skipping_) partial_.append(data.substr(0, newline));
+        end_line(partial_, host_us);
+      }
+      partial_.clear();
+      data.remove_prefix(newline + 1);
+    }
+  }
+
+  void end_line(std::string_view line, std::int64_t host_us) {
+    ++counts_.lines;
+    if (skipping_) {
+      skipping_ = false;
+      ++counts_.records;
+      builder_.add_too_large(host_us);
+      return;
+    }
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) return;
+    std::string problem;
+    if (is_record(line, problem)) {
+      ++counts_.records;
+      builder_.add(line, host_us);
+      return;
+    }
+    const std::uint64_t bad = ++counts_.bad_lines;
+    if (bad <= warned_bad_lines) {
+      log_.warn(fmt::format("line {}: not a record ({}): not shipped{}", counts_.lines.load(), problem,
+                            bad == warned_bad_lines ? " (further ones are only counted)" : ""));
+    }
+  }
+
+  bool is_record(std::string_view line, std::string& problem) {
+    if (line.back() != '}') {
+      problem = "it does not end with '}'";
+      return false;
+    }
+    if (const CheckedLine* known = shapes_.match(line); known != nullptr) return true;
+    simdjson::dom::element root;
+    if (const auto error = parser_.parse(line.data(), line.size()).get(root); error != simdjson::SUCCESS) {
+      problem = simdjson::error_message(error);
+      return false;
+    }
+    simdjson::dom::object object;
+    if (root.get_object().get(object) != simdjson::SUCCESS) {
+      problem = "not a JSON object";
+      return false;
+    }
+    const auto checked = check_record_line(object, problem);
+    if (!checked) return false;
+    if (checked->frames) {
+      problem = "a frames line, not a record";
+      return false;
+    }
+    if (checked->has_fleet_fields) {
+      problem = "it carries fleet fields already (trace-ship is the one that stamps them)";
+      return false;
+    }
+    if (!shapes_.full()) shapes_.learn(line);
+    return true;
+  }
+
+  const ShipOptions& options_;
+  ChunkBuilder& builder_;
+  ShipQueue& queue_;
+  const Logger& log_;
+  ReaderCounts& counts_;
+  RecordShapes shapes_;
+  simdjson::dom::parser parser_;
+  std::string partial_;
+  bool skipping_ = false;
+};
+
+struct AckContext {
+  ShipQueue* queue;
+  const Logger* log;
+};
+
+// cnats calls this on its own thread for every publish's ack or failure.
+void on_publish_ack(jsCtx*, natsMsg* message, jsPubAck* ack, jsPubAckErr* error, void* closure) {
+  const auto& context = *static_cast<AckContext*>(closure);
+  ShipQueue* queue = context.queue;
+  const char* first_text = nullptr;
+  if (message == nullptr || natsMsgHeader_Get(message, first_seq_header, &first_text) != NATS_OK) return;
+  const auto first = parse_whole_number<std::uint64_t>(first_text);
+  if (!first) return;
+  if (ack != nullptr && error == nullptr) {
+    queue->acked(*first, ack->Duplicate);
+  } else {
+    context.log->verbose(fmt::format("chunk from seq {} not stored: {}{}", *first,
+                                     natsStatus_GetText(error != nullptr ? error->Err : NATS_ERR),
+                                     error != nullptr && error->ErrText != nullptr
+                                         ? fmt::format(" ({})", error->ErrText)
+                                         : std::string()));
+    queue->failed(*first, monotonic_us());
+  }
+}
+
+std::string ranges_text(const std::vector<SeqRange>& ranges) {
+  std::string text;
+  for (const SeqRange& range : ranges) {
+    if (!text.empty()) text += ", ";
+    text += range.first == range.last ? fmt::format("{}", range.first) : fmt::format("{}-{}", range.first, range.last);
+  }
+  return text;
+}
+
+bool is_regular_file(const std::string& path) {
+  struct stat status {};
+  return (path == "-" ? ::fstat(STDIN_FILENO, &status) : ::stat(path.c_str(), &status)) == 0 &&
+         S_ISREG(status.st_mode);
+}
+
+}  // namespace
+
+void check_ship_options(const ShipOptions& o) {
+  if (!is_fleet_name(o.board)) {
+    throw Error(ExitCode::usage, fmt::format("--board \"{}\": a board name is 1-{} of A-Z a-z 0-9 _ - (one NATS "
+                                             "subject token)",
+                                             o.board, fleet_name_max));
+  }
+  if (!o.run.empty() && !is_fleet_name(o.run)) {
+    throw Error(ExitCode::usage, fmt::format("--run \"{}\": a run id is 1-{} of A-Z a-z 0-9 _ -", o.run, fleet_name_max));
+  }
+  if (!is_subject_prefix(o.prefix)) {
+    throw Error(ExitCode::usage, fmt::format("--subject-prefix \"{}\": dot-separated names without wildcards", o.prefix));
+  }
+  if (o.chunk.max_bytes < 1024) throw Error(ExitCode::usage, "--chunk-bytes must be at least 1024");
+  if (o.ship.buffer_bytes < o.chunk.max_bytes) {
+    throw Error(ExitCode::usage, "--buffer must hold at least one chunk (--chunk-bytes)");
+  }
+  if (o.stream.duplicate_window_s < min_duplicate_window_s) {
+    throw Error(ExitCode::usage, fmt::format("--duplicate-window must be at least {} s", min_duplicate_window_s));
+  }
+}
+
+ExitCode ship(const ShipOptions& options_in, const Logger& log) {
+  ShipOptions o = options_in;
+  check_ship_options(o);
+  std::optional<JournalState> resumed;
+  if (!o.state.empty()) {
+    resumed = read_ship_journal(o.state);
+    if (resumed && resumed->board != o.board) {
+      throw Error(ExitCode::usage, fmt::format("{} is the journal of board {}, not {}", o.state, resumed->board, o.board));
+    }
+    if (resumed && !o.run.empty() && o.run != resumed->run) {
+      throw Error(ExitCode::usage, fmt::format("{} resumes run {}; leave out --run or give another --state", o.state,
+                                               resumed->run));
+    }
+    if (resumed) o.run = resumed->run;
+  }
+  if (o.run.empty()) o.run = new_run_id();
+  const std::string subject = board_subject(o.prefix, o.board);
+
+  ShipQueue queue(o.ship);
+  std::atomic<std::uint64_t> events{0};
+  NatsLink link(o.nats, [&](std::string_view event) {
+    ++events;
+    log.verbose(event);
+  });
+  AckContext ack_context{&queue, &log};
+  jsCtx* jetstream = link.jetstream(on_publish_ack, &ack_context, static_cast<std::int64_t>(o.ship.window) * 4 + 64);
+  if (o.stream.subjects.empty()) o.stream.subjects = o.prefix + ".>";
+  ensure_stream(jetstream, o.stream, o.create_stream, subject, o.chunk.max_bytes, [&](std::string_view w) { log.warn(w); });
+  const std::size_t server_max = static_cast<std::size_t>(link.max_payload());
+  if (server_max <= header_room + 1024) throw Error(ExitCode::unsupported, "the server's max_payload is too small");
+  o.chunk.max_message = server_max - header_room;
+  o.chunk.max_bytes = std::min(o.chunk.max_bytes, o.chunk.max_message);
+
+  std::optional<ShipJournal> journal;
+  if (!o.state.empty()) journal.emplace(o.state, o.board, o.run);
+  // A file can wait for the server; a pipe may be a live capture, which cannot.
+  const bool input_waits = o.wait == WaitPolicy::always || (o.wait == WaitPolicy::files && is_regular_file(o.input));
+  ChunkBuilder builder(o.board, o.run, o.chunk,
+                       [&](Chunk&& chunk) { return queue.offer(std::move(chunk), input_waits); });
+  if (resumed && resumed->acked_through) {
+    builder.resume(*resumed->acked_through, resumed->published_after_acked);
+    log.info(fmt::format("resuming run {} of {} after seq {} ({} chunks to send again with their ids)", o.run, o.board,
+                         *resumed->acked_through, resumed->published_after_acked.size()));
+  }
+  log.verbose(fmt::format("shipping board {} run {} to {} (stream {})", o.board, o.run, subject, o.stream.name));
+
+  ReaderCounts reader_counts;
+  std::exception_ptr reader_error;
+  std::atomic<bool> reader_done{false};
+  std::thread reader_thread([&] {
+    try {
+      Reader(o, builder, queue, log, reader_counts).run();
+    } catch (...) {
+      reader_error = std::current_exception();
+      queue.close_input();
+    }
+    reader_done = true;
+    queue.wake();
+  });
+
+  jsPubOptions publish_options;
+  jsPubOptions_Init(&publish_options);
+  publish_options.MaxWait = o.ship.ack_timeout_us / 1000;
+  std::optional<std::int64_t> drain_deadline;
+  std::int64_t journal_due = 0;
+  for (;;) {
+    const std::int64_t now = monotonic_us();
+    // Our own expiry backs up the library's (MaxWait), which reports a timeout itself.
+    queue.expire(now - o.ship.ack_timeout_us);
+    if (journal && now >= journal_due) {
+      if (const auto through = queue.acked_through()) journal->acked_through(*through);
+      journal_due = now + 100'000;
+    }
+    const auto send = queue.next(now, now + 100'000);
+    if (!send) {
+      if (queue.finished()) break;
+      // The drain starts when the reader is done (the end of input, a stop or an error).
+      if (!drain_deadline && reader_done.load()) drain_deadline = monotonic_us() + o.drain_timeout_ms * 1000;
+      if (drain_deadline && monotonic_us() >= *drain_deadline) break;
+      continue;
+    }
+    const Chunk& chunk = *send->chunk;
+    if (journal && !send->resend) journal->chunk_published(SeqRange{chunk.first_seq, chunk.last_seq});
+    natsMsg* message = nullptr;
+    check_nats(natsMsg_Create(&message, subject.c_str(), nullptr, chunk.payload.data(),
+                              static_cast<int>(chunk.payload.size())),
+               "making a message");
+    const std::string id = message_id(o.board, o.run, chunk.first_seq);
+    const std::string first = std::to_string(chunk.first_seq);
+    const std::string last = std::to_string(chunk.last_seq);
+    natsMsgHeader_Set(message, msg_id_header, id.c_str());
+    natsMsgHeader_Set(message, board_header, o.board.c_str());
+    natsMsgHeader_Set(message, run_header, o.run.c_str());
+    natsMsgHeader_Set(message, first_seq_header, first.c_str());
+    natsMsgHeader_Set(message, last_seq_header, last.c_str());
+    const std::uint64_t first_seq = chunk.first_seq;
+    queue.sent(first_seq, monotonic_us());
+    const natsStatus status = js_PublishMsgAsync(jetstream, &message, &publish_options);
+    natsMsg_Destroy(message);  // nothing when the library took it
+    if (status != NATS_OK) {
+      log.verbose(fmt::format("publish of seq {}: {}", first_seq, nats_error_text(status)));
+      queue.failed(first_seq, monotonic_us());
+    }
+  }
+  const bool stopped = stop_requested() != 0;
+  queue.abandon();
+  reader_thread.join();
+  if (journal) {
+    if (const auto through = queue.acked_through()) journal->acked_through(*through);
+  }
+  const ShipCounts counts = queue.counts();
+  const auto unacknowledged = queue.unacknowledged();
+  std::uint64_t unacked_records = 0;
+  for (const SeqRange& range : unacknowledged) unacked_records += range.last - range.first + 1;
+  link.close();
+  const std::string summary = fmt::format(
+      R"({{"board":"{}","run":"{}","lines":{},"records":{},"bad_lines":{},"seqs":{},"acknowledged":{},"chunks":{},)"
+      R"("retries":{},"duplicates":{},"lost_buffer_full":{},"lost_too_large":{},"unacknowledged":{},"skipped":{},)"
+      R"("peak_buffer_bytes":{},"connection_events":{}}})",
+      o.board, o.run, reader_counts.lines.load(), reader_counts.records.load(), reader_counts.bad_lines.load(),
+      builder.next_seq(), counts.records_acked, counts.chunks_acked, counts.retries, counts.duplicates,
+      builder.lost_buffer_full(), builder.lost_too_large(), unacked_records, builder.skipped(),
+      counts.peak_buffered_bytes, events.load());
+  if (o.stats) log.report("stats " + summary);
+  if (reader_error) std::rethrow_exception(reader_error);
+  if (builder.untold_loss()) {
+    const SeqRange lost = *builder.untold_loss();
+    log.warn(fmt::format("seqs {}-{} were lost to a full buffer at the end, with no Loss record shipped", lost.first,
+                         lost.last));
+  }
+  if (unacked_records > 0) {
+    const std::string message = fmt::format("{} records not acknowledged by the server (seq {}): they may be lost",
+                                            unacked_records, ranges_text(unacknowledged));
+    if (stopped) {
+      log.warn(message);
+      return ExitCode::ok;  // run_tool turns a stop into 130/143
+    }
+    throw Error(ExitCode::io_error, message);
+  }
+  if (builder.lost_buffer_full() + builder.lost_too_large() > 0) {
+    log.warn(fmt::format("{} records lost (told by Loss records): {} to a full buffer, {} too large",
+                         builder.lost_buffer_full() + builder.lost_too_large(), builder.lost_buffer_full(),
+                         builder.lost_too_large()));
+  }
+  log.verbose(fmt::format("{} records acknowledged in {} chunks", counts.records_acked, counts.chunks_acked));
+  return ExitCode::ok;
+}
+
+}  // namespace tp

@@ -1,0 +1,165 @@
+#include "fleet/ship_queue.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/signals.hpp"
+
+namespace tp {
+
+ShipQueue::ShipQueue(ShipLimits limits) : limits_(limits) {}
+
+bool ShipQueue::offer(Chunk&& chunk, bool wait) {
+  std::unique_lock lock(mutex_);
+  ++counts_.chunks_offered;
+  last_offered_seq_ = chunk.last_seq;
+  const auto fits = [&] { return counts_.buffered_bytes + chunk.payload.size() <= limits_.buffer_bytes; };
+  while (wait && !fits() && !entries_.empty() && stop_requested() == 0 && !abandoned_) {
+    changed_.wait_for(lock, std::chrono::milliseconds(50));
+  }
+  if (!fits()) {
+    ++counts_.chunks_refused;
+    return false;
+  }
+  counts_.buffered_bytes += chunk.payload.size();
+  counts_.peak_buffered_bytes = std::max(counts_.peak_buffered_bytes, counts_.buffered_bytes);
+  const std::uint64_t first = chunk.first_seq;
+  entries_.emplace(first, Entry{std::move(chunk)});
+  waiting_.insert(first);
+  changed_.notify_all();
+  return true;
+}
+
+void ShipQueue::close_input() {
+  const std::lock_guard lock(mutex_);
+  input_closed_ = true;
+  changed_.notify_all();
+}
+
+void ShipQueue::abandon() {
+  const std::lock_guard lock(mutex_);
+  abandoned_ = true;
+  changed_.notify_all();
+}
+
+void ShipQueue::wake() {
+  const std::lock_guard lock(mutex_);
+  woken_ = true;
+  changed_.notify_all();
+}
+
+std::optional<ShipQueue::Send> ShipQueue::next(std::int64_t now_us, std::int64_t until_us) {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    if (woken_) {
+      woken_ = false;
+      return std::nullopt;
+    }
+    if (input_closed_ && entries_.empty()) return std::nullopt;
+    if (!waiting_.empty() && in_flight_ < limits_.window && now_us >= resume_at_us_) {
+      Entry& entry = entries_.at(*waiting_.begin());
+      return Send{&entry.chunk, entry.sends > 0};
+    }
+    if (now_us >= until_us) return std::nullopt;
+    // Wait for a change, the end of a back-off or the caller's deadline.
+    std::int64_t wake_at = until_us;
+    if (!waiting_.empty() && in_flight_ < limits_.window) wake_at = std::min(wake_at, resume_at_us_);
+    changed_.wait_for(lock, std::chrono::microseconds(std::max<std::int64_t>(wake_at - now_us, 0)));
+    now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                 std::chrono::steady_clock::now().time_since_epoch())
+                 .count();
+  }
+}
+
+void ShipQueue::sent(std::uint64_t first_seq, std::int64_t now_us) {
+  const std::lock_guard lock(mutex_);
+  const auto it = entries_.find(first_seq);
+  if (it == entries_.end() || it->second.state != State::waiting) return;
+  waiting_.erase(first_seq);
+  it->second.state = State::in_flight;
+  it->second.deadline_us = now_us + limits_.ack_timeout_us;
+  if (it->second.sends++ > 0) ++counts_.retries;
+  ++in_flight_;
+}
+
+void ShipQueue::fail_locked(std::map<std::uint64_t, Entry>::iterator it, std::int64_t now_us) {
+  if (it->second.state != State::in_flight) return;
+  it->second.state = State::waiting;
+  --in_flight_;
+  waiting_.insert(it->first);
+  ++counts_.failures;
+  // Doubling back-off from the first failure in a row, +-25% so many shippers do not return at
+  // the same instant.
+  const unsigned doublings = std::min(failures_in_a_row_++, 16U);
+  const std::int64_t backoff = std::min(limits_.max_backoff_us, limits_.min_backoff_us << doublings);
+  const auto spread = static_cast<std::uint64_t>(backoff / 2);
+  const std::int64_t jitter = spread == 0 ? 0 : static_cast<std::int64_t>(jitter_() % spread) - backoff / 4;
+  resume_at_us_ = std::max(resume_at_us_, now_us + backoff + jitter);
+  changed_.notify_all();
+}
+
+void ShipQueue::expire(std::int64_t now_us) {
+  const std::lock_guard lock(mutex_);
+  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+    if (it->second.state == State::in_flight && now_us >= it->second.deadline_us) fail_locked(it, now_us);
+  }
+}
+
+void ShipQueue::acked(std::uint64_t first_seq, bool duplicate) {
+  const std::lock_guard lock(mutex_);
+  const auto it = entries_.find(first_seq);
+  if (it == entries_.end()) return;  // a late ack of a chunk acknowledged already
+  if (it->second.state == State::in_flight) {
+    --in_flight_;
+  } else {
+    waiting_.erase(first_seq);  // an ack that came after its timeout: the server has it
+  }
+  ++counts_.chunks_acked;
+  counts_.records_acked += it->second.chunk.last_seq - it->second.chunk.first_seq + 1;
+  if (duplicate) ++counts_.duplicates;
+  counts_.buffered_bytes -= it->second.chunk.payload.size();
+  entries_.erase(it);
+  failures_in_a_row_ = 0;
+  changed_.notify_all();
+}
+
+void ShipQueue::failed(std::uint64_t first_seq, std::int64_t now_us) {
+  const std::lock_guard lock(mutex_);
+  const auto it = entries_.find(first_seq);
+  if (it != entries_.end()) fail_locked(it, now_us);
+}
+
+bool ShipQueue::finished() const {
+  const std::lock_guard lock(mutex_);
+  return input_closed_ && entries_.empty();
+}
+
+std::optional<std::uint64_t> ShipQueue::acked_through() const {
+  const std::lock_guard lock(mutex_);
+  if (!entries_.empty()) {
+    const std::uint64_t first = entries_.begin()->first;
+    if (first == 0) return std::nullopt;
+    return first - 1;
+  }
+  return last_offered_seq_;
+}
+
+ShipCounts ShipQueue::counts() const {
+  const std::lock_guard lock(mutex_);
+  return counts_;
+}
+
+std::vector<SeqRange> ShipQueue::unacknowledged() const {
+  const std::lock_guard lock(mutex_);
+  std::vector<SeqRange> ranges;
+  for (const auto& [first, entry] : entries_) {
+    if (!ranges.empty() && ranges.back().last + 1 == first) {
+      ranges.back().last = entry.chunk.last_seq;
+    } else {
+      ranges.push_back(SeqRange{first, entry.chunk.last_seq});
+    }
+  }
+  return ranges;
+}
+
+}  // namespace tp

@@ -1,0 +1,112 @@
+// trace-ship's chunks between the reader that cuts them, the publisher and the server's
+// acknowledgements (which cnats delivers on its own thread). Thread-safe.
+//
+//   offer ──> waiting ──next()──> in flight ──acked()──> gone (acked_through advances)
+//                ^                    │
+//                └──── failed() ──────┘   (a refusal, or no ack within the timeout)
+//
+// Bounded twice: a window of chunks in flight, and a buffer of bytes for every chunk not yet
+// acknowledged; a chunk offered beyond the buffer is refused (the reader must never wait: a
+// probe cannot). A failure resends oldest first after a back-off that doubles with each failure
+// in a row (min_backoff_us to max_backoff_us, with jitter), never in a busy loop: leader
+// elections take seconds.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "fleet/chunk_builder.hpp"
+
+namespace tp {
+
+struct ShipLimits {
+  std::size_t buffer_bytes = 64 * 1024 * 1024;
+  std::size_t window = 64;
+  std::int64_t ack_timeout_us = 5'000'000;
+  std::int64_t min_backoff_us = 100'000;
+  std::int64_t max_backoff_us = 5'000'000;
+};
+
+struct ShipCounts {
+  std::uint64_t chunks_offered = 0;
+  std::uint64_t chunks_refused = 0;
+  std::uint64_t chunks_acked = 0;
+  std::uint64_t records_acked = 0;  // seqs in acknowledged chunks (Loss records included)
+  std::uint64_t duplicates = 0;     // acks that said the server had the message already
+  std::uint64_t retries = 0;        // chunks sent again after a failure or a timeout
+  std::uint64_t failures = 0;
+  std::size_t buffered_bytes = 0;
+  std::size_t peak_buffered_bytes = 0;
+};
+
+class ShipQueue {
+ public:
+  explicit ShipQueue(ShipLimits limits);
+
+  // Reader side. With `wait`, a chunk that does not fit waits for room (until a stop is asked
+  // or wake() is called) instead of being refused.
+  bool offer(Chunk&& chunk, bool wait = false);
+  void close_input();
+
+  // Publisher side: waits until a chunk may be sent, the work is over (input closed and every
+  // chunk acknowledged) or `until_us` (host monotonic) passes. The chunk to send (its payload
+  // stays valid until it is acknowledged), or nothing.
+  struct Send {
+    const Chunk* chunk = nullptr;
+    bool resend = false;
+  };
+  std::optional<Send> next(std::int64_t now_us, std::int64_t until_us);
+  // Marks the chunk sent at now_us (its ack is due by now_us + ack_timeout).
+  void sent(std::uint64_t first_seq, std::int64_t now_us);
+  // Sends whose ack is overdue count as failed.
+  void expire(std::int64_t now_us);
+
+  // Acknowledgement side (any thread).
+  void acked(std::uint64_t first_seq, bool duplicate);
+  void failed(std::uint64_t first_seq, std::int64_t now_us);
+
+  // Wakes a publisher waiting in next() (a stop was asked).
+  void wake();
+  // The publisher gave up (its drain ran out): a reader waiting for room stops waiting.
+  void abandon();
+
+  [[nodiscard]] bool finished() const;
+  // Every seq up to this one was acknowledged or refused (told by a Loss record), if any.
+  [[nodiscard]] std::optional<std::uint64_t> acked_through() const;
+  [[nodiscard]] ShipCounts counts() const;
+  // The seq ranges not acknowledged (at a stop): what may be lost.
+  [[nodiscard]] std::vector<SeqRange> unacknowledged() const;
+
+ private:
+  enum class State : std::uint8_t { waiting, in_flight };
+  struct Entry {
+    Chunk chunk;
+    State state = State::waiting;
+    std::int64_t deadline_us = 0;
+    unsigned sends = 0;
+  };
+  void fail_locked(std::map<std::uint64_t, Entry>::iterator it, std::int64_t now_us);
+
+  ShipLimits limits_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<std::uint64_t, Entry> entries_;  // by first_seq
+  std::set<std::uint64_t> waiting_;
+  std::size_t in_flight_ = 0;
+  bool input_closed_ = false;
+  bool woken_ = false;
+  bool abandoned_ = false;
+  std::optional<std::uint64_t> last_offered_seq_;
+  std::int64_t resume_at_us_ = 0;
+  unsigned failures_in_a_row_ = 0;
+  std::minstd_rand jitter_{12345};
+  ShipCounts counts_;
+};
+
+}  // namespace tp
