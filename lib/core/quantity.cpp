@@ -28,9 +28,10 @@ std::chrono::milliseconds parse_duration(std::string_view text) {
                        : unit == "ms"              ? 1
                        : unit == "m"               ? 60'000
                        : unit == "h"               ? 3'600'000
+                       : unit == "d"               ? 86'400'000
                                                    : -1;
   if (!parsed || scale < 0 || !(value > 0) || !std::isfinite(value)) {
-    throw Error(ExitCode::usage, fmt::format("'{}' is not a duration (e.g. 500ms, 2s, 1m, 1h)", text));
+    throw Error(ExitCode::usage, fmt::format("'{}' is not a duration (e.g. 500ms, 2s, 1m, 1h, 1d)", text));
   }
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(value * scale)));
 }

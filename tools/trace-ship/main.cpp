@@ -1,5 +1,6 @@
 // trace-ship: a board's NDJSON records into NATS JetStream, stamped and accounted for.
 #include "cli/cli.hpp"
+#include "cli/fleet_options.hpp"
 #include "fleet/ship_command.hpp"
 
 namespace {
@@ -20,17 +21,7 @@ int run_main(int argc, char** argv) {
   app.add_option("FILE", o.input, "NDJSON records ('-' or none = stdin)");
   app.add_option("--board", o.board, "The board's name (1-64 of A-Z a-z 0-9 _ -; one NATS subject token)")->required();
   app.add_option("--run", o.run, "The run id (default: the UTC start time and the pid; with --state: the journal's)");
-  app.add_option("-s,--server", o.nats.servers, "NATS server URLs, comma-separated")
-      ->default_val("nats://127.0.0.1:4222")
-      ->type_name("URLS");
-  app.add_option("--creds", o.nats.creds, "Credentials file: a NATS .creds file, or one line user:password or a token")
-      ->type_name("FILE");
-  app.add_option("--tls-ca", o.nats.tls_ca, "CA certificates of the server's (turns TLS on)")->type_name("FILE");
-  app.add_option("--tls-cert", o.nats.tls_cert, "Client certificate chain (with --tls-key)")->type_name("FILE");
-  app.add_option("--tls-key", o.nats.tls_key, "Client private key")->type_name("FILE");
-  app.add_option("--domain", o.nats.domain, "JetStream domain (a leaf node's)");
-  app.add_flag("--only-given-servers", o.nats.only_given_servers,
-               "Connect only to the servers given, not to those a cluster advertises");
+  tp::add_nats_options(app, o.nats);
   app.add_option("--subject-prefix", o.prefix, "Subjects are PREFIX.BOARD")->default_val("trace");
   app.add_option("--stream", o.stream.name, "JetStream stream")->default_val("TRACE");
   app.add_flag("--create-stream", o.create_stream, "Create the stream when it does not exist (subjects PREFIX.>)");

@@ -1,0 +1,20 @@
+#include "cli/fleet_options.hpp"
+
+namespace tp {
+
+void add_nats_options(CLI::App& app, NatsSettings& settings) {
+  app.add_option("-s,--server", settings.servers, "NATS server URLs, comma-separated")
+      ->default_val("nats://127.0.0.1:4222")
+      ->type_name("URLS");
+  app.add_option("--creds", settings.creds,
+                 "Credentials file: a NATS .creds file, or one line user:password or a token")
+      ->type_name("FILE");
+  app.add_option("--tls-ca", settings.tls_ca, "CA certificates of the server's (turns TLS on)")->type_name("FILE");
+  app.add_option("--tls-cert", settings.tls_cert, "Client certificate chain (with --tls-key)")->type_name("FILE");
+  app.add_option("--tls-key", settings.tls_key, "Client private key")->type_name("FILE");
+  app.add_option("--domain", settings.domain, "JetStream domain (a leaf node's)");
+  app.add_flag("--only-given-servers", settings.only_given_servers,
+               "Connect only to the servers given, not to those a cluster advertises");
+}
+
+}  // namespace tp

@@ -1,0 +1,75 @@
+// trace-pull's reorder window: the chunks of each (board, run) released in seq order.
+// JetStream stores a board's chunks in the order they arrived, which after a resend is not
+// always seq order (the note on the fleet engines saw one chunk out of order in a leader
+// kill). A chunk that comes early is held until the chunks before it come, for at most
+// max_wait or while fewer than max_held are held; then what is missing is reported as a gap
+// and the held chunks go on. A chunk, or the part of one, that was released already (a
+// duplicate) is dropped and counted. A record's seq is its chunk's first seq plus its line's
+// index: the headers say the range, so no record is parsed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "fleet/fleet_subject.hpp"
+
+namespace tp {
+
+class ChunkOrder {
+ public:
+  struct Limits {
+    std::size_t max_held = 256;
+    std::int64_t max_wait_us = 500'000;
+  };
+  // Whole record lines, in order.
+  using Emit = std::function<void(std::string_view lines)>;
+  // Seqs of a (board, run) that never came (within the window).
+  using Gap = std::function<void(std::string_view board, std::string_view run, SeqRange missing)>;
+
+  ChunkOrder(Limits limits, Emit emit, Gap gap);
+
+  // A chunk of (board, run) holding seqs range.first..range.last, one line each.
+  void add(std::string_view board, std::string_view run, SeqRange range, std::string_view payload,
+           std::int64_t now_us);
+  // Gives up waiting for what is missing where a held chunk is max_wait old.
+  void tick(std::int64_t now_us);
+  // Releases everything held (the end of the pull), reporting what is missing before it.
+  void flush();
+
+  [[nodiscard]] std::uint64_t records() const noexcept { return records_; }
+  [[nodiscard]] std::uint64_t duplicates() const noexcept { return duplicates_; }
+  [[nodiscard]] std::uint64_t missing() const noexcept { return missing_; }
+  [[nodiscard]] std::uint64_t reordered() const noexcept { return reordered_; }
+  [[nodiscard]] std::size_t held() const noexcept { return held_count_; }
+
+ private:
+  struct Held {
+    std::string payload;
+    std::uint64_t last = 0;
+    std::int64_t since_us = 0;
+  };
+  struct Stream {
+    std::string board;
+    std::string run;
+    std::uint64_t next = 0;  // the seq expected next
+    std::map<std::uint64_t, Held> held;  // by first seq
+  };
+  void release(Stream& stream, SeqRange range, std::string_view payload);
+  void release_held(Stream& stream);
+  void skip_to_held(Stream& stream);
+
+  Limits limits_;
+  Emit emit_;
+  Gap gap_;
+  std::map<std::string, Stream, std::less<>> streams_;  // by "board run"
+  std::size_t held_count_ = 0;
+  std::uint64_t records_ = 0;
+  std::uint64_t duplicates_ = 0;
+  std::uint64_t missing_ = 0;
+  std::uint64_t reordered_ = 0;
+};
+
+}  // namespace tp

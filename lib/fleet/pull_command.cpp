@@ -1,0 +1,210 @@
+#include "fleet/pull_command.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <memory>
+
+#include "core/batched_writer.hpp"
+#include "core/number.hpp"
+#include "core/quantity.hpp"
+#include "core/signals.hpp"
+#include "core/wall_clock.hpp"
+#include "records/fleet_fields.hpp"
+
+namespace tp {
+namespace {
+
+std::int64_t monotonic_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+bool is_glob(std::string_view board) {
+  return board.find_first_of("*?") != std::string_view::npos;
+}
+
+std::string header(natsMsg* message, const char* name) {
+  const char* value = nullptr;
+  if (natsMsgHeader_Get(message, name, &value) != NATS_OK || value == nullptr) return {};
+  return value;
+}
+
+struct MessageDeleter {
+  void operator()(natsMsg* message) const noexcept { natsMsg_Destroy(message); }
+};
+using Message = std::unique_ptr<natsMsg, MessageDeleter>;
+
+// Whether the consumer has delivered everything the stream holds for it (and the client
+// has nothing queued): the end of a pull without follow.
+bool caught_up(natsSubscription* subscription) {
+  int queued = 0;
+  int queued_bytes = 0;
+  if (natsSubscription_GetPending(subscription, &queued, &queued_bytes) == NATS_OK && queued > 0) return false;
+  jsConsumerInfo* info = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  if (natsSubscription_GetConsumerInfo(&info, subscription, nullptr, &code) != NATS_OK) return false;
+  const bool done = info->NumPending == 0;
+  jsConsumerInfo_Destroy(info);
+  return done;
+}
+
+}  // namespace
+
+std::int64_t parse_since(std::string_view text, std::int64_t now_us) {
+  if (text.size() >= 20 && text[4] == '-' && text[10] == 'T') {
+    std::tm utc{};
+    int fraction_digits_end = 0;
+    const std::string copy(text);
+    if (std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &utc.tm_year, &utc.tm_mon, &utc.tm_mday, &utc.tm_hour,
+                    &utc.tm_min, &utc.tm_sec, &fraction_digits_end) == 6) {
+      std::string_view rest = text.substr(static_cast<std::size_t>(fraction_digits_end));
+      std::int64_t micros = 0;
+      if (!rest.empty() && rest.front() == '.') {
+        rest.remove_prefix(1);
+        int scale = 100'000;
+        while (!rest.empty() && rest.front() >= '0' && rest.front() <= '9') {
+          micros += (rest.front() - '0') * scale;
+          scale /= 10;
+          rest.remove_prefix(1);
+        }
+      }
+      if (rest == "Z" || rest == "+00:00") {
+        utc.tm_year -= 1900;
+        utc.tm_mon -= 1;
+        return static_cast<std::int64_t>(timegm(&utc)) * 1'000'000 + micros;
+      }
+    }
+    throw Error(ExitCode::usage, fmt::format("--since '{}': a time is RFC 3339 in UTC, e.g. 2026-11-27T10:00:00Z", text));
+  }
+  return now_us - std::chrono::duration_cast<std::chrono::microseconds>(parse_duration(text)).count();
+}
+
+ExitCode pull(const PullOptions& o, const Logger& log) {
+  for (const std::string& board : o.boards) {
+    std::string letters = board;
+    std::erase_if(letters, [](char c) { return c == '*' || c == '?'; });
+    if (!letters.empty() && !is_fleet_name(letters)) {
+      throw Error(ExitCode::usage, fmt::format("--board \"{}\": a board name (or a glob of one with * and ?)", board));
+    }
+  }
+  const bool one_board = o.boards.size() == 1 && !is_glob(o.boards.front());
+  const std::string subject = one_board ? board_subject(o.prefix, o.boards.front()) : all_boards_subject(o.prefix);
+  const auto wanted = [&](std::string_view board) {
+    if (o.boards.empty() || one_board) return true;
+    for (const std::string& glob : o.boards) {
+      if (board_matches(glob, board)) return true;
+    }
+    return false;
+  };
+
+  NatsLink link(o.nats, [&](std::string_view event) { log.verbose(event); });
+  jsCtx* jetstream = link.jetstream();
+  jsSubOptions options;
+  jsSubOptions_Init(&options);
+  options.Stream = o.stream.c_str();
+  if (o.new_only) {
+    options.Config.DeliverPolicy = js_DeliverNew;
+  } else if (o.start_seq) {
+    options.Config.DeliverPolicy = js_DeliverByStartSequence;
+    options.Config.OptStartSeq = *o.start_seq;
+  } else if (o.since_us) {
+    options.Config.DeliverPolicy = js_DeliverByStartTime;
+    options.Config.OptStartTime = *o.since_us * 1000;
+  } else {
+    options.Config.DeliverPolicy = js_DeliverAll;
+  }
+  if (o.durable.empty()) {
+    options.Ordered = true;  // the library re-creates it at the right place after a hiccup
+  } else {
+    options.Config.Durable = o.durable.c_str();
+    options.Config.AckPolicy = js_AckExplicit;
+    options.Config.MaxAckPending = 4096;
+    options.Config.AckWait = std::int64_t{60} * 1'000'000'000;
+    options.ManualAck = true;
+  }
+  natsSubscription* raw_subscription = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  const natsStatus status = js_SubscribeSync(&raw_subscription, jetstream, subject.c_str(), nullptr, &options, &code);
+  if (status == NATS_NOT_FOUND || code == JSStreamNotFoundErr) {
+    throw Error(ExitCode::not_found, fmt::format("no JetStream stream {} (--stream)", o.stream));
+  }
+  check_nats(status, fmt::format("subscribing to {} in stream {}", subject, o.stream));
+  const std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> subscription(raw_subscription,
+                                                                                    natsSubscription_Destroy);
+  natsSubscription_SetPendingLimits(raw_subscription, -1, 256 * 1024 * 1024);
+
+  BatchedWriter writer = BatchedWriter::open(o.output, o.append);
+  std::uint64_t gaps = 0;
+  ChunkOrder order(
+      o.order, [&](std::string_view lines) { writer.write(lines); },
+      [&](std::string_view board, std::string_view run, SeqRange missing) {
+        ++gaps;
+        log.warn(fmt::format("board {} run {}: seq {}-{} missing ({} records)", board, run, missing.first, missing.last,
+                             missing.last - missing.first + 1));
+      });
+  std::vector<Message> unacknowledged;  // written, to acknowledge once flushed (durable)
+  const auto flush_and_ack = [&] {
+    writer.flush();
+    if (order.held() > 0) return;  // a held chunk's message waits until its records are out
+    for (Message& message : unacknowledged) natsMsg_Ack(message.get(), nullptr);
+    unacknowledged.clear();
+  };
+  std::uint64_t messages = 0;
+  std::uint64_t foreign = 0;
+  bool done = false;
+  while (!done && stop_requested() == 0) {
+    natsMsg* raw = nullptr;
+    const natsStatus next = natsSubscription_NextMsg(&raw, raw_subscription, 100);
+    const std::int64_t now = monotonic_us();
+    if (next == NATS_TIMEOUT) {
+      order.tick(now);
+      flush_and_ack();
+      if (!o.follow && caught_up(raw_subscription)) break;
+      continue;
+    }
+    if (next == NATS_SLOW_CONSUMER) {
+      log.warn("the client's queue overflowed (slow consumer): the consumer starts again where it was");
+      continue;
+    }
+    check_nats(next, "reading from JetStream");
+    Message message(raw);
+    ++messages;
+    const std::string board = header(raw, board_header);
+    const std::string run = header(raw, run_header);
+    const auto range = seq_range_of(header(raw, first_seq_header), header(raw, last_seq_header));
+    if (board.empty() || run.empty() || !range) {
+      if (++foreign <= 3) log.warn(fmt::format("a message on {} is not trace-ship's: skipped", natsMsg_GetSubject(raw)));
+    } else if (wanted(board)) {
+      const std::string_view payload(natsMsg_GetData(raw), static_cast<std::size_t>(natsMsg_GetDataLength(raw)));
+      order.add(board, run, *range, payload, now);
+    }
+    if (!o.follow) {
+      jsMsgMetaData* meta = nullptr;
+      if (natsMsg_GetMetaData(&meta, raw) == NATS_OK) {
+        done = meta->NumPending == 0;
+        jsMsgMetaData_Destroy(meta);
+      }
+    }
+    if (!o.durable.empty()) unacknowledged.push_back(std::move(message));
+    int queued = 0;
+    int queued_bytes = 0;
+    if (natsSubscription_GetPending(raw_subscription, &queued, &queued_bytes) == NATS_OK && queued == 0) {
+      order.tick(now);
+      flush_and_ack();  // nothing more is here yet: what we have goes out now (latency)
+    }
+  }
+  order.flush();
+  flush_and_ack();
+  if (o.stats) {
+    log.report(fmt::format(
+        R"(stats {{"messages":{},"records":{},"duplicates":{},"missing":{},"gaps":{},"reordered":{},"foreign":{}}})",
+        messages, order.records(), order.duplicates(), order.missing(), gaps, order.reordered(), foreign));
+  }
+  return ExitCode::ok;
+}
+
+}  // namespace tp
