@@ -18,3 +18,17 @@ void add_nats_options(CLI::App& app, NatsSettings& settings) {
 }
 
 }  // namespace tp
+
+namespace tp {
+
+void add_clickhouse_options(CLI::App& app, ClickHouseSettings& settings, std::string& table) {
+  app.add_option("--clickhouse", settings.url, "ClickHouse's HTTP interface")
+      ->default_val("http://127.0.0.1:8123")
+      ->type_name("URL");
+  app.add_option("--clickhouse-creds", settings.creds, "File whose first line is user:password for ClickHouse")
+      ->type_name("FILE");
+  app.add_option("--database", settings.database, "ClickHouse database")->default_val("default");
+  app.add_option("--table", table, "ClickHouse table")->default_val("trace");
+}
+
+}  // namespace tp

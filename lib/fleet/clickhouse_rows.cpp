@@ -1,0 +1,229 @@
+#include "fleet/clickhouse_rows.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <ctime>
+
+#include "core/json_writer.hpp"
+#include "core/number.hpp"
+
+namespace tp {
+namespace {
+
+constexpr std::string_view columns =
+    "board, run, seq, host_us, day, timestamp, clock, port, source, time_exact, kind, data, extra";
+constexpr std::size_t column_count = 13;
+
+bool is_top_level_field(std::string_view key) {
+  static constexpr std::array<std::string_view, 10> known = {"timestamp", "port",  "event", "source", "clock",
+                                                             "time_exact", "board", "run",   "seq",    "host_us"};
+  for (const std::string_view name : known) {
+    if (key == name) return true;
+  }
+  return false;
+}
+
+void append_day(std::string& out, std::uint64_t host_us) {
+  const auto seconds = static_cast<std::time_t>(host_us / 1'000'000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday);
+}
+
+// TabSeparated's escapes (\t \n \\ \' \b \f \r \0) undone.
+std::string unescape_tsv(std::string_view field) {
+  std::string text;
+  text.reserve(field.size());
+  for (std::size_t i = 0; i < field.size(); ++i) {
+    if (field[i] != '\\' || i + 1 == field.size()) {
+      text += field[i];
+      continue;
+    }
+    const char c = field[++i];
+    switch (c) {
+      case 't':
+        text += '\t';
+        break;
+      case 'n':
+        text += '\n';
+        break;
+      case 'r':
+        text += '\r';
+        break;
+      case 'b':
+        text += '\b';
+        break;
+      case 'f':
+        text += '\f';
+        break;
+      case '0':
+        text += '\0';
+        break;
+      default:
+        text += c;  // \\ \' and any other escaped character
+        break;
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string_view clickhouse_columns() {
+  return columns;
+}
+
+std::string create_table_sql(std::string_view database, std::string_view table) {
+  return fmt::format(
+      "CREATE TABLE IF NOT EXISTS {}.{} (board String, run String, seq UInt64, host_us UInt64, day Date, "
+      "timestamp UInt64, clock String, port UInt16, source String, time_exact UInt8, kind String, data String, "
+      "extra String) ENGINE = ReplacingMergeTree() PARTITION BY day ORDER BY (board, run, seq)",
+      database, table);
+}
+
+std::string create_distributed_sql(std::string_view database, std::string_view table, std::string_view cluster) {
+  // With the column list, not AS table: a column copied that way can make every insert fail
+  // (ClickHouse 18.16, MATERIALIZED columns).
+  return fmt::format(
+      "CREATE TABLE IF NOT EXISTS {0}.{1}_all (board String, run String, seq UInt64, host_us UInt64, day Date, "
+      "timestamp UInt64, clock String, port UInt16, source String, time_exact UInt8, kind String, data String, "
+      "extra String) ENGINE = Distributed({2}, {0}, {1}, cityHash64(board))",
+      database, table, cluster);
+}
+
+bool append_clickhouse_row(simdjson::dom::parser& parser, std::string_view line, std::string& rows,
+                           std::string& problem) {
+  simdjson::dom::object record;
+  if (const auto error = parser.parse(line.data(), line.size()).get_object().get(record); error != simdjson::SUCCESS) {
+    problem = simdjson::error_message(error);
+    return false;
+  }
+  std::string_view board, run, kind, clock, source;
+  std::uint64_t seq = 0, host_us = 0, timestamp = 0, port = 0;
+  bool time_exact = true;
+  simdjson::dom::element event;
+  if (record["board"].get(board) != simdjson::SUCCESS || record["run"].get(run) != simdjson::SUCCESS ||
+      record["seq"].get(seq) != simdjson::SUCCESS || record["host_us"].get(host_us) != simdjson::SUCCESS) {
+    problem = "no fleet fields (board, run, seq, host_us)";
+    return false;
+  }
+  if (record["timestamp"].get(timestamp) != simdjson::SUCCESS || record["port"].get(port) != simdjson::SUCCESS ||
+      record["event"].get(event) != simdjson::SUCCESS || event["kind"].get(kind) != simdjson::SUCCESS) {
+    problem = "not a record (timestamp, port, event.kind)";
+    return false;
+  }
+  if (record["clock"].get(clock) != simdjson::SUCCESS) clock = {};    // none
+  if (record["source"].get(source) != simdjson::SUCCESS) source = {};  // none
+  if (bool exact = true; record["time_exact"].get(exact) == simdjson::SUCCESS) time_exact = exact;
+  std::string data;
+  if (simdjson::dom::element data_element; event["data"].get(data_element) == simdjson::SUCCESS) {
+    data = simdjson::minify(data_element);
+  }
+  std::string extra;
+  for (const auto member : record) {
+    if (is_top_level_field(member.key)) continue;
+    extra += extra.empty() ? '{' : ',';
+    append_json_string(extra, member.key);
+    extra += ':';
+    extra += simdjson::minify(member.value);
+  }
+  if (!extra.empty()) extra += '}';
+
+  rows += "{\"board\":";
+  append_json_string(rows, board);
+  rows += ",\"run\":";
+  append_json_string(rows, run);
+  fmt::format_to(std::back_inserter(rows), ",\"seq\":{},\"host_us\":{},\"day\":\"", seq, host_us);
+  append_day(rows, host_us);
+  fmt::format_to(std::back_inserter(rows), "\",\"timestamp\":{},\"clock\":", timestamp);
+  append_json_string(rows, clock);
+  fmt::format_to(std::back_inserter(rows), ",\"port\":{},\"source\":", port);
+  append_json_string(rows, source);
+  fmt::format_to(std::back_inserter(rows), ",\"time_exact\":{},\"kind\":", time_exact ? 1 : 0);
+  append_json_string(rows, kind);
+  rows += ",\"data\":";
+  append_json_string(rows, data);
+  rows += ",\"extra\":";
+  append_json_string(rows, extra);
+  rows += "}\n";
+  return true;
+}
+
+bool append_record_from_tsv(std::string_view row, std::string& out) {
+  std::array<std::string_view, column_count> fields{};
+  std::size_t count = 0;
+  for (std::size_t start = 0;;) {
+    const std::size_t tab = row.find('\t', start);
+    if (count == column_count) return false;
+    fields[count++] = row.substr(start, tab == std::string_view::npos ? tab : tab - start);
+    if (tab == std::string_view::npos) break;
+    start = tab + 1;
+  }
+  if (count != column_count) return false;
+  const std::string board = unescape_tsv(fields[0]);
+  const std::string run = unescape_tsv(fields[1]);
+  const std::string clock = unescape_tsv(fields[6]);
+  const std::string source = unescape_tsv(fields[8]);
+  const std::string kind = unescape_tsv(fields[10]);
+  const std::string data = unescape_tsv(fields[11]);
+  const std::string extra = unescape_tsv(fields[12]);
+  const auto seq = parse_whole_number<std::uint64_t>(fields[2]);
+  const auto host_us = parse_whole_number<std::uint64_t>(fields[3]);
+  const auto timestamp = parse_whole_number<std::uint64_t>(fields[5]);
+  const auto port = parse_whole_number<std::uint64_t>(fields[7]);
+  if (!seq || !host_us || !timestamp || !port || kind.empty()) return false;
+  fmt::format_to(std::back_inserter(out), "{{\"timestamp\":{},\"port\":{},\"event\":{{\"kind\":", *timestamp, *port);
+  append_json_string(out, kind);
+  if (!data.empty()) {
+    out += ",\"data\":";
+    out += data;
+  }
+  out += '}';
+  if (!source.empty()) {
+    out += ",\"source\":";
+    append_json_string(out, source);
+  }
+  if (!clock.empty()) {
+    out += ",\"clock\":";
+    append_json_string(out, clock);
+  }
+  if (fields[9] == "0") out += ",\"time_exact\":false";
+  if (extra.size() > 2 && extra.front() == '{' && extra.back() == '}') {
+    out += ',';
+    out.append(extra, 1, extra.size() - 2);
+  }
+  out += ",\"board\":";
+  append_json_string(out, board);
+  out += ",\"run\":";
+  append_json_string(out, run);
+  fmt::format_to(std::back_inserter(out), ",\"seq\":{},\"host_us\":{}}}\n", *seq, *host_us);
+  return true;
+}
+
+std::string like_pattern(std::string_view glob) {
+  std::string pattern;
+  for (const char c : glob) {
+    if (c == '*') {
+      pattern += '%';
+    } else if (c == '?') {
+      pattern += '_';
+    } else {
+      if (c == '%' || c == '_' || c == '\\') pattern += '\\';
+      pattern += c;
+    }
+  }
+  return sql_string(pattern);
+}
+
+std::string sql_string(std::string_view text) {
+  std::string quoted = "'";
+  for (const char c : text) {
+    if (c == '\'' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  quoted += '\'';
+  return quoted;
+}
+
+}  // namespace tp

@@ -1,0 +1,85 @@
+#include "fleet/query_command.hpp"
+
+#include <fmt/format.h>
+
+#include "core/batched_writer.hpp"
+#include "fleet/clickhouse_rows.hpp"
+#include "records/fleet_fields.hpp"
+#include "records/vocabulary.hpp"
+
+namespace tp {
+
+std::string query_sql(const QueryOptions& o) {
+  std::vector<std::string> conditions;
+  if (!o.boards.empty()) {
+    std::string any;
+    for (const std::string& board : o.boards) {
+      if (!any.empty()) any += " OR ";
+      any += "board LIKE " + like_pattern(board);
+    }
+    conditions.push_back("(" + any + ")");
+  }
+  if (!o.kinds.empty()) {
+    std::string list;
+    for (const std::string& kind : o.kinds) list += (list.empty() ? "" : ", ") + sql_string(kind);
+    conditions.push_back("kind IN (" + list + ")");
+  }
+  if (o.since_us) conditions.push_back(fmt::format("host_us >= {}", *o.since_us));
+  if (o.until_us) conditions.push_back(fmt::format("host_us < {}", *o.until_us));
+  if (!o.where.empty()) conditions.push_back("(" + o.where + ")");
+  std::string sql = fmt::format("SELECT {} FROM {}.{} FINAL", clickhouse_columns(), o.clickhouse.database, o.table);
+  for (std::size_t i = 0; i < conditions.size(); ++i) sql += (i == 0 ? " WHERE " : " AND ") + conditions[i];
+  sql += " ORDER BY board, run, seq";
+  if (o.limit) sql += fmt::format(" LIMIT {}", *o.limit);
+  sql += " FORMAT TabSeparated";
+  return sql;
+}
+
+ExitCode query(const QueryOptions& o, const Logger& log) {
+  if (!is_fleet_name(o.table) || !is_fleet_name(o.clickhouse.database)) {
+    throw Error(ExitCode::usage, "--table and --database are names of A-Z a-z 0-9 _ -");
+  }
+  for (const std::string& kind : o.kinds) {
+    if (!is_known_record_kind(kind)) throw Error(ExitCode::usage, fmt::format("--kind {}: not a record kind", kind));
+  }
+  const std::string sql = query_sql(o);
+  if (o.show_sql) log.info(sql);
+  ClickHouseHttp clickhouse(o.clickhouse);
+  BatchedWriter writer = BatchedWriter::open(o.output, o.append);
+  std::string partial;
+  std::string record;
+  std::uint64_t rows = 0;
+  const auto on_row = [&](std::string_view row) {
+    record.clear();
+    if (!append_record_from_tsv(row, record)) {
+      throw Error(ExitCode::bad_input, "ClickHouse returned a row that is not the store's (is --table a trace-store table?)");
+    }
+    ++rows;
+    writer.write(record);
+  };
+  const HttpReply reply = clickhouse.stream(sql, [&](std::string_view piece) {
+    while (!piece.empty()) {
+      const std::size_t newline = piece.find('\n');
+      if (newline == std::string_view::npos) {
+        partial.append(piece);
+        return;
+      }
+      if (partial.empty()) {
+        on_row(piece.substr(0, newline));
+      } else {
+        partial.append(piece.substr(0, newline));
+        on_row(partial);
+        partial.clear();
+      }
+      piece.remove_prefix(newline + 1);
+    }
+  });
+  if (reply.status != 200) {
+    throw Error(ExitCode::failure, fmt::format("ClickHouse refused the query: {}", clickhouse_error_line(reply.body)));
+  }
+  writer.flush();
+  log.verbose(fmt::format("{} records", rows));
+  return ExitCode::ok;
+}
+
+}  // namespace tp
