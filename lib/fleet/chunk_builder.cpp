@@ -53,7 +53,6 @@ void ChunkBuilder::append_loss(SeqRange range, std::string_view reason, std::int
       .uint("last_seq", range.last)
       .uint("records", range.last - range.first + 1)
       .name("reason", reason);
-  loss.data().close();
   loss.end();
   append(std::string_view(line.data(), line.size() - 1), host_us);  // without its newline
 }
@@ -97,13 +96,24 @@ void ChunkBuilder::seal_if_due(std::int64_t now_us) {
 }
 
 void ChunkBuilder::seal() {
+  seal(false);
+}
+
+void ChunkBuilder::tell_loss(std::int64_t host_us) {
+  seal(false);
+  if (!pending_loss_) return;
+  open(host_us);
+  seal(true);
+}
+
+void ChunkBuilder::seal(bool must_wait) {
   if (!is_open_) return;
   is_open_ = false;
   Chunk chunk;
   chunk.payload.reserve(limits_.max_bytes + 1024);
   std::swap(chunk, open_);
   const SeqRange range{chunk.first_seq, chunk.last_seq};
-  if (sink_(std::move(chunk))) return;
+  if (sink_(std::move(chunk), must_wait)) return;
   // Refused: every seq of the chunk is lost, the Loss record it may have begun with too, and
   // what that one told is untold again; the first chunk that gets through tells it all.
   lost_buffer_full_ += range.last - range.first + 1;

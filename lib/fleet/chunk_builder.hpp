@@ -42,7 +42,8 @@ struct ChunkLimits {
 class ChunkBuilder {
  public:
   // Takes a sealed chunk; false when it cannot (the buffer is full): the chunk is lost.
-  using Sink = std::function<bool(Chunk&&)>;
+  // `must_wait`: the chunk is the last word on a loss, worth waiting for room for.
+  using Sink = std::function<bool(Chunk&&, bool must_wait)>;
 
   ChunkBuilder(std::string board, std::string run, ChunkLimits limits, Sink sink);
 
@@ -58,6 +59,8 @@ class ChunkBuilder {
   void seal_if_due(std::int64_t now_us);
   // Seals the open chunk whatever its age (end of input, stop).
   void seal();
+  // At the end: a loss not yet told gets a chunk of its own, offered to wait for room.
+  void tell_loss(std::int64_t host_us);
   // When the open chunk is due (for a reader's poll timeout), if one is open.
   [[nodiscard]] std::optional<std::int64_t> due_us() const noexcept;
 
@@ -70,6 +73,7 @@ class ChunkBuilder {
 
  private:
   void open(std::int64_t host_us);
+  void seal(bool must_wait);
   void append(std::string_view record, std::int64_t host_us);
   void append_loss(SeqRange range, std::string_view reason, std::int64_t host_us);
   [[nodiscard]] bool planned_end_reached() const noexcept;

@@ -49,13 +49,13 @@ bool is_creds_file(const std::string& path) {
 
 void on_disconnected(natsConnection* connection, void* closure) {
   if (natsConnection_IsClosed(connection)) return;  // our own close()
-  (*static_cast<NatsEventHandler*>(closure))("disconnected from the NATS server; reconnecting");
+  (*static_cast<NatsEventHandler*>(closure))(NatsEvent::disconnected, "disconnected from the NATS server; reconnecting");
 }
 void on_reconnected(natsConnection*, void* closure) {
-  (*static_cast<NatsEventHandler*>(closure))("reconnected to the NATS server");
+  (*static_cast<NatsEventHandler*>(closure))(NatsEvent::reconnected, "reconnected to the NATS server");
 }
 void on_async_error(natsConnection*, natsSubscription*, natsStatus status, void* closure) {
-  (*static_cast<NatsEventHandler*>(closure))(fmt::format("NATS: {}", natsStatus_GetText(status)));
+  (*static_cast<NatsEventHandler*>(closure))(NatsEvent::error, fmt::format("NATS: {}", natsStatus_GetText(status)));
 }
 
 }  // namespace

@@ -26,7 +26,8 @@ struct NatsSettings {
 };
 
 // Things a connection reports as it lives (a disconnection, a reconnection, an async error).
-using NatsEventHandler = std::function<void(std::string_view event)>;
+enum class NatsEvent : std::uint8_t { disconnected, reconnected, error };
+using NatsEventHandler = std::function<void(NatsEvent event, std::string_view text)>;
 
 // The text of a cnats status with the library's last error detail.
 [[nodiscard]] std::string nats_error_text(natsStatus status);

@@ -101,7 +101,7 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
     return false;
   };
 
-  NatsLink link(o.nats, [&](std::string_view event) { log.verbose(event); });
+  NatsLink link(o.nats, [&](NatsEvent, std::string_view text) { log.verbose(text); });
   jsCtx* jetstream = link.jetstream();
   jsSubOptions options;
   jsSubOptions_Init(&options);

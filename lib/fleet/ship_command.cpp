@@ -61,7 +61,7 @@ class Reader {
       builder_.seal_if_due(host_us);
     }
     if (stop_requested() == 0 && (!partial_.empty() || skipping_)) end_line(partial_, realtime_us());
-    builder_.seal();
+    builder_.tell_loss(realtime_us());
     queue_.close_input();
   }
 
@@ -237,9 +237,10 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
 
   ShipQueue queue(o.ship);
   std::atomic<std::uint64_t> events{0};
-  NatsLink link(o.nats, [&](std::string_view event) {
+  NatsLink link(o.nats, [&](NatsEvent event, std::string_view text) {
     ++events;
-    log.verbose(event);
+    log.verbose(text);
+    if (event == NatsEvent::reconnected) queue.retry_now();  // the server is back: no back-off
   });
   AckContext ack_context{&queue, &log};
   jsCtx* jetstream = link.jetstream(on_publish_ack, &ack_context, static_cast<std::int64_t>(o.ship.window) * 4 + 64);
@@ -255,7 +256,9 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
   // A file can wait for the server; a pipe may be a live capture, which cannot.
   const bool input_waits = o.wait == WaitPolicy::always || (o.wait == WaitPolicy::files && is_regular_file(o.input));
   ChunkBuilder builder(o.board, o.run, o.chunk,
-                       [&](Chunk&& chunk) { return queue.offer(std::move(chunk), input_waits); });
+                       [&](Chunk&& chunk, bool must_wait) {
+                         return queue.offer(std::move(chunk), input_waits || must_wait);
+                       });
   if (resumed && resumed->acked_through) {
     builder.resume(*resumed->acked_through, resumed->published_after_acked);
     log.info(fmt::format("resuming run {} of {} after seq {} ({} chunks to send again with their ids)", o.run, o.board,
@@ -293,8 +296,8 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
     const auto send = queue.next(now, now + 100'000);
     if (!send) {
       if (queue.finished()) break;
-      // The drain starts when the reader is done (the end of input, a stop or an error).
-      if (!drain_deadline && reader_done.load()) drain_deadline = monotonic_us() + o.drain_timeout_ms * 1000;
+      // The drain starts when the reader is done (the end of input or an error) or a stop is asked.
+      if (!drain_deadline && (reader_done.load() || stop_requested() != 0)) drain_deadline = monotonic_us() + o.drain_timeout_ms * 1000;
       if (drain_deadline && monotonic_us() >= *drain_deadline) break;
       continue;
     }

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <chrono>
 
-#include "core/signals.hpp"
-
 namespace tp {
 
 ShipQueue::ShipQueue(ShipLimits limits) : limits_(limits) {}
@@ -14,7 +12,7 @@ bool ShipQueue::offer(Chunk&& chunk, bool wait) {
   ++counts_.chunks_offered;
   last_offered_seq_ = chunk.last_seq;
   const auto fits = [&] { return counts_.buffered_bytes + chunk.payload.size() <= limits_.buffer_bytes; };
-  while (wait && !fits() && !entries_.empty() && stop_requested() == 0 && !abandoned_) {
+  while (wait && !fits() && !entries_.empty() && !abandoned_) {
     changed_.wait_for(lock, std::chrono::milliseconds(50));
   }
   if (!fits()) {
@@ -33,6 +31,13 @@ bool ShipQueue::offer(Chunk&& chunk, bool wait) {
 void ShipQueue::close_input() {
   const std::lock_guard lock(mutex_);
   input_closed_ = true;
+  changed_.notify_all();
+}
+
+void ShipQueue::retry_now() {
+  const std::lock_guard lock(mutex_);
+  resume_at_us_ = 0;
+  failures_in_a_row_ = 0;
   changed_.notify_all();
 }
 
@@ -89,7 +94,11 @@ void ShipQueue::fail_locked(std::map<std::uint64_t, Entry>::iterator it, std::in
   waiting_.insert(it->first);
   ++counts_.failures;
   // Doubling back-off from the first failure in a row, +-25% so many shippers do not return at
-  // the same instant.
+  // the same instant. Failures during a back-off are of the same round: no doubling.
+  if (now_us < resume_at_us_) {
+    changed_.notify_all();
+    return;
+  }
   const unsigned doublings = std::min(failures_in_a_row_++, 16U);
   const std::int64_t backoff = std::min(limits_.max_backoff_us, limits_.min_backoff_us << doublings);
   const auto spread = static_cast<std::uint64_t>(backoff / 2);

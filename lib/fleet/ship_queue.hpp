@@ -8,8 +8,9 @@
 // Bounded twice: a window of chunks in flight, and a buffer of bytes for every chunk not yet
 // acknowledged; a chunk offered beyond the buffer is refused (the reader must never wait: a
 // probe cannot). A failure resends oldest first after a back-off that doubles with each failure
-// in a row (min_backoff_us to max_backoff_us, with jitter), never in a busy loop: leader
-// elections take seconds.
+// round in a row (min_backoff_us to max_backoff_us, with jitter; the failures of the chunks in
+// flight together are one round), never in a busy loop: leader elections take seconds. A
+// reconnection ends the back-off.
 #pragma once
 
 #include <condition_variable>
@@ -49,8 +50,8 @@ class ShipQueue {
  public:
   explicit ShipQueue(ShipLimits limits);
 
-  // Reader side. With `wait`, a chunk that does not fit waits for room (until a stop is asked
-  // or wake() is called) instead of being refused.
+  // Reader side. With `wait`, a chunk that does not fit waits for room (until the publisher
+  // abandons the work) instead of being refused.
   bool offer(Chunk&& chunk, bool wait = false);
   void close_input();
 
@@ -71,6 +72,8 @@ class ShipQueue {
   void acked(std::uint64_t first_seq, bool duplicate);
   void failed(std::uint64_t first_seq, std::int64_t now_us);
 
+  // Ends the back-off (the connection is back) and sends again what failed at once.
+  void retry_now();
   // Wakes a publisher waiting in next() (a stop was asked).
   void wake();
   // The publisher gave up (its drain ran out): a reader waiting for room stops waiting.

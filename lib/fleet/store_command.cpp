@@ -56,7 +56,7 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
   const std::string insert =
       fmt::format("INSERT INTO {}.{} ({}) FORMAT JSONEachRow", o.clickhouse.database, target, clickhouse_columns());
 
-  NatsLink link(o.nats, [&](std::string_view event) { log.verbose(event); });
+  NatsLink link(o.nats, [&](NatsEvent, std::string_view text) { log.verbose(text); });
   jsCtx* jetstream = link.jetstream();
   jsSubOptions options;
   jsSubOptions_Init(&options);
