@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <vector>
@@ -97,7 +98,16 @@ void check_nats(natsStatus status, std::string_view what) {
 NatsLink::NatsLink(const NatsSettings& settings, NatsEventHandler on_event)
     : settings_(settings), on_event_(std::move(on_event)) {
   check_nats(natsOptions_Create(&options_), "creating NATS options");
-  check_nats(natsOptions_SetURL(options_, settings_.servers.c_str()), "the server list " + settings_.servers);
+  std::vector<std::string> urls;
+  for (std::size_t start = 0; start <= settings_.servers.size();) {
+    const std::size_t comma = std::min(settings_.servers.find(',', start), settings_.servers.size());
+    if (comma > start) urls.push_back(settings_.servers.substr(start, comma - start));
+    start = comma + 1;
+  }
+  std::vector<const char*> url_pointers;
+  for (const std::string& url : urls) url_pointers.push_back(url.c_str());
+  check_nats(natsOptions_SetServers(options_, url_pointers.data(), static_cast<int>(url_pointers.size())),
+             "the server list " + settings_.servers);
   if (!settings_.name.empty()) natsOptions_SetName(options_, settings_.name.c_str());
   natsOptions_SetTimeout(options_, settings_.connect_timeout_ms);
   natsOptions_SetMaxReconnect(options_, -1);  // forever: a link outage must not end a capture

@@ -138,9 +138,12 @@ class NatsNode(Process):
         with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}/varz", timeout=5) as r:
             return json.loads(r.read())
 
-    def leafz(self):
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}/leafz", timeout=5) as r:
-            return json.loads(r.read())
+    def leaf_connections(self):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}/leafz", timeout=5) as r:
+                return len(json.loads(r.read()).get("leafs") or [])
+        except OSError:
+            return 0
 
 
 def single_node(directory, extra=""):
@@ -149,9 +152,12 @@ def single_node(directory, extra=""):
     return node.start()
 
 
-def cluster_of_three(directory, domain="hub", leaf_advertise=None):
-    nodes = [NatsNode(directory, f"hub{i}", domain=domain, cluster="hub", leaf_listen=True,
-                      leaf_advertise=leaf_advertise) for i in (1, 2, 3)]
+def cluster_of_three(directory, domain="hub", before_start=None):
+    """Three JetStream nodes in one cluster, each with a leafnodes port; before_start(nodes) may
+    change their settings (a leaf proxy's advertise) before the configs are written."""
+    nodes = [NatsNode(directory, f"hub{i}", domain=domain, cluster="hub", leaf_listen=True) for i in (1, 2, 3)]
+    if before_start:
+        before_start(nodes)
     for node in nodes:
         node.write_config(routes=[n.cluster_port for n in nodes if n is not node])
     for node in nodes:

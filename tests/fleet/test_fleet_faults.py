@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""trace-ship through the faults of a real NATS deployment (the fleet note's experiments),
+every record checked exactly once by the official NATS JavaScript client:
+  - SIGKILL the R3 stream leader of a 3-node cluster mid-stream, restart it;
+  - SIGKILL all three nodes for seconds, restart them;
+  - a leaf node on the rack host, its link to the hub through a loopback proxy (the hub's
+    leafnodes advertise the proxy, so the leaf cannot go around it): the link held, then cut;
+    the shipper sees no error and the hub's stream (R3, sourcing the leaf's) catches up.
+Usage: test_fleet_faults.py BUILD_TOOLS_DIR"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
+sys.path.insert(0, HERE)
+from checks import Checks  # noqa: E402
+from waits import wait_until  # noqa: E402
+import engines  # noqa: E402
+
+TOOLS = sys.argv[1]
+SHIP, PULL = os.path.join(TOOLS, "trace-ship"), os.path.join(TOOLS, "trace-pull")
+check = Checks()
+engines.require_tools()
+work = tempfile.mkdtemp(prefix="tp-fleet-faults-")
+
+
+def simulated_records(seed, max_bytes):
+    capture = subprocess.Popen([os.path.join(TOOLS, "swo-capture"), "--simulate", "--rate", "0", "--seed", str(seed),
+                                "--max-bytes", max_bytes], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    decoded = subprocess.run([os.path.join(TOOLS, "itm-decode")], stdin=capture.stdout, capture_output=True,
+                             text=True, check=True)
+    capture.wait()
+    return decoded.stdout.splitlines()
+
+
+class LiveShipper:
+    """trace-ship fed at a live capture's pace from a thread (the probe does not wait)."""
+
+    def __init__(self, records, args, per_second):
+        self.records = records
+        self.err_path = os.path.join(work, f"ship-{time.monotonic_ns()}.err")
+        with open(self.err_path, "w") as err:
+            self.proc = subprocess.Popen([SHIP, "--stats", "--wait", "never", *args], stdin=subprocess.PIPE,
+                                         stdout=subprocess.DEVNULL, stderr=err, text=True)
+        self.fed = 0
+        self.per_second = per_second
+        self.thread = threading.Thread(target=self._feed, daemon=True)
+        self.thread.start()
+
+    def _feed(self):
+        batch = 100
+        start = time.monotonic()
+        try:
+            for i in range(0, len(self.records), batch):
+                self.proc.stdin.write("\n".join(self.records[i:i + batch]) + "\n")
+                self.proc.stdin.flush()
+                self.fed = i + batch
+                ahead = start + self.fed / self.per_second - time.monotonic()
+                if ahead > 0:
+                    time.sleep(ahead)  # pace: the capture's record rate
+        except (BrokenPipeError, OSError):
+            pass
+
+    def stderr(self):
+        with open(self.err_path) as f:
+            return f.read()
+
+    def finish(self):
+        self.thread.join(600)
+        self.proc.communicate(timeout=300)
+        err = self.stderr()
+        return self.proc.returncode, err, engines.stats_of(err)
+
+
+def exact(account, board, expected, what, allow_out_of_order=True):
+    runs = {k: v for k, v in account["runs"].items() if k.split(" ")[0] == board}
+    run = next(iter(runs.values()), None)
+    ok = (len(runs) == 1 and run["records"] == expected and run["max_seq"] == expected - 1 and run["doubled"] == 0 and
+          run["missing"] == [] and run["losses"] == [])
+    check(ok, f"{what}: {expected} records, each exactly once, none lost", run)
+    if not allow_out_of_order:
+        check(run is not None and run["out_of_order"] == 0, f"{what}: none out of order", run)
+    return run
+
+
+def pulled_in_order(server, stream, board, expected, what, domain=None):
+    argv = [PULL, "--server", server, "--stream", stream, "--board", board, "--stats"]
+    if domain:
+        argv += ["--domain", domain]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    seqs = [json.loads(line)["seq"] for line in result.stdout.splitlines()]
+    check(seqs == list(range(expected)), f"{what}: trace-pull writes seq 0..{expected - 1} in order",
+          f"{len(seqs)} {result.stderr[-300:]}")
+
+
+records = simulated_records(seed=11, max_bytes="3M")
+hub = engines.cluster_of_three(os.path.join(work, "hub"))
+urls = ",".join(node.url() for node in hub)
+try:
+    # --- The R3 stream leader killed mid-stream and restarted.
+    shipper = LiveShipper(records, ["--board", "leader", "--server", urls, "--create-stream", "--replicas", "3",
+                                    "--ack-timeout", "2000"], per_second=10000)
+    wait_until(lambda: engines.stream_leader(hub, "TRACE") and shipper.fed > 20000, "20k records fed, a leader",
+               lambda: f"fed {shipper.fed}, exit {shipper.proc.poll()}: {shipper.stderr()[-300:]}")
+    leader_name = engines.stream_leader(hub, "TRACE")
+    leader = next(node for node in hub if node.server_name == leader_name)
+    leader.kill()
+    killed_at = shipper.fed
+    wait_until(lambda: shipper.fed > killed_at + 30000 or not shipper.thread.is_alive(),
+               "3 s of records while the leader is down")
+    leader.start()
+    code, err, stats = shipper.finish()
+    check(code == 0 and stats and stats["unacknowledged"] == 0 and stats["lost_buffer_full"] == 0,
+          "leader killed: the shipper acknowledged everything, lost nothing", err[-600:])
+    account = engines.read_stream(hub[0].url(), "TRACE")
+    exact(account, "leader", len(records), "leader killed")
+    pulled_in_order(urls, "TRACE", "leader", len(records), "leader killed")
+    if stats:
+        print(f"     (leader {leader_name} killed: {stats['retries']} resends, {stats['duplicates']} dropped by "
+              f"Nats-Msg-Id, {account['runs'] and max(r['out_of_order'] for r in account['runs'].values())} "
+              f"chunks out of order)")
+
+    # --- All three nodes killed for seconds, then restarted.
+    shipper = LiveShipper(records, ["--board", "all3", "--server", urls, "--ack-timeout", "2000"], per_second=10000)
+    wait_until(lambda: shipper.fed > 20000, "20k records fed")
+    for node in hub:
+        node.kill()
+    killed_at = shipper.fed
+    wait_until(lambda: shipper.fed > killed_at + 40000 or not shipper.thread.is_alive(),
+               "4 s of records while every node is down")
+    for node in hub:
+        node.start(wait=False)
+    code, err, stats = shipper.finish()
+    check(code == 0 and stats and stats["unacknowledged"] == 0 and stats["lost_buffer_full"] == 0,
+          "all three killed: the shipper acknowledged everything, lost nothing", err[-600:])
+    account = engines.read_stream(hub[0].url(), "TRACE")
+    exact(account, "all3", len(records), "all three killed")
+    pulled_in_order(urls, "TRACE", "all3", len(records), "all three killed")
+    if stats:
+        print(f"     (all three killed: {stats['retries']} resends, {stats['duplicates']} dropped by Nats-Msg-Id, "
+              f"peak buffer {stats['peak_buffer_bytes']} bytes)")
+finally:
+    for node in hub:
+        node.kill()
+
+# --- A rack's leaf node, its link to the hub through a proxy that holds, then cuts.
+proxies = []
+
+
+def behind_proxy(nodes):
+    # The trap of the fleet note: every hub node advertises the proxy to leaf nodes, so the
+    # leaf cannot learn another way to the hub and go around the cut.
+    proxies.append(engines.TcpProxy(nodes[0].leaf_port))
+    for node in nodes:
+        node.leaf_advertise = f"127.0.0.1:{proxies[0].port}"
+
+
+hub = engines.cluster_of_three(os.path.join(work, "hub2"), before_start=behind_proxy)
+proxy = proxies[0]
+leaf = engines.NatsNode(os.path.join(work, "leaf"), "rack3", domain="rack3", leaf_remote=f"127.0.0.1:{proxy.port}")
+leaf.write_config()
+leaf.start()
+try:
+    wait_until(lambda: sum(n.leaf_connections() for n in hub) == 1, "the leaf connected to the hub")
+    made = subprocess.run(["node", "-e", f"""
+import('nats').then(async ({{ connect }}) => {{
+  const nc = await connect({{ servers: '{hub[0].url()}' }});
+  const jsm = await nc.jetstreamManager();
+  await jsm.streams.add({{ name: 'FLEET', num_replicas: 3, subjects: [],
+                          sources: [{{ name: 'TRACE', external: {{ api: '$JS.rack3.API' }} }}] }});
+  await nc.close();
+}});"""], capture_output=True, text=True, cwd=HERE)
+    check(made.returncode == 0, "the hub's R3 stream FLEET sources the rack's TRACE (official client)",
+          made.stderr[-400:])
+    shipper = LiveShipper(records, ["--board", "rack3-b07", "--server", leaf.url(), "--create-stream"],
+                          per_second=5000)
+
+    def hub_messages():
+        total = 0
+        for node in hub:
+            try:
+                for account in node.jsz("streams=true").get("account_details", []):
+                    for s in account.get("stream_detail", []):
+                        if s["name"] == "FLEET":
+                            total = max(total, s["state"]["messages"])
+            except OSError:
+                pass
+        return total
+
+    wait_until(lambda: hub_messages() > 20, "the hub has the rack's first messages")
+    proxy.set_mode("hold")
+    held_at = hub_messages()
+    time.sleep(8)  # must-not-happen: the hub gains nothing while every byte of the link is held
+    check(hub_messages() - held_at <= 1, "link held: the hub gains nothing", f"{held_at} -> {hub_messages()}")
+    proxy.set_mode("cut")
+    cut_at = hub_messages()
+    accepted_at_cut = proxy.accepted
+    time.sleep(20)  # must-not-happen: the leaf finds no way around the cut link (advertise)
+    leafs = sum(n.leaf_connections() for n in hub)
+    check(leafs == 0 and hub_messages() == cut_at, "link cut for 20 s: no leaf connection, the hub gains nothing",
+          f"leafs {leafs}, {cut_at} -> {hub_messages()}")
+    proxy.set_mode("pass")
+    code, err, stats = shipper.finish()
+    check(code == 0 and stats and stats["retries"] == 0 and stats["unacknowledged"] == 0 and
+          stats["lost_buffer_full"] == 0, "the shipper saw no error through the hold and the cut (its leaf is local)",
+          err[-600:])
+    leaf_messages = engines.read_stream(leaf.url(), "TRACE")["stored_messages"]
+    reconnected = time.monotonic()
+    wait_until(lambda: hub_messages() >= leaf_messages, "the hub caught up with the leaf",
+               lambda: f"{hub_messages()} of {leaf_messages}", timeout=180)
+    print(f"     (leaf link: the hub caught up {time.monotonic() - reconnected:.1f} s after the shipper ended; "
+          f"{proxy.accepted - accepted_at_cut} reconnections, all through the proxy)")
+    account = engines.read_stream(hub[0].url(), "FLEET")
+    exact(account, "rack3-b07", len(records), "leaf link held and cut", allow_out_of_order=False)
+    pulled_in_order(hub[0].url(), "FLEET", "rack3-b07", len(records), "leaf link held and cut")
+finally:
+    leaf.kill()
+    proxy.close()
+    for node in hub:
+        node.kill()
+
+subprocess.run(["rm", "-rf", work])
+sys.exit(check.summary())
