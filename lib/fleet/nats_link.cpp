@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <fstream>
 #include <memory>
 #include <vector>
@@ -192,7 +194,16 @@ void ensure_stream(jsCtx* jetstream, const StreamSettings& settings, bool create
                    std::size_t chunk_bytes, const std::function<void(std::string_view)>& warn) {
   jsStreamInfo* info = nullptr;
   jsErrCode code = static_cast<jsErrCode>(0);
-  natsStatus status = js_GetStreamInfo(&info, jetstream, settings.name.c_str(), nullptr, &code);
+  // A cluster that has just started (or is electing) answers late for a while: asked again,
+  // with a back-off, for up to half a minute before that is an error.
+  natsStatus status = NATS_OK;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    code = static_cast<jsErrCode>(0);
+    status = js_GetStreamInfo(&info, jetstream, settings.name.c_str(), nullptr, &code);
+    if (status != NATS_TIMEOUT && status != NATS_NO_RESPONDERS) break;
+    warn(fmt::format("the stream {} did not answer ({}); asking again", settings.name, natsStatus_GetText(status)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(250 << std::min(attempt, 4)));
+  }
   if (status == NATS_NOT_FOUND || code == JSStreamNotFoundErr) {
     if (!create) {
       throw Error(ExitCode::not_found, fmt::format("no JetStream stream {}: create it with --create-stream (or give "
@@ -212,7 +223,13 @@ void ensure_stream(jsCtx* jetstream, const StreamSettings& settings, bool create
     config.MaxBytes = settings.max_bytes;
     config.Duplicates = settings.duplicate_window_s * 1'000'000'000;
     config.Discard = js_DiscardOld;
-    status = js_AddStream(&info, jetstream, &config, nullptr, &code);
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      code = static_cast<jsErrCode>(0);
+      status = js_AddStream(&info, jetstream, &config, nullptr, &code);
+      if (status != NATS_TIMEOUT && status != NATS_NO_RESPONDERS) break;
+      warn(fmt::format("creating the stream {} timed out ({}); asking again", settings.name, natsStatus_GetText(status)));
+      std::this_thread::sleep_for(std::chrono::milliseconds(250 << std::min(attempt, 4)));
+    }
     if (status != NATS_OK && code != JSStreamNameExistErr) {
       check_nats(status, fmt::format("creating the stream {} (subjects {}, {} replicas)", settings.name, subjects,
                                      settings.replicas));

@@ -40,13 +40,22 @@ using Message = std::unique_ptr<natsMsg, MessageDeleter>;
 
 // Whether the consumer has delivered everything the stream holds for it (and the client
 // has nothing queued): the end of a pull without follow.
-bool caught_up(natsSubscription* subscription) {
+// A durable consumer's state is asked for by name: cnats 3.4 says "Invalid Subscription" when
+// asked through a subscription that bound to an existing durable push consumer.
+bool caught_up(natsSubscription* subscription, jsCtx* jetstream, const PullOptions& o, const Logger& log) {
   int queued = 0;
   int queued_bytes = 0;
   if (natsSubscription_GetPending(subscription, &queued, &queued_bytes) == NATS_OK && queued > 0) return false;
   jsConsumerInfo* info = nullptr;
   jsErrCode code = static_cast<jsErrCode>(0);
-  if (natsSubscription_GetConsumerInfo(&info, subscription, nullptr, &code) != NATS_OK) return false;
+  const natsStatus status =
+      o.durable.empty()
+          ? natsSubscription_GetConsumerInfo(&info, subscription, nullptr, &code)
+          : js_GetConsumerInfo(&info, jetstream, o.stream.c_str(), o.durable.c_str(), nullptr, &code);
+  if (status != NATS_OK) {
+    log.verbose(fmt::format("the consumer's state: {} ({})", nats_error_text(status), static_cast<int>(code)));
+    return false;
+  }
   const bool done = info->NumPending == 0;
   jsConsumerInfo_Destroy(info);
   return done;
@@ -156,6 +165,7 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
   std::uint64_t messages = 0;
   std::uint64_t foreign = 0;
   bool done = false;
+  std::int64_t quiet_since = monotonic_us();
   while (!done && stop_requested() == 0) {
     natsMsg* raw = nullptr;
     const natsStatus next = natsSubscription_NextMsg(&raw, raw_subscription, 100);
@@ -163,9 +173,14 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
     if (next == NATS_TIMEOUT) {
       order.tick(now);
       flush_and_ack();
-      if (!o.follow && caught_up(raw_subscription)) break;
+      if (!o.follow && caught_up(raw_subscription, jetstream, o, log)) break;
+      if (!o.follow && now - quiet_since > 30'000'000) {
+        throw Error(ExitCode::timeout, "nothing came for 30 s and the server did not say whether the consumer has "
+                                       "everything: use --follow to wait for new records");
+      }
       continue;
     }
+    quiet_since = now;
     if (next == NATS_SLOW_CONSUMER) {
       log.warn("the client's queue overflowed (slow consumer): the consumer starts again where it was");
       continue;

@@ -165,9 +165,10 @@ def cluster_of_three(directory, domain="hub", before_start=None):
     for node in nodes:
         wait_until(lambda: "Server is ready" in node.log() or not node.running(), f"{node.name} ready",
                    lambda: node.log()[-500:], timeout=60)
-    # JetStream is usable once the meta group has a leader.
-    wait_until(lambda: any(meta_leader(n) for n in nodes), "the cluster's JetStream meta leader",
-               lambda: "none", timeout=60)
+    # JetStream is usable once every node knows the meta group's leader.
+    wait_until(lambda: len({meta_leader(n) for n in nodes} - {None}) == 1 and all(meta_leader(n) for n in nodes),
+               "every node knows the JetStream meta leader", lambda: str([meta_leader(n) for n in nodes]),
+               timeout=60)
     return nodes
 
 
