@@ -1,0 +1,21 @@
+# fish completion for trace-query: generated from its option definitions (scripts/generate-docs);
+# do not edit.
+complete -c trace-query -f
+complete -c trace-query -s h -l help -d 'Print this help message and exit'
+complete -c trace-query -l clickhouse -x -d 'ClickHouse\'s HTTP interface'
+complete -c trace-query -l clickhouse-creds -r -F -d 'File whose first line is user:password for ClickHouse'
+complete -c trace-query -l database -x -d 'ClickHouse database'
+complete -c trace-query -l table -x -d 'ClickHouse table'
+complete -c trace-query -l board -x -d 'A board or a glob of boards (\'rack3-*\'); repeat for more'
+complete -c trace-query -l kind -x -d 'Only records of this kind; repeat for more'
+complete -c trace-query -l since -x -d 'Records received this long ago (7d, 2h) or since an RFC 3339 UTC time'
+complete -c trace-query -l until -x -d 'Records received before this long ago or an RFC 3339 UTC time'
+complete -c trace-query -l where -x -d 'A ClickHouse condition over the columns (board, run, seq, host_us, timestamp, port, kind, data, ...)'
+complete -c trace-query -l limit -x -d 'At most this many records'
+complete -c trace-query -l show-sql -d 'Print the SELECT on stderr'
+complete -c trace-query -s o -l output -r -F -d 'Write output to FILE (\'-\' = stdout)'
+complete -c trace-query -l append -d 'Append to the output file instead of truncating it'
+complete -c trace-query -s q -l quiet -d 'Print only errors on stderr'
+complete -c trace-query -s v -l verbose -d 'More detail on stderr (repeatable)'
+complete -c trace-query -l log-format -x -a 'text json' -d 'Diagnostics on stderr as text or JSON lines'
+complete -c trace-query -l version -d 'Display program version information and exit'
