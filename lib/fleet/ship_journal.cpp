@@ -8,10 +8,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
+#include <iterator>
 
 #include "core/error.hpp"
 #include "core/number.hpp"
+#include "records/fleet_fields.hpp"
 
 namespace tp {
 namespace {
@@ -39,48 +40,63 @@ FileDescriptor open_journal(const std::string& path, int flags) {
 }  // namespace
 
 std::optional<JournalState> read_ship_journal(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) {
     if (errno == ENOENT) return std::nullopt;
     throw_system_error(errno, "reading the ship journal " + path);
   }
-  std::string line;
-  if (!std::getline(in, line) || line != journal_magic) {
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_ship_journal(text, path);
+}
+
+JournalState parse_ship_journal(std::string_view text, const std::string& path) {
+  const auto next_line = [&text](std::string_view& line) {
+    if (text.empty()) return false;
+    const std::size_t newline = text.find('\n');
+    line = text.substr(0, newline);
+    text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+    return true;
+  };
+  std::string_view line;
+  if (!next_line(line) || line != journal_magic) {
     throw Error(ExitCode::bad_input, fmt::format("{}: not a trace-ship journal (it starts with \"{}\")", path,
                                                  journal_magic));
   }
   JournalState state;
   std::deque<SeqRange> published;
   std::size_t number = 1;
-  while (std::getline(in, line)) {
+  while (next_line(line)) {
     ++number;
-    std::istringstream words(line);
-    std::string what, a, b;
-    words >> what >> a >> b;
+    // The last line may be cut short by a kill in the middle of a write: what it says never
+    // happened (a chunk line is written before the publish, an acked line after the ack).
+    const bool last = text.empty();
+    const std::size_t space = line.find(' ');
+    const std::string_view what = line.substr(0, space);
+    const std::string_view rest = space == std::string_view::npos ? std::string_view() : line.substr(space + 1);
     const auto bad = [&] {
-      return Error(ExitCode::bad_input, fmt::format("{}:{}: not a journal line: \"{}\"", path, number, line));
+      return Error(ExitCode::bad_input,
+                   fmt::format("{}:{}: not a journal line: \"{}\"", path, number, line.substr(0, 80)));
     };
-    if (what == "board") {
-      state.board = a;
-    } else if (what == "run") {
-      state.run = a;
+    if (what == "board" && is_fleet_name(rest)) {
+      state.board = rest;
+    } else if (what == "run" && is_fleet_name(rest)) {
+      state.run = rest;
     } else if (what == "chunk") {
-      const auto range = seq_range_of(a, b);
-      if (!range) {
-        // The last line may be cut short by a kill in the middle of a write: it never reached
-        // the server (the line is written before the publish).
-        if (in.peek() == EOF) break;
+      const std::size_t gap = rest.find(' ');
+      const auto range = gap == std::string_view::npos ? std::nullopt
+                                                        : seq_range_of(rest.substr(0, gap), rest.substr(gap + 1));
+      if (range) {
+        published.push_back(*range);
+      } else if (!last) {
         throw bad();
       }
-      published.push_back(*range);
     } else if (what == "acked") {
-      const auto seq = parse_whole_number<std::uint64_t>(a);
-      if (!seq) {
-        if (in.peek() == EOF) break;
+      if (const auto seq = parse_whole_number<std::uint64_t>(rest)) {
+        state.acked_through = *seq;
+      } else if (!last) {
         throw bad();
       }
-      state.acked_through = *seq;
-    } else if (!(what.empty() && in.peek() == EOF)) {
+    } else if (!(last || line.empty())) {
       throw bad();
     }
   }

@@ -34,6 +34,8 @@ struct JournalState {
 // The state a journal file holds; nothing when the file does not exist. Throws Error
 // (bad_input) for a file that is not a ship journal.
 [[nodiscard]] std::optional<JournalState> read_ship_journal(const std::string& path);
+// The same, from the journal's text (`path` names it in errors).
+[[nodiscard]] JournalState parse_ship_journal(std::string_view text, const std::string& path);
 
 class ShipJournal {
  public:

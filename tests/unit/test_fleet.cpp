@@ -1,0 +1,480 @@
+// The fleet's state machines and parsers (lib/fleet): subjects and globs, the chunk builder's
+// numbering and Loss records, the ship queue's window, back-off and accounting, the reorder
+// window, the resume journal, ClickHouse rows both ways, --since.
+#include <doctest/doctest.h>
+#include <simdjson.h>
+
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "fleet/chunk_builder.hpp"
+#include "fleet/chunk_order.hpp"
+#include "fleet/clickhouse_rows.hpp"
+#include "fleet/fleet_subject.hpp"
+#include "fleet/pull_command.hpp"
+#include "fleet/query_command.hpp"
+#include "fleet/ship_journal.hpp"
+#include "fleet/ship_queue.hpp"
+#include "records/fleet_fields.hpp"
+
+using namespace tp;
+
+namespace {
+
+std::string record(std::uint64_t timestamp) {
+  return R"({"timestamp":)" + std::to_string(timestamp) +
+         R"(,"port":0,"event":{"kind":"Text","data":{"message":"m"}},"source":"itm","clock":"cycles"})";
+}
+
+// The seqs of a payload's lines, read back from the stamp.
+std::vector<std::uint64_t> seqs_of(const std::string& payload) {
+  std::vector<std::uint64_t> seqs;
+  simdjson::dom::parser parser;
+  std::size_t start = 0;
+  while (start < payload.size()) {
+    const std::size_t end = payload.find('\n', start);
+    REQUIRE(end != std::string::npos);
+    seqs.push_back(parser.parse(payload.substr(start, end - start))["seq"].get_uint64().value());
+    start = end + 1;
+  }
+  return seqs;
+}
+
+std::vector<std::string> loss_lines(const std::string& payload) {
+  std::vector<std::string> found;
+  std::size_t start = 0;
+  while (start < payload.size()) {
+    const std::size_t end = payload.find('\n', start);
+    const std::string line = payload.substr(start, end - start);
+    if (line.find(R"("kind":"Loss")") != std::string::npos) found.push_back(line);
+    start = end + 1;
+  }
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("fleet subjects: prefixes, board globs, NATS wildcards, header ranges") {
+  CHECK(is_subject_prefix("trace"));
+  CHECK(is_subject_prefix("lab.rack3"));
+  for (const char* bad : {"", ".", "a.", ".a", "a..b", "a.*", "a.>", "a b"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(is_subject_prefix(bad));
+  }
+  CHECK(board_subject("trace", "b07") == "trace.b07");
+  CHECK(message_id("b07", "r1", 42) == "b07.r1.42");
+  CHECK(board_matches("rack3-*", "rack3-b07"));
+  CHECK(board_matches("*", "x"));
+  CHECK(board_matches("b?7", "b07"));
+  CHECK(board_matches("*-b*7", "rack3-b07"));
+  CHECK_FALSE(board_matches("rack3-*", "rack4-b07"));
+  CHECK_FALSE(board_matches("b?", "b07"));
+  CHECK(subject_matches("trace.>", "trace.b07"));
+  CHECK(subject_matches("trace.*", "trace.b07"));
+  CHECK(subject_matches("trace.b07", "trace.b07"));
+  CHECK_FALSE(subject_matches("trace.*", "trace.a.b"));
+  CHECK_FALSE(subject_matches("trace.>", "trace"));
+  CHECK_FALSE(subject_matches("other.>", "trace.b07"));
+  CHECK(seq_range_of("3", "9")->last == 9);
+  CHECK_FALSE(seq_range_of("9", "3"));
+  CHECK_FALSE(seq_range_of("x", "3"));
+  CHECK_FALSE(seq_range_of("", "3"));
+  CHECK(is_fleet_name(new_run_id()));
+}
+
+TEST_CASE("chunk builder: seqs from 0, sealed by size and by age, every record whole") {
+  std::vector<Chunk> chunks;
+  ChunkLimits limits;
+  limits.max_bytes = 1024;
+  limits.max_age_us = 50'000;
+  ChunkBuilder builder("b", "r", limits, [&](Chunk&& chunk, bool) {
+    chunks.push_back(std::move(chunk));
+    return true;
+  });
+  for (int i = 0; i < 40; ++i) builder.add(record(static_cast<std::uint64_t>(i)), 1000);
+  CHECK(chunks.size() >= 4);  // each stamped record is about 170 bytes
+  for (const Chunk& chunk : chunks) CHECK(chunk.payload.size() <= limits.max_bytes);
+  REQUIRE(builder.due_us());
+  CHECK(*builder.due_us() == chunks.back().opened_us + 50'000);
+  builder.seal_if_due(1000 + 49'999);
+  const std::size_t before = chunks.size();
+  CHECK(chunks.size() == before);
+  builder.seal_if_due(1000 + 50'000);
+  CHECK(chunks.size() == before + 1);
+  CHECK_FALSE(builder.due_us());
+  std::vector<std::uint64_t> all;
+  for (const Chunk& chunk : chunks) {
+    const auto seqs = seqs_of(chunk.payload);
+    CHECK(seqs.front() == chunk.first_seq);
+    CHECK(seqs.back() == chunk.last_seq);
+    all.insert(all.end(), seqs.begin(), seqs.end());
+  }
+  REQUIRE(all.size() == 40);
+  for (std::uint64_t i = 0; i < 40; ++i) CHECK(all[i] == i);
+  CHECK(builder.next_seq() == 40);
+}
+
+TEST_CASE("chunk builder: refused chunks are told by one Loss record with the exact range") {
+  std::vector<Chunk> taken;
+  bool refuse = false;
+  ChunkLimits limits;
+  limits.max_bytes = 400;  // two records per chunk
+  ChunkBuilder builder("b", "r", limits, [&](Chunk&& chunk, bool) {
+    if (refuse) return false;
+    taken.push_back(std::move(chunk));
+    return true;
+  });
+  for (int i = 0; i < 4; ++i) builder.add(record(1), 1);  // seqs 0-1 taken, 2-3 open
+  refuse = true;
+  for (int i = 0; i < 6; ++i) builder.add(record(1), 2);  // 2-3 and every later chunk refused
+  builder.seal();
+  // Each chunk opened after a refusal began with a Loss record (a seq too), refused with it:
+  // the untold range runs from the first lost seq to the last one numbered.
+  REQUIRE(builder.untold_loss());
+  CHECK(builder.untold_loss()->first == 2);
+  CHECK(builder.untold_loss()->last == builder.next_seq() - 1);
+  CHECK(builder.lost_buffer_full() == builder.next_seq() - 2);
+  const std::uint64_t lost_through = builder.next_seq() - 1;
+  refuse = false;
+  builder.add(record(1), 4);  // the Loss record telling 2..lost_through, then the record
+  builder.seal();
+  REQUIRE(taken.size() == 2);
+  const auto losses = loss_lines(taken.back().payload);
+  REQUIRE(losses.size() == 1);
+  CHECK(losses[0].find(R"("data":{"first_seq":2,"last_seq":)" + std::to_string(lost_through) + R"(,"records":)" +
+                       std::to_string(lost_through - 1) + R"(,"reason":"buffer_full"})") != std::string::npos);
+  CHECK(seqs_of(taken.back().payload) == std::vector<std::uint64_t>{lost_through + 1, lost_through + 2});
+  CHECK_FALSE(builder.untold_loss());
+}
+
+TEST_CASE("chunk builder: a record over the largest message is numbered and told too_large") {
+  std::vector<Chunk> taken;
+  ChunkLimits limits;
+  limits.max_message = 300;
+  ChunkBuilder builder("b", "r", limits, [&](Chunk&& chunk, bool) {
+    taken.push_back(std::move(chunk));
+    return true;
+  });
+  builder.add(record(1), 1);
+  builder.add(R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":")" + std::string(400, 'x') +
+                  R"("}}})",
+              1);
+  builder.add(record(2), 1);
+  builder.add_too_large(1);  // a line too long to hold at all
+  builder.seal();
+  REQUIRE(taken.size() == 1);
+  CHECK(seqs_of(taken[0].payload) == std::vector<std::uint64_t>{0, 2, 3, 5});
+  const auto losses = loss_lines(taken[0].payload);
+  REQUIRE(losses.size() == 2);
+  CHECK(losses[0].find(R"("first_seq":1,"last_seq":1,"records":1,"reason":"too_large")") != std::string::npos);
+  CHECK(losses[1].find(R"("first_seq":4,"last_seq":4,"records":1,"reason":"too_large")") != std::string::npos);
+  CHECK(builder.lost_too_large() == 2);
+}
+
+TEST_CASE("chunk builder: a resumed run skips what was acknowledged and cuts the planned chunks again") {
+  std::vector<Chunk> taken;
+  ChunkLimits limits;
+  limits.max_bytes = 100'000;
+  ChunkBuilder builder("b", "r", limits, [&](Chunk&& chunk, bool) {
+    taken.push_back(std::move(chunk));
+    return true;
+  });
+  builder.resume(4, {SeqRange{2, 4}, SeqRange{5, 7}, SeqRange{8, 8}});
+  for (int i = 0; i < 12; ++i) builder.add(record(static_cast<std::uint64_t>(i)), 1);
+  builder.seal();
+  CHECK(builder.skipped() == 5);
+  REQUIRE(taken.size() == 3);
+  CHECK(taken[0].first_seq == 5);
+  CHECK(taken[0].last_seq == 7);
+  CHECK(taken[1].first_seq == 8);
+  CHECK(taken[1].last_seq == 8);
+  CHECK(taken[2].first_seq == 9);
+  CHECK(taken[2].last_seq == 11);
+}
+
+TEST_CASE("chunk builder: at the end, an untold loss gets a chunk of its own, offered to wait") {
+  std::vector<bool> waits;
+  bool refuse = true;
+  ChunkBuilder builder("b", "r", ChunkLimits{}, [&](Chunk&&, bool must_wait) {
+    waits.push_back(must_wait);
+    return !refuse;
+  });
+  builder.add(record(1), 1);
+  builder.seal();
+  refuse = false;
+  builder.tell_loss(2);
+  CHECK(waits == std::vector<bool>{false, true});
+  CHECK_FALSE(builder.untold_loss());
+}
+
+namespace {
+
+Chunk chunk_of(std::uint64_t first, std::uint64_t last, std::size_t bytes = 100) {
+  Chunk chunk;
+  chunk.first_seq = first;
+  chunk.last_seq = last;
+  chunk.payload.assign(bytes, 'x');
+  return chunk;
+}
+
+}  // namespace
+
+TEST_CASE("ship queue: the window, the buffer, oldest first, back-off, retry on reconnection") {
+  ShipLimits limits;
+  limits.window = 2;
+  limits.buffer_bytes = 350;
+  limits.ack_timeout_us = 1000;
+  limits.min_backoff_us = 100;
+  limits.max_backoff_us = 800;
+  ShipQueue queue(limits);
+  CHECK(queue.offer(chunk_of(0, 9)));
+  CHECK(queue.offer(chunk_of(10, 19)));
+  CHECK(queue.offer(chunk_of(20, 29)));
+  CHECK_FALSE(queue.offer(chunk_of(30, 39)));  // 400 bytes > 350: refused
+  CHECK(queue.counts().chunks_refused == 1);
+
+  auto send = queue.next(0, 0);
+  REQUIRE(send);
+  CHECK(send->chunk->first_seq == 0);
+  queue.sent(0, 0);
+  send = queue.next(0, 0);
+  REQUIRE(send);
+  CHECK(send->chunk->first_seq == 10);
+  queue.sent(10, 0);
+  CHECK_FALSE(queue.next(0, 0));  // the window is full
+
+  queue.failed(0, 10);  // seq 0-9 back in line, first; back-off 100 us (+-25%)
+  CHECK_FALSE(queue.next(10, 10));
+  send = queue.next(10 + 200, 10 + 200);
+  REQUIRE(send);
+  CHECK(send->chunk->first_seq == 0);
+  CHECK(send->resend);
+  queue.sent(0, 210);
+  CHECK(queue.counts().retries == 1);
+
+  queue.acked(10, false);
+  CHECK(queue.acked_through() == std::nullopt);  // seq 0-9 still out
+  queue.acked(0, true);
+  CHECK(queue.acked_through() == 19);
+  CHECK(queue.counts().duplicates == 1);
+  CHECK(queue.counts().records_acked == 20);
+
+  send = queue.next(300, 300);
+  REQUIRE(send);
+  CHECK(send->chunk->first_seq == 20);
+  queue.sent(20, 300);
+  queue.expire(300 + 999);
+  CHECK(queue.counts().failures == 1);
+  queue.expire(300 + 1000);  // no ack within the timeout: failed, backing off
+  CHECK(queue.counts().failures == 2);
+  CHECK_FALSE(queue.next(1300, 1300));
+  queue.retry_now();  // the connection is back
+  CHECK(queue.next(1300, 1300));
+  queue.acked(20, false);  // an ack after the timeout: the server has it
+  CHECK(queue.unacknowledged().empty());
+  queue.close_input();
+  CHECK(queue.finished());
+  CHECK(queue.acked_through() == 39);  // the refused chunk is behind (a Loss record tells it)
+}
+
+TEST_CASE("ship queue: failures of one round double the back-off once") {
+  ShipLimits limits;
+  limits.window = 8;
+  limits.min_backoff_us = 1000;
+  limits.max_backoff_us = 1'000'000;
+  ShipQueue queue(limits);
+  for (std::uint64_t i = 0; i < 4; ++i) {
+    REQUIRE(queue.offer(chunk_of(i * 10, i * 10 + 9)));
+    REQUIRE(queue.next(0, 0));
+    queue.sent(i * 10, 0);
+  }
+  for (std::uint64_t i = 0; i < 4; ++i) queue.failed(i * 10, 0);  // one round
+  CHECK(queue.next(1250, 1250));  // at most 1000 us + 25%, not 8000
+  const auto unacknowledged = queue.unacknowledged();
+  REQUIRE(unacknowledged.size() == 1);
+  CHECK(unacknowledged[0].first == 0);
+  CHECK(unacknowledged[0].last == 39);
+}
+
+namespace {
+
+std::string lines(std::uint64_t first, std::uint64_t last) {
+  std::string text;
+  for (std::uint64_t seq = first; seq <= last; ++seq) text += std::to_string(seq) + "\n";
+  return text;
+}
+
+struct OrderProbe {
+  std::string out;
+  std::vector<std::string> gaps;
+  ChunkOrder order;
+  explicit OrderProbe(ChunkOrder::Limits limits)
+      : order(
+            limits, [this](std::string_view text) { out += text; },
+            [this](std::string_view board, std::string_view run, SeqRange missing) {
+              gaps.push_back(std::string(board) + " " + std::string(run) + " " + std::to_string(missing.first) + "-" +
+                             std::to_string(missing.last));
+            }) {}
+};
+
+}  // namespace
+
+TEST_CASE("chunk order: an early chunk waits for the ones before it; duplicates dropped") {
+  OrderProbe probe(ChunkOrder::Limits{8, 1000});
+  probe.order.add("b", "r", {5, 9}, lines(5, 9), 0);  // where this reader came in
+  probe.order.add("b", "r", {15, 19}, lines(15, 19), 0);
+  probe.order.add("b", "r", {10, 14}, lines(10, 14), 0);
+  CHECK(probe.out == lines(5, 19));
+  CHECK(probe.order.reordered() == 1);
+  probe.order.add("b", "r", {10, 14}, lines(10, 14), 0);  // all of it again
+  probe.order.add("b", "r", {18, 22}, lines(18, 22), 0);  // 18-19 again, 20-22 new
+  CHECK(probe.out == lines(5, 22));
+  CHECK(probe.order.duplicates() == 7);
+  CHECK(probe.gaps.empty());
+  probe.order.add("c", "r", {0, 1}, lines(0, 1), 0);  // another run: its own order
+  CHECK(probe.order.records() == 20);
+}
+
+TEST_CASE("chunk order: what never comes is a gap, after max_wait, max_held, or at the end") {
+  OrderProbe probe(ChunkOrder::Limits{2, 1000});
+  probe.order.add("b", "r", {0, 4}, lines(0, 4), 0);
+  probe.order.add("b", "r", {10, 14}, lines(10, 14), 100);
+  probe.order.tick(1099);
+  CHECK(probe.gaps.empty());
+  probe.order.tick(1100);
+  CHECK(probe.gaps == std::vector<std::string>{"b r 5-9"});
+  CHECK(probe.out == lines(0, 4) + lines(10, 14));
+  probe.order.add("b", "r", {20, 24}, lines(20, 24), 2000);
+  probe.order.add("b", "r", {30, 34}, lines(30, 34), 2000);
+  probe.order.add("b", "r", {40, 44}, lines(40, 44), 2000);  // three held: over max_held
+  CHECK(probe.gaps.size() == 2);
+  probe.order.add("b", "r", {50, 54}, lines(50, 54), 2000);
+  probe.order.flush();
+  CHECK(probe.gaps ==
+        std::vector<std::string>{"b r 5-9", "b r 15-19", "b r 25-29", "b r 35-39", "b r 45-49"});
+  CHECK(probe.out == lines(0, 4) + lines(10, 14) + lines(20, 24) + lines(30, 34) + lines(40, 44) + lines(50, 54));
+  CHECK(probe.order.missing() == 25);
+  CHECK(probe.order.held() == 0);
+}
+
+TEST_CASE("ship journal: the run, the acknowledged seq, the chunks after it; a torn last line") {
+  const std::string text =
+      "tracepipe-ship-journal 1\nboard b07\nrun r-1\nchunk 0 9\nchunk 10 19\nacked 9\nchunk 20 29\nchunk 30 3";
+  const JournalState state = parse_ship_journal(text, "j");
+  CHECK(state.board == "b07");
+  CHECK(state.run == "r-1");
+  CHECK(state.acked_through == 9);
+  REQUIRE(state.published_after_acked.size() == 2);  // "chunk 30 3" is torn (30 > 3): never sent
+  CHECK(state.published_after_acked[0].first == 10);
+  CHECK(state.published_after_acked[1].last == 29);
+  CHECK_THROWS_WITH_AS((void)parse_ship_journal("hello\n", "j"), doctest::Contains("not a trace-ship journal"), Error);
+  CHECK_THROWS_WITH_AS((void)parse_ship_journal("tracepipe-ship-journal 1\nboard b\nrun r\nchunk x 1\nacked 1\n", "j"),
+                       doctest::Contains("j:4: not a journal line"), Error);
+  CHECK_THROWS_WITH_AS((void)parse_ship_journal("tracepipe-ship-journal 1\nboard b\n", "j"),
+                       doctest::Contains("without its board and run"), Error);
+  CHECK_THROWS_AS((void)parse_ship_journal("tracepipe-ship-journal 1\nboard a.b\nrun r\n", "j"), Error);
+}
+
+namespace {
+
+// What ClickHouse's TabSeparated output does to a string (\t \n \\ \' and control escapes).
+std::string tsv_escape(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '\t':
+        out += "\\t";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\'':
+        out += "\\'";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// The TSV row ClickHouse would give back for the JSONEachRow row.
+std::string tsv_row_of(const std::string& json_row) {
+  simdjson::dom::parser parser;
+  simdjson::dom::object row = parser.parse(json_row).get_object().value();
+  std::string tsv;
+  for (const auto member : row) {
+    if (!tsv.empty()) tsv += '\t';
+    if (member.value.is_string()) {
+      tsv += tsv_escape(member.value.get_string().value());
+    } else {
+      tsv += simdjson::minify(member.value);
+    }
+  }
+  return tsv;
+}
+
+}  // namespace
+
+TEST_CASE("ClickHouse rows: flat columns, and back to the very same record") {
+  const std::vector<std::string> records = {
+      R"({"timestamp":5,"port":1,"event":{"kind":"TaskSwitch","data":{"from_task":1,"to_task":2}},"source":"itm","clock":"cycles","board":"b07","run":"r1","seq":41,"host_us":1795000000123456})",
+      R"({"timestamp":7,"port":0,"event":{"kind":"IdleEnter"},"source":"itm","clock":"cycles","time_exact":false,"board":"b","run":"r","seq":0,"host_us":0})",
+      R"({"timestamp":9,"port":0,"event":{"kind":"Text","data":{"message":"tab\there, nl\n, quote \" and 'apos' \\ é"}},"source":"itm","clock":"cycles","board":"b","run":"r","seq":1,"host_us":86400000001})",
+      R"({"timestamp":3,"port":0,"event":{"kind":"ThreadStat","data":{"name":"main"}},"source":"chibios","clock":"ticks","tick":3,"board":"b","run":"r","seq":2,"host_us":5})",
+      R"({"timestamp":3,"port":0,"event":{"kind":"Text","data":{"message":"no source, no clock"}},"board":"b","run":"r","seq":3,"host_us":5})",
+  };
+  simdjson::dom::parser parser;
+  for (const std::string& line : records) {
+    CAPTURE(line);
+    std::string rows;
+    std::string problem;
+    REQUIRE(append_clickhouse_row(parser, line, rows, problem));
+    REQUIRE(rows.back() == '\n');
+    rows.pop_back();
+    std::string back;
+    REQUIRE(append_record_from_tsv(tsv_row_of(rows), back));
+    CHECK(back == line + "\n");
+  }
+  std::string rows;
+  std::string problem;
+  REQUIRE(append_clickhouse_row(parser, records[0], rows, problem));
+  CHECK(rows ==
+        R"({"board":"b07","run":"r1","seq":41,"host_us":1795000000123456,"day":"2026-11-18","timestamp":5,"clock":"cycles","port":1,"source":"itm","time_exact":1,"kind":"TaskSwitch","data":"{\"from_task\":1,\"to_task\":2}","extra":""})"
+        "\n");
+  rows.clear();
+  CHECK_FALSE(append_clickhouse_row(parser, R"({"timestamp":1,"port":0,"event":{"kind":"IdleEnter"}})", rows, problem));
+  CHECK(problem.find("fleet fields") != std::string::npos);
+  CHECK_FALSE(append_clickhouse_row(parser, R"({"board":"b","run":"r","seq":1,"host_us":2})", rows, problem));
+  CHECK_FALSE(append_clickhouse_row(parser, "not json", rows, problem));
+  CHECK(rows.empty());
+  std::string out;
+  CHECK_FALSE(append_record_from_tsv("", out));
+  CHECK_FALSE(append_record_from_tsv("a\tb", out));
+  CHECK_FALSE(append_record_from_tsv("b\tr\tx\t1\t2026-01-01\t1\tcycles\t0\titm\t1\tText\t{}\t", out));
+  CHECK_FALSE(append_record_from_tsv("b\tr\t1\t1\t2026-01-01\t1\tcycles\t0\titm\t1\tText\t{}\t\textra", out));
+  CHECK(out.empty());
+}
+
+TEST_CASE("trace-query: SQL from the options, quoted; --since") {
+  QueryOptions options;
+  options.boards = {"rack3-*", "o'brien_?"};
+  options.kinds = {"Exception"};
+  options.since_us = 100;
+  options.where = "port = 1";
+  options.limit = 5;
+  CHECK(query_sql(options) ==
+        "SELECT board, run, seq, host_us, day, timestamp, clock, port, source, time_exact, kind, data, extra FROM "
+        "default.trace FINAL WHERE (board LIKE 'rack3-%' OR board LIKE 'o\\'brien\\\\__') AND kind IN "
+        "('Exception') AND host_us >= 100 AND (port = 1) ORDER BY board, run, seq LIMIT 5 FORMAT TabSeparated");
+  CHECK(parse_since("2h", 10'000'000'000) == 10'000'000'000 - 7'200'000'000);
+  CHECK(parse_since("1d", 100'000'000'000) == 100'000'000'000 - 86'400'000'000);
+  CHECK(parse_since("2026-11-27T10:00:00Z", 0) == 1'795'773'600'000'000);
+  CHECK(parse_since("2026-11-27T10:00:00.25+00:00", 0) == 1'795'773'600'250'000);
+  CHECK_THROWS_AS((void)parse_since("yesterday", 0), Error);
+  CHECK_THROWS_AS((void)parse_since("2026-11-27T10:00:00+02:00", 0), Error);
+}
