@@ -32,8 +32,7 @@ class ChunkOrder {
   ChunkOrder(Limits limits, Emit emit, Gap gap);
 
   // A chunk of (board, run) holding seqs range.first..range.last, one line each.
-  void add(std::string_view board, std::string_view run, SeqRange range, std::string_view payload,
-           std::int64_t now_us);
+  void add(std::string_view board, std::string_view run, SeqRange range, std::string_view payload, std::int64_t now_us);
   // Gives up waiting for what is missing where a held chunk is max_wait old.
   void tick(std::int64_t now_us);
   // Releases everything held (the end of the pull), reporting what is missing before it.
@@ -54,7 +53,7 @@ class ChunkOrder {
   struct Stream {
     std::string board;
     std::string run;
-    std::uint64_t next = 0;  // the seq expected next
+    std::uint64_t next = 0;              // the seq expected next
     std::map<std::uint64_t, Held> held;  // by first seq
   };
   void release(Stream& stream, SeqRange range, std::string_view payload);

@@ -30,7 +30,8 @@ struct Url {
 Url parse_url(const std::string& url) {
   std::string_view rest = url;
   if (rest.substr(0, 7) != "http://") {
-    throw Error(ExitCode::usage, fmt::format("--clickhouse \"{}\": an http://HOST:PORT URL (ClickHouse's HTTP port)", url));
+    throw Error(ExitCode::usage,
+                fmt::format("--clickhouse \"{}\": an http://HOST:PORT URL (ClickHouse's HTTP port)", url));
   }
   rest.remove_prefix(7);
   if (const std::size_t slash = rest.find('/'); slash != std::string_view::npos) rest = rest.substr(0, slash);
@@ -95,10 +96,8 @@ struct ClickHouseHttp::Impl {
   }
 
   http::request<http::string_body> request(std::string_view query, std::string_view body) const {
-    http::request<http::string_body> req{http::verb::post,
-                                         fmt::format("/?database={}&query={}", url_encode(settings.database),
-                                                     url_encode(query)),
-                                         11};
+    http::request<http::string_body> req{
+        http::verb::post, fmt::format("/?database={}&query={}", url_encode(settings.database), url_encode(query)), 11};
     req.set(http::field::host, url.host);
     req.set(http::field::content_type, "text/plain");
     if (!authorization.empty()) req.set(http::field::authorization, authorization);
@@ -111,8 +110,8 @@ struct ClickHouseHttp::Impl {
   [[noreturn]] void fail(const boost::system::error_code& error) {
     socket.reset();
     if (error == boost::asio::error::would_block || error == boost::asio::error::timed_out) {
-      throw Error(ExitCode::timeout, fmt::format("ClickHouse at {} did not answer within {} ms", endpoint,
-                                                 settings.timeout_ms));
+      throw Error(ExitCode::timeout,
+                  fmt::format("ClickHouse at {} did not answer within {} ms", endpoint, settings.timeout_ms));
     }
     throw Error(ExitCode::io_error, fmt::format("ClickHouse at {}: {}", endpoint, error.message()));
   }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <charconv>
 #include <ctime>
 
 #include "core/json_writer.hpp"
@@ -16,7 +17,7 @@ constexpr std::string_view columns =
 constexpr std::size_t column_count = 13;
 
 bool is_top_level_field(std::string_view key) {
-  static constexpr std::array<std::string_view, 10> known = {"timestamp", "port",  "event", "source", "clock",
+  static constexpr std::array<std::string_view, 10> known = {"timestamp",  "port",  "event", "source", "clock",
                                                              "time_exact", "board", "run",   "seq",    "host_us"};
   for (const std::string_view name : known) {
     if (key == name) return true;
@@ -24,11 +25,26 @@ bool is_top_level_field(std::string_view key) {
   return false;
 }
 
+void append_number(std::string& out, std::uint64_t value) {
+  std::array<char, 20> digits{};
+  const auto end = std::to_chars(digits.data(), digits.data() + digits.size(), value).ptr;
+  out.append(digits.data(), static_cast<std::size_t>(end - digits.data()));
+}
+
+// host_us's UTC date, YYYY-MM-DD (the records of one message share it: cached).
 void append_day(std::string& out, std::uint64_t host_us) {
-  const auto seconds = static_cast<std::time_t>(host_us / 1'000'000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday);
+  thread_local std::uint64_t cached_day = ~std::uint64_t{0};
+  thread_local std::array<char, 10> cached_text{};
+  const std::uint64_t day = host_us / 86'400'000'000;
+  if (day != cached_day) {
+    const auto seconds = static_cast<std::time_t>(day * 86'400);
+    std::tm utc{};
+    gmtime_r(&seconds, &utc);
+    fmt::format_to_n(cached_text.data(), cached_text.size(), "{:04}-{:02}-{:02}", utc.tm_year + 1900, utc.tm_mon + 1,
+                     utc.tm_mday);
+    cached_day = day;
+  }
+  out.append(cached_text.data(), cached_text.size());
 }
 
 // TabSeparated's escapes (\t \n \\ \' \b \f \r \0) undone.
@@ -113,7 +129,7 @@ bool append_clickhouse_row(simdjson::dom::parser& parser, std::string_view line,
     problem = "not a record (timestamp, port, event.kind)";
     return false;
   }
-  if (record["clock"].get(clock) != simdjson::SUCCESS) clock = {};    // none
+  if (record["clock"].get(clock) != simdjson::SUCCESS) clock = {};     // none
   if (record["source"].get(source) != simdjson::SUCCESS) source = {};  // none
   if (bool exact = true; record["time_exact"].get(exact) == simdjson::SUCCESS) time_exact = exact;
   std::string data;
@@ -134,13 +150,21 @@ bool append_clickhouse_row(simdjson::dom::parser& parser, std::string_view line,
   append_json_string(rows, board);
   rows += ",\"run\":";
   append_json_string(rows, run);
-  fmt::format_to(std::back_inserter(rows), ",\"seq\":{},\"host_us\":{},\"day\":\"", seq, host_us);
+  rows += ",\"seq\":";
+  append_number(rows, seq);
+  rows += ",\"host_us\":";
+  append_number(rows, host_us);
+  rows += ",\"day\":\"";
   append_day(rows, host_us);
-  fmt::format_to(std::back_inserter(rows), "\",\"timestamp\":{},\"clock\":", timestamp);
+  rows += "\",\"timestamp\":";
+  append_number(rows, timestamp);
+  rows += ",\"clock\":";
   append_json_string(rows, clock);
-  fmt::format_to(std::back_inserter(rows), ",\"port\":{},\"source\":", port);
+  rows += ",\"port\":";
+  append_number(rows, port);
+  rows += ",\"source\":";
   append_json_string(rows, source);
-  fmt::format_to(std::back_inserter(rows), ",\"time_exact\":{},\"kind\":", time_exact ? 1 : 0);
+  rows += time_exact ? ",\"time_exact\":1,\"kind\":" : ",\"time_exact\":0,\"kind\":";
   append_json_string(rows, kind);
   rows += ",\"data\":";
   append_json_string(rows, data);

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <fstream>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "core/error.hpp"
@@ -52,7 +52,8 @@ bool is_creds_file(const std::string& path) {
 
 void on_disconnected(natsConnection* connection, void* closure) {
   if (natsConnection_IsClosed(connection)) return;  // our own close()
-  (*static_cast<NatsEventHandler*>(closure))(NatsEvent::disconnected, "disconnected from the NATS server; reconnecting");
+  (*static_cast<NatsEventHandler*>(closure))(NatsEvent::disconnected,
+                                             "disconnected from the NATS server; reconnecting");
 }
 void on_reconnected(natsConnection*, void* closure) {
   (*static_cast<NatsEventHandler*>(closure))(NatsEvent::reconnected, "reconnected to the NATS server");
@@ -227,7 +228,8 @@ void ensure_stream(jsCtx* jetstream, const StreamSettings& settings, bool create
       code = static_cast<jsErrCode>(0);
       status = js_AddStream(&info, jetstream, &config, nullptr, &code);
       if (status != NATS_TIMEOUT && status != NATS_NO_RESPONDERS) break;
-      warn(fmt::format("creating the stream {} timed out ({}); asking again", settings.name, natsStatus_GetText(status)));
+      warn(fmt::format("creating the stream {} timed out ({}); asking again", settings.name,
+                       natsStatus_GetText(status)));
       std::this_thread::sleep_for(std::chrono::milliseconds(250 << std::min(attempt, 4)));
     }
     if (status != NATS_OK && code != JSStreamNameExistErr) {
@@ -251,9 +253,10 @@ void ensure_stream(jsCtx* jetstream, const StreamSettings& settings, bool create
   }
   const std::int64_t window_s = config.Duplicates / 1'000'000'000;
   if (window_s < min_duplicate_window_s) {
-    refuse(fmt::format("its duplicate window is {} s: a chunk resent after a longer outage would be stored twice "
-                       "(at least {} s; trace-ship creates streams with 600)",
-                       window_s, min_duplicate_window_s));
+    refuse(
+        fmt::format("its duplicate window is {} s: a chunk resent after a longer outage would be stored twice "
+                    "(at least {} s; trace-ship creates streams with 600)",
+                    window_s, min_duplicate_window_s));
   }
   if (config.MaxMsgSize > 0 && static_cast<std::size_t>(config.MaxMsgSize) < chunk_bytes) {
     refuse(fmt::format("its largest message is {} bytes, smaller than a chunk ({} bytes): lower --chunk-bytes",

@@ -18,8 +18,8 @@ struct NatsSettings {
   std::string tls_ca;    // CA certificates that sign the server's (turns TLS on)
   std::string tls_cert;  // client certificate chain (with tls_key), for servers that verify clients
   std::string tls_key;
-  std::string domain;  // the JetStream domain (a leaf node's, e.g. rack3), empty: the server's own
-  std::string name;    // the connection's name in the server's monitoring
+  std::string domain;               // the JetStream domain (a leaf node's, e.g. rack3), empty: the server's own
+  std::string name;                 // the connection's name in the server's monitoring
   bool only_given_servers = false;  // ignore the servers a cluster advertises (a proxy in between)
   std::int64_t connect_timeout_ms = 2000;
   std::int64_t api_timeout_ms = 5000;
@@ -65,8 +65,8 @@ struct StreamSettings {
   std::string name = "TRACE";
   std::string subjects;  // e.g. trace.>
   int replicas = 1;
-  std::int64_t max_age_s = 0;      // 0: no limit
-  std::int64_t max_bytes = -1;     // -1: no limit
+  std::int64_t max_age_s = 0;   // 0: no limit
+  std::int64_t max_bytes = -1;  // -1: no limit
   std::int64_t duplicate_window_s = 600;
 };
 

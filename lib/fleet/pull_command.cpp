@@ -49,9 +49,8 @@ bool caught_up(natsSubscription* subscription, jsCtx* jetstream, const PullOptio
   jsConsumerInfo* info = nullptr;
   jsErrCode code = static_cast<jsErrCode>(0);
   const natsStatus status =
-      o.durable.empty()
-          ? natsSubscription_GetConsumerInfo(&info, subscription, nullptr, &code)
-          : js_GetConsumerInfo(&info, jetstream, o.stream.c_str(), o.durable.c_str(), nullptr, &code);
+      o.durable.empty() ? natsSubscription_GetConsumerInfo(&info, subscription, nullptr, &code)
+                        : js_GetConsumerInfo(&info, jetstream, o.stream.c_str(), o.durable.c_str(), nullptr, &code);
   if (status != NATS_OK) {
     log.verbose(fmt::format("the consumer's state: {} ({})", nats_error_text(status), static_cast<int>(code)));
     return false;
@@ -87,7 +86,8 @@ std::int64_t parse_since(std::string_view text, std::int64_t now_us) {
         return static_cast<std::int64_t>(timegm(&utc)) * 1'000'000 + micros;
       }
     }
-    throw Error(ExitCode::usage, fmt::format("--since '{}': a time is RFC 3339 in UTC, e.g. 2026-11-27T10:00:00Z", text));
+    throw Error(ExitCode::usage,
+                fmt::format("--since '{}': a time is RFC 3339 in UTC, e.g. 2026-11-27T10:00:00Z", text));
   }
   return now_us - std::chrono::duration_cast<std::chrono::microseconds>(parse_duration(text)).count();
 }
@@ -175,8 +175,9 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
       flush_and_ack();
       if (!o.follow && caught_up(raw_subscription, jetstream, o, log)) break;
       if (!o.follow && now - quiet_since > 30'000'000) {
-        throw Error(ExitCode::timeout, "nothing came for 30 s and the server did not say whether the consumer has "
-                                       "everything: use --follow to wait for new records");
+        throw Error(ExitCode::timeout,
+                    "nothing came for 30 s and the server did not say whether the consumer has "
+                    "everything: use --follow to wait for new records");
       }
       continue;
     }
@@ -192,7 +193,8 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
     const std::string run = header(raw, run_header);
     const auto range = seq_range_of(header(raw, first_seq_header), header(raw, last_seq_header));
     if (board.empty() || run.empty() || !range) {
-      if (++foreign <= 3) log.warn(fmt::format("a message on {} is not trace-ship's: skipped", natsMsg_GetSubject(raw)));
+      if (++foreign <= 3)
+        log.warn(fmt::format("a message on {} is not trace-ship's: skipped", natsMsg_GetSubject(raw)));
     } else if (wanted(board)) {
       const std::string_view payload(natsMsg_GetData(raw), static_cast<std::size_t>(natsMsg_GetDataLength(raw)));
       order.add(board, run, *range, payload, now);

@@ -22,8 +22,8 @@ struct PullOptions {
   NatsSettings nats;
   std::string stream = "TRACE";
   std::string prefix{default_subject_prefix};
-  std::vector<std::string> boards;  // names or globs; empty: every board
-  std::optional<std::int64_t> since_us;  // wall-clock microseconds
+  std::vector<std::string> boards;         // names or globs; empty: every board
+  std::optional<std::int64_t> since_us;    // wall-clock microseconds
   std::optional<std::uint64_t> start_seq;  // a stream sequence
   bool new_only = false;
   bool follow = false;

@@ -52,7 +52,8 @@ ExitCode query(const QueryOptions& o, const Logger& log) {
   const auto on_row = [&](std::string_view row) {
     record.clear();
     if (!append_record_from_tsv(row, record)) {
-      throw Error(ExitCode::bad_input, "ClickHouse returned a row that is not the store's (is --table a trace-store table?)");
+      throw Error(ExitCode::bad_input,
+                  "ClickHouse returned a row that is not the store's (is --table a trace-store table?)");
     }
     ++rows;
     writer.write(record);

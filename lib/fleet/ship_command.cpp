@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -159,24 +160,24 @@ struct AckContext {
   const Logger* log;
 };
 
-// cnats calls this on its own thread for every publish's ack or failure.
+// cnats calls this on its own thread for every publish's ack or failure; the message is ours
+// to destroy (its copy of the chunk: the queue keeps the one a resend uses).
 void on_publish_ack(jsCtx*, natsMsg* message, jsPubAck* ack, jsPubAckErr* error, void* closure) {
   const auto& context = *static_cast<AckContext*>(closure);
-  ShipQueue* queue = context.queue;
+  const std::unique_ptr<natsMsg, void (*)(natsMsg*)> owned(message, natsMsg_Destroy);
   const char* first_text = nullptr;
   if (message == nullptr || natsMsgHeader_Get(message, first_seq_header, &first_text) != NATS_OK) return;
   const auto first = parse_whole_number<std::uint64_t>(first_text);
   if (!first) return;
   if (ack != nullptr && error == nullptr) {
-    queue->acked(*first, ack->Duplicate);
-  } else {
-    context.log->verbose(fmt::format("chunk from seq {} not stored: {}{}", *first,
-                                     natsStatus_GetText(error != nullptr ? error->Err : NATS_ERR),
-                                     error != nullptr && error->ErrText != nullptr
-                                         ? fmt::format(" ({})", error->ErrText)
-                                         : std::string()));
-    queue->failed(*first, monotonic_us());
+    context.queue->acked(*first, ack->Duplicate);
+    return;
   }
+  context.log->verbose(fmt::format("chunk from seq {} not stored: {}{}", *first,
+                                   natsStatus_GetText(error != nullptr ? error->Err : NATS_ERR),
+                                   error != nullptr && error->ErrText != nullptr ? fmt::format(" ({})", error->ErrText)
+                                                                                 : std::string()));
+  context.queue->failed(*first, monotonic_us());
 }
 
 std::string ranges_text(const std::vector<SeqRange>& ranges) {
@@ -190,8 +191,7 @@ std::string ranges_text(const std::vector<SeqRange>& ranges) {
 
 bool is_regular_file(const std::string& path) {
   struct stat status {};
-  return (path == "-" ? ::fstat(STDIN_FILENO, &status) : ::stat(path.c_str(), &status)) == 0 &&
-         S_ISREG(status.st_mode);
+  return (path == "-" ? ::fstat(STDIN_FILENO, &status) : ::stat(path.c_str(), &status)) == 0 && S_ISREG(status.st_mode);
 }
 
 }  // namespace
@@ -203,10 +203,12 @@ void check_ship_options(const ShipOptions& o) {
                                              o.board, fleet_name_max));
   }
   if (!o.run.empty() && !is_fleet_name(o.run)) {
-    throw Error(ExitCode::usage, fmt::format("--run \"{}\": a run id is 1-{} of A-Z a-z 0-9 _ -", o.run, fleet_name_max));
+    throw Error(ExitCode::usage,
+                fmt::format("--run \"{}\": a run id is 1-{} of A-Z a-z 0-9 _ -", o.run, fleet_name_max));
   }
   if (!is_subject_prefix(o.prefix)) {
-    throw Error(ExitCode::usage, fmt::format("--subject-prefix \"{}\": dot-separated names without wildcards", o.prefix));
+    throw Error(ExitCode::usage,
+                fmt::format("--subject-prefix \"{}\": dot-separated names without wildcards", o.prefix));
   }
   if (o.chunk.max_bytes < 1024) throw Error(ExitCode::usage, "--chunk-bytes must be at least 1024");
   if (o.ship.buffer_bytes < o.chunk.max_bytes) {
@@ -224,11 +226,12 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
   if (!o.state.empty()) {
     resumed = read_ship_journal(o.state);
     if (resumed && resumed->board != o.board) {
-      throw Error(ExitCode::usage, fmt::format("{} is the journal of board {}, not {}", o.state, resumed->board, o.board));
+      throw Error(ExitCode::usage,
+                  fmt::format("{} is the journal of board {}, not {}", o.state, resumed->board, o.board));
     }
     if (resumed && !o.run.empty() && o.run != resumed->run) {
-      throw Error(ExitCode::usage, fmt::format("{} resumes run {}; leave out --run or give another --state", o.state,
-                                               resumed->run));
+      throw Error(ExitCode::usage,
+                  fmt::format("{} resumes run {}; leave out --run or give another --state", o.state, resumed->run));
     }
     if (resumed) o.run = resumed->run;
   }
@@ -245,7 +248,8 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
   AckContext ack_context{&queue, &log};
   jsCtx* jetstream = link.jetstream(on_publish_ack, &ack_context, static_cast<std::int64_t>(o.ship.window) * 4 + 64);
   if (o.stream.subjects.empty()) o.stream.subjects = o.prefix + ".>";
-  ensure_stream(jetstream, o.stream, o.create_stream, subject, o.chunk.max_bytes, [&](std::string_view w) { log.warn(w); });
+  ensure_stream(jetstream, o.stream, o.create_stream, subject, o.chunk.max_bytes,
+                [&](std::string_view w) { log.warn(w); });
   const std::size_t server_max = static_cast<std::size_t>(link.max_payload());
   if (server_max <= header_room + 1024) throw Error(ExitCode::unsupported, "the server's max_payload is too small");
   o.chunk.max_message = server_max - header_room;
@@ -255,10 +259,9 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
   if (!o.state.empty()) journal.emplace(o.state, o.board, o.run);
   // A file can wait for the server; a pipe may be a live capture, which cannot.
   const bool input_waits = o.wait == WaitPolicy::always || (o.wait == WaitPolicy::files && is_regular_file(o.input));
-  ChunkBuilder builder(o.board, o.run, o.chunk,
-                       [&](Chunk&& chunk, bool must_wait) {
-                         return queue.offer(std::move(chunk), input_waits || must_wait);
-                       });
+  ChunkBuilder builder(o.board, o.run, o.chunk, [&](Chunk&& chunk, bool must_wait) {
+    return queue.offer(std::move(chunk), input_waits || must_wait);
+  });
   if (resumed && resumed->acked_through) {
     builder.resume(*resumed->acked_through, resumed->published_after_acked);
     log.info(fmt::format("resuming run {} of {} after seq {} ({} chunks to send again with their ids)", o.run, o.board,
@@ -285,10 +288,15 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
   publish_options.MaxWait = o.ship.ack_timeout_us / 1000;
   std::optional<std::int64_t> drain_deadline;
   std::int64_t journal_due = 0;
+  std::int64_t expire_due = 0;
   for (;;) {
     const std::int64_t now = monotonic_us();
-    // Our own expiry backs up the library's (MaxWait), which reports a timeout itself.
-    queue.expire(now - o.ship.ack_timeout_us);
+    // Our own expiry backs up the library's (MaxWait), which reports a timeout itself; it
+    // walks every chunk, so it runs ten times a second, not once per send.
+    if (now >= expire_due) {
+      queue.expire(now - o.ship.ack_timeout_us);
+      expire_due = now + 100'000;
+    }
     if (journal && now >= journal_due) {
       if (const auto through = queue.acked_through()) journal->acked_through(*through);
       journal_due = now + 100'000;
@@ -297,7 +305,8 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
     if (!send) {
       if (queue.finished()) break;
       // The drain starts when the reader is done (the end of input or an error) or a stop is asked.
-      if (!drain_deadline && (reader_done.load() || stop_requested() != 0)) drain_deadline = monotonic_us() + o.drain_timeout_ms * 1000;
+      if (!drain_deadline && (reader_done.load() || stop_requested() != 0))
+        drain_deadline = monotonic_us() + o.drain_timeout_ms * 1000;
       if (drain_deadline && monotonic_us() >= *drain_deadline) break;
       continue;
     }

@@ -59,8 +59,8 @@ JournalState parse_ship_journal(std::string_view text, const std::string& path) 
   };
   std::string_view line;
   if (!next_line(line) || line != journal_magic) {
-    throw Error(ExitCode::bad_input, fmt::format("{}: not a trace-ship journal (it starts with \"{}\")", path,
-                                                 journal_magic));
+    throw Error(ExitCode::bad_input,
+                fmt::format("{}: not a trace-ship journal (it starts with \"{}\")", path, journal_magic));
   }
   JournalState state;
   std::deque<SeqRange> published;
@@ -83,8 +83,8 @@ JournalState parse_ship_journal(std::string_view text, const std::string& path) 
       state.run = rest;
     } else if (what == "chunk") {
       const std::size_t gap = rest.find(' ');
-      const auto range = gap == std::string_view::npos ? std::nullopt
-                                                        : seq_range_of(rest.substr(0, gap), rest.substr(gap + 1));
+      const auto range =
+          gap == std::string_view::npos ? std::nullopt : seq_range_of(rest.substr(0, gap), rest.substr(gap + 1));
       if (range) {
         published.push_back(*range);
       } else if (!last) {

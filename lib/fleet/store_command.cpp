@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -36,10 +39,121 @@ bool caught_up(natsSubscription* subscription) {
   return done;
 }
 
+// Rows of whole messages, inserted together; the messages are acknowledged after.
+struct Batch {
+  std::string rows;
+  std::vector<Message> messages;
+  std::size_t count = 0;
+};
+
 // 200 ms doubling to 5 s with the failures in a row.
 std::int64_t backoff_ms(unsigned failures) {
   return std::min<std::int64_t>(std::int64_t{100} << std::min(failures, 6U), 5000);
 }
+
+// Inserts batches on a thread of its own, so the next batch's rows are made while ClickHouse
+// takes this one (one batch in flight: submit() waits while one is). Acknowledges a batch's
+// messages after HTTP 200; otherwise they are redelivered after a back-off, during which it
+// takes no other batch (it would be refused too).
+class Inserter {
+ public:
+  struct Counts {
+    std::uint64_t rows = 0;
+    std::uint64_t inserts = 0;
+    std::uint64_t failed_inserts = 0;
+  };
+
+  Inserter(ClickHouseHttp& clickhouse, std::string insert, const Logger& log)
+      : clickhouse_(clickhouse), insert_(std::move(insert)), log_(log), thread_([this] { run(); }) {}
+  ~Inserter() { finish(); }
+  Inserter(const Inserter&) = delete;
+  Inserter& operator=(const Inserter&) = delete;
+
+  void submit(Batch&& batch) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !pending_; });
+    pending_ = std::move(batch);
+    changed_.notify_all();
+  }
+  [[nodiscard]] bool idle() const {
+    const std::lock_guard lock(mutex_);
+    return !pending_ && !busy_;
+  }
+  void finish() {
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return !pending_; });
+      done_ = true;
+      changed_.notify_all();
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+  [[nodiscard]] Counts counts() const {
+    const std::lock_guard lock(mutex_);
+    return counts_;
+  }
+
+ private:
+  void run() {
+    for (;;) {
+      Batch batch;
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [&] { return pending_.has_value() || done_; });
+        if (!pending_) return;
+        batch = std::move(*pending_);
+        busy_ = true;
+      }
+      insert(batch);
+      const std::lock_guard lock(mutex_);
+      pending_.reset();
+      busy_ = false;
+      changed_.notify_all();
+    }
+  }
+
+  void insert(Batch& batch) {
+    bool stored = false;
+    std::string why;
+    try {
+      const HttpReply reply = clickhouse_.post(insert_, batch.rows);
+      stored = reply.status == 200;
+      if (!stored) why = fmt::format("HTTP {}: {}", reply.status, clickhouse_error_line(reply.body));
+    } catch (const Error& error) {
+      why = error.what();
+    }
+    if (stored) {
+      for (Message& message : batch.messages) natsMsg_Ack(message.get(), nullptr);
+      failures_in_a_row_ = 0;
+      const std::lock_guard lock(mutex_);
+      counts_.rows += batch.count;
+      ++counts_.inserts;
+      return;
+    }
+    // Redelivered after the delay; the back-off keeps a dead ClickHouse from being hammered.
+    const std::int64_t delay_ms = backoff_ms(++failures_in_a_row_);
+    for (Message& message : batch.messages) natsMsg_NakWithDelay(message.get(), delay_ms, nullptr);
+    {
+      const std::lock_guard lock(mutex_);
+      ++counts_.failed_inserts;
+    }
+    log_.warn(fmt::format("insert of {} rows refused ({}); the messages come again in {} ms", batch.count, why,
+                          delay_ms));
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+  }
+
+  ClickHouseHttp& clickhouse_;
+  std::string insert_;
+  const Logger& log_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::optional<Batch> pending_;
+  bool busy_ = false;
+  bool done_ = false;
+  unsigned failures_in_a_row_ = 0;
+  Counts counts_;
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -50,7 +164,8 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
   ClickHouseHttp clickhouse(o.clickhouse);
   if (o.create_table) {
     clickhouse.execute(create_table_sql(o.clickhouse.database, o.table));
-    if (!o.distributed.empty()) clickhouse.execute(create_distributed_sql(o.clickhouse.database, o.table, o.distributed));
+    if (!o.distributed.empty())
+      clickhouse.execute(create_distributed_sql(o.clickhouse.database, o.table, o.distributed));
   }
   const std::string target = o.distributed.empty() ? o.table : o.table + "_all";
   const std::string insert =
@@ -78,43 +193,13 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
                                                                                     natsSubscription_Destroy);
 
   simdjson::dom::parser parser;
-  std::string rows;
-  std::vector<Message> batch;
-  std::size_t batch_rows = 0;
+  Batch batch;
   std::int64_t batch_started = 0;
-  std::uint64_t inserted_rows = 0, inserts = 0, failed_inserts = 0, bad_lines = 0, messages = 0;
-  unsigned failures_in_a_row = 0;
-
+  std::uint64_t bad_lines = 0, messages = 0;
+  Inserter inserter(clickhouse, insert, log);
   const auto insert_batch = [&] {
-    if (batch.empty()) return;
-    bool stored = false;
-    std::string why;
-    try {
-      const HttpReply reply = clickhouse.post(insert, rows);
-      stored = reply.status == 200;
-      if (!stored) why = fmt::format("HTTP {}: {}", reply.status, clickhouse_error_line(reply.body));
-    } catch (const Error& error) {
-      why = error.what();
-    }
-    if (stored) {
-      for (Message& message : batch) natsMsg_Ack(message.get(), nullptr);
-      inserted_rows += batch_rows;
-      ++inserts;
-      failures_in_a_row = 0;
-    } else {
-      // Redelivered after the delay; the back-off keeps a dead ClickHouse from being hammered.
-      const std::int64_t delay_ms = backoff_ms(failures_in_a_row + 1);
-      for (Message& message : batch) natsMsg_NakWithDelay(message.get(), delay_ms, nullptr);
-      ++failed_inserts;
-      ++failures_in_a_row;
-      log.warn(fmt::format("insert of {} rows refused ({}); the messages come again in {} ms", batch_rows, why,
-                           delay_ms));
-    }
-    batch.clear();
-    rows.clear();
-    batch_rows = 0;
-    // Nothing is fetched during the back-off: the redelivery would only be refused again.
-    if (!stored) std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms(failures_in_a_row)));
+    if (!batch.messages.empty()) inserter.submit(std::move(batch));
+    batch = Batch{};
   };
 
   while (stop_requested() == 0) {
@@ -128,32 +213,38 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
       Message message(list.Msgs[i]);
       list.Msgs[i] = nullptr;
       ++messages;
-      std::string_view payload(natsMsg_GetData(message.get()), static_cast<std::size_t>(natsMsg_GetDataLength(message.get())));
+      std::string_view payload(natsMsg_GetData(message.get()),
+                               static_cast<std::size_t>(natsMsg_GetDataLength(message.get())));
       while (!payload.empty()) {
         const std::size_t newline = payload.find('\n');
         const std::string_view line = payload.substr(0, newline);
         payload.remove_prefix(newline == std::string_view::npos ? payload.size() : newline + 1);
         if (line.empty()) continue;
         std::string problem;
-        if (append_clickhouse_row(parser, line, rows, problem)) {
-          ++batch_rows;
+        if (append_clickhouse_row(parser, line, batch.rows, problem)) {
+          ++batch.count;
         } else if (++bad_lines <= 10) {
-          log.warn(fmt::format("a line on {} is not a stamped record ({}): not stored", natsMsg_GetSubject(message.get()),
-                               problem));
+          log.warn(fmt::format("a line on {} is not a stamped record ({}): not stored",
+                               natsMsg_GetSubject(message.get()), problem));
         }
       }
-      if (batch.empty()) batch_started = monotonic_ms();
-      batch.push_back(std::move(message));
+      if (batch.messages.empty()) batch_started = monotonic_ms();
+      batch.messages.push_back(std::move(message));
     }
     natsMsgList_Destroy(&list);
-    const bool due = !batch.empty() && (batch_rows >= o.batch_rows || monotonic_ms() - batch_started >= o.batch_ms);
+    const bool due = !batch.messages.empty() &&
+                     (batch.count >= o.batch_rows || monotonic_ms() - batch_started >= o.batch_ms);
     if (due) insert_batch();
-    if (o.until_idle && list.Count == 0 && batch.empty() && caught_up(raw_subscription)) break;
+    if (o.until_idle && list.Count == 0 && batch.messages.empty() && inserter.idle() && caught_up(raw_subscription)) {
+      break;
+    }
   }
   insert_batch();
+  inserter.finish();
+  const Inserter::Counts counts = inserter.counts();
   if (o.stats) {
     log.report(fmt::format(R"(stats {{"messages":{},"rows":{},"inserts":{},"failed_inserts":{},"bad_lines":{}}})",
-                           messages, inserted_rows, inserts, failed_inserts, bad_lines));
+                           messages, counts.rows, counts.inserts, counts.failed_inserts, bad_lines));
   }
   return ExitCode::ok;
 }

@@ -61,8 +61,7 @@ inline constexpr std::array<std::string_view, 31> record_kind_names{
     "Text",      "Marker",     "TaskSwitch", "IsrEnter",    "IsrExit",       "IdleEnter",  "IdleExit",     "Counter",
     "Raw",       "Exception",  "PcSample",   "DataTrace",   "EventCounter",  "Overflow",   "Hardware",     "Extension",
     "Malformed", "ThreadExit", "ThreadStat", "ThreadUsage", "CriticalUsage", "ThreadInfo", "SwitchRecord", "Trigger",
-    "EkoEvent",  "EkoClock",   "TopSummary", "TopFunction", "TopHandler",    "TopTask",
-    "Loss"};
+    "EkoEvent",  "EkoClock",   "TopSummary", "TopFunction", "TopHandler",    "TopTask",    "Loss"};
 static_assert(record_kind_names.size() == static_cast<std::size_t>(RecordKind::loss) + 1);
 
 // The Callisto TraceEvent kinds are the first nine (text..raw).

@@ -157,9 +157,8 @@ TEST_CASE("chunk builder: a record over the largest message is numbered and told
     return true;
   });
   builder.add(record(1), 1);
-  builder.add(R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":")" + std::string(400, 'x') +
-                  R"("}}})",
-              1);
+  builder.add(
+      R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":")" + std::string(400, 'x') + R"("}}})", 1);
   builder.add(record(2), 1);
   builder.add_too_large(1);  // a line too long to hold at all
   builder.seal();
@@ -290,7 +289,7 @@ TEST_CASE("ship queue: failures of one round double the back-off once") {
     queue.sent(i * 10, 0);
   }
   for (std::uint64_t i = 0; i < 4; ++i) queue.failed(i * 10, 0);  // one round
-  CHECK(queue.next(1250, 1250));  // at most 1000 us + 25%, not 8000
+  CHECK(queue.next(1250, 1250));                                  // at most 1000 us + 25%, not 8000
   const auto unacknowledged = queue.unacknowledged();
   REQUIRE(unacknowledged.size() == 1);
   CHECK(unacknowledged[0].first == 0);
@@ -351,8 +350,7 @@ TEST_CASE("chunk order: what never comes is a gap, after max_wait, max_held, or 
   CHECK(probe.gaps.size() == 2);
   probe.order.add("b", "r", {50, 54}, lines(50, 54), 2000);
   probe.order.flush();
-  CHECK(probe.gaps ==
-        std::vector<std::string>{"b r 5-9", "b r 15-19", "b r 25-29", "b r 35-39", "b r 45-49"});
+  CHECK(probe.gaps == std::vector<std::string>{"b r 5-9", "b r 15-19", "b r 25-29", "b r 35-39", "b r 45-49"});
   CHECK(probe.out == lines(0, 4) + lines(10, 14) + lines(20, 24) + lines(30, 34) + lines(40, 44) + lines(50, 54));
   CHECK(probe.order.missing() == 25);
   CHECK(probe.order.held() == 0);
@@ -443,9 +441,10 @@ TEST_CASE("ClickHouse rows: flat columns, and back to the very same record") {
   std::string rows;
   std::string problem;
   REQUIRE(append_clickhouse_row(parser, records[0], rows, problem));
-  CHECK(rows ==
-        R"({"board":"b07","run":"r1","seq":41,"host_us":1795000000123456,"day":"2026-11-18","timestamp":5,"clock":"cycles","port":1,"source":"itm","time_exact":1,"kind":"TaskSwitch","data":"{\"from_task\":1,\"to_task\":2}","extra":""})"
-        "\n");
+  CHECK(
+      rows ==
+      R"({"board":"b07","run":"r1","seq":41,"host_us":1795000000123456,"day":"2026-11-18","timestamp":5,"clock":"cycles","port":1,"source":"itm","time_exact":1,"kind":"TaskSwitch","data":"{\"from_task\":1,\"to_task\":2}","extra":""})"
+      "\n");
   rows.clear();
   CHECK_FALSE(append_clickhouse_row(parser, R"({"timestamp":1,"port":0,"event":{"kind":"IdleEnter"}})", rows, problem));
   CHECK(problem.find("fleet fields") != std::string::npos);

@@ -68,7 +68,9 @@ int run_main(int argc, char** argv) {
   app.add_flag("--stats", o.stats, "Print the accounting (records, acknowledged, retries, lost) as JSON on stderr");
   tp::add_common_options(app, common, tp::CommonFlags{false, false});
   return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) {
-    o.wait = wait == "never" ? tp::WaitPolicy::never : wait == "always" ? tp::WaitPolicy::always : tp::WaitPolicy::files;
+    o.wait = wait == "never"    ? tp::WaitPolicy::never
+             : wait == "always" ? tp::WaitPolicy::always
+                                : tp::WaitPolicy::files;
     o.chunk.max_age_us = chunk_ms * 1000;
     o.ship.ack_timeout_us = ack_timeout_ms * 1000;
     return tp::ship(o, log);
