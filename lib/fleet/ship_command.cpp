@@ -173,10 +173,9 @@ void on_publish_ack(jsCtx*, natsMsg* message, jsPubAck* ack, jsPubAckErr* error,
     context.queue->acked(*first, ack->Duplicate);
     return;
   }
-  context.log->verbose(fmt::format("chunk from seq {} not stored: {}{}", *first,
-                                   natsStatus_GetText(error != nullptr ? error->Err : NATS_ERR),
-                                   error != nullptr && error->ErrText != nullptr ? fmt::format(" ({})", error->ErrText)
-                                                                                 : std::string()));
+  context.log->verbose(fmt::format(
+      "chunk from seq {} not stored: {}{}", *first, natsStatus_GetText(error != nullptr ? error->Err : NATS_ERR),
+      error != nullptr && error->ErrText != nullptr ? fmt::format(" ({})", error->ErrText) : std::string()));
   context.queue->failed(*first, monotonic_us());
 }
 
@@ -301,31 +300,32 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
       if (const auto through = queue.acked_through()) journal->acked_through(*through);
       journal_due = now + 100'000;
     }
-    const auto send = queue.next(now, now + 100'000);
+    natsMsg* message = nullptr;
+    natsStatus made = NATS_OK;
+    const auto send = queue.next(now, now + 100'000, [&](const Chunk& chunk) {
+      made = natsMsg_Create(&message, subject.c_str(), nullptr, chunk.payload.data(),
+                            static_cast<int>(chunk.payload.size()));
+    });
     if (!send) {
       if (queue.finished()) break;
       // The drain starts when the reader is done (the end of input or an error) or a stop is asked.
-      if (!drain_deadline && (reader_done.load() || stop_requested() != 0))
+      if (!drain_deadline && (reader_done.load() || stop_requested() != 0)) {
         drain_deadline = monotonic_us() + o.drain_timeout_ms * 1000;
+      }
       if (drain_deadline && monotonic_us() >= *drain_deadline) break;
       continue;
     }
-    const Chunk& chunk = *send->chunk;
-    if (journal && !send->resend) journal->chunk_published(SeqRange{chunk.first_seq, chunk.last_seq});
-    natsMsg* message = nullptr;
-    check_nats(natsMsg_Create(&message, subject.c_str(), nullptr, chunk.payload.data(),
-                              static_cast<int>(chunk.payload.size())),
-               "making a message");
-    const std::string id = message_id(o.board, o.run, chunk.first_seq);
-    const std::string first = std::to_string(chunk.first_seq);
-    const std::string last = std::to_string(chunk.last_seq);
+    check_nats(made, "making a message");
+    if (journal && !send->resend) journal->chunk_published(SeqRange{send->first_seq, send->last_seq});
+    const std::string id = message_id(o.board, o.run, send->first_seq);
+    const std::string first = std::to_string(send->first_seq);
+    const std::string last = std::to_string(send->last_seq);
     natsMsgHeader_Set(message, msg_id_header, id.c_str());
     natsMsgHeader_Set(message, board_header, o.board.c_str());
     natsMsgHeader_Set(message, run_header, o.run.c_str());
     natsMsgHeader_Set(message, first_seq_header, first.c_str());
     natsMsgHeader_Set(message, last_seq_header, last.c_str());
-    const std::uint64_t first_seq = chunk.first_seq;
-    queue.sent(first_seq, monotonic_us());
+    const std::uint64_t first_seq = send->first_seq;
     const natsStatus status = js_PublishMsgAsync(jetstream, &message, &publish_options);
     natsMsg_Destroy(message);  // nothing when the library took it
     if (status != NATS_OK) {

@@ -53,7 +53,8 @@ void ShipQueue::wake() {
   changed_.notify_all();
 }
 
-std::optional<ShipQueue::Send> ShipQueue::next(std::int64_t now_us, std::int64_t until_us) {
+std::optional<ShipQueue::Send> ShipQueue::next(std::int64_t now_us, std::int64_t until_us,
+                                               const std::function<void(const Chunk&)>& take) {
   std::unique_lock lock(mutex_);
   for (;;) {
     if (woken_) {
@@ -62,8 +63,12 @@ std::optional<ShipQueue::Send> ShipQueue::next(std::int64_t now_us, std::int64_t
     }
     if (input_closed_ && entries_.empty()) return std::nullopt;
     if (!waiting_.empty() && in_flight_ < limits_.window && now_us >= resume_at_us_) {
-      Entry& entry = entries_.at(*waiting_.begin());
-      return Send{&entry.chunk, entry.sends > 0};
+      const std::uint64_t first = *waiting_.begin();
+      Entry& entry = entries_.at(first);
+      take(entry.chunk);
+      const Send send{first, entry.chunk.last_seq, entry.sends > 0};
+      mark_sent(entry, now_us);
+      return send;
     }
     if (now_us >= until_us) return std::nullopt;
     // Wait for a change, the end of a back-off or the caller's deadline.
@@ -75,14 +80,11 @@ std::optional<ShipQueue::Send> ShipQueue::next(std::int64_t now_us, std::int64_t
   }
 }
 
-void ShipQueue::sent(std::uint64_t first_seq, std::int64_t now_us) {
-  const std::lock_guard lock(mutex_);
-  const auto it = entries_.find(first_seq);
-  if (it == entries_.end() || it->second.state != State::waiting) return;
-  waiting_.erase(first_seq);
-  it->second.state = State::in_flight;
-  it->second.deadline_us = now_us + limits_.ack_timeout_us;
-  if (it->second.sends++ > 0) ++counts_.retries;
+void ShipQueue::mark_sent(Entry& entry, std::int64_t now_us) {
+  waiting_.erase(entry.chunk.first_seq);
+  entry.state = State::in_flight;
+  entry.deadline_us = now_us + limits_.ack_timeout_us;
+  if (entry.sends++ > 0) ++counts_.retries;
   ++in_flight_;
 }
 

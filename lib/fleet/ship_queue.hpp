@@ -15,6 +15,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -56,15 +57,15 @@ class ShipQueue {
   void close_input();
 
   // Publisher side: waits until a chunk may be sent, the work is over (input closed and every
-  // chunk acknowledged) or `until_us` (host monotonic) passes. The chunk to send (its payload
-  // stays valid until it is acknowledged), or nothing.
+  // chunk acknowledged) or `until_us` (host monotonic) passes. The chunk to send is handed to
+  // `take` under the queue's lock (to copy it: an ack on another thread may drop the chunk the
+  // moment the lock is released) and is in flight from now_us on; what was sent, or nothing.
   struct Send {
-    const Chunk* chunk = nullptr;
+    std::uint64_t first_seq = 0;
+    std::uint64_t last_seq = 0;
     bool resend = false;
   };
-  std::optional<Send> next(std::int64_t now_us, std::int64_t until_us);
-  // Marks the chunk sent at now_us (its ack is due by now_us + ack_timeout).
-  void sent(std::uint64_t first_seq, std::int64_t now_us);
+  std::optional<Send> next(std::int64_t now_us, std::int64_t until_us, const std::function<void(const Chunk&)>& take);
   // Sends whose ack is overdue count as failed.
   void expire(std::int64_t now_us);
 
@@ -95,6 +96,7 @@ class ShipQueue {
     unsigned sends = 0;
   };
   void fail_locked(std::map<std::uint64_t, Entry>::iterator it, std::int64_t now_us);
+  void mark_sent(Entry& entry, std::int64_t now_us);
 
   ShipLimits limits_;
   mutable std::mutex mutex_;

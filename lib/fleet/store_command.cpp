@@ -137,8 +137,8 @@ class Inserter {
       const std::lock_guard lock(mutex_);
       ++counts_.failed_inserts;
     }
-    log_.warn(fmt::format("insert of {} rows refused ({}); the messages come again in {} ms", batch.count, why,
-                          delay_ms));
+    log_.warn(
+        fmt::format("insert of {} rows refused ({}); the messages come again in {} ms", batch.count, why, delay_ms));
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
   }
 
@@ -232,8 +232,8 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
       batch.messages.push_back(std::move(message));
     }
     natsMsgList_Destroy(&list);
-    const bool due = !batch.messages.empty() &&
-                     (batch.count >= o.batch_rows || monotonic_ms() - batch_started >= o.batch_ms);
+    const bool due =
+        !batch.messages.empty() && (batch.count >= o.batch_rows || monotonic_ms() - batch_started >= o.batch_ms);
     if (due) insert_batch();
     if (o.until_idle && list.Count == 0 && batch.messages.empty() && inserter.idle() && caught_up(raw_subscription)) {
       break;

@@ -50,7 +50,8 @@ def make_stream(url, name, subjects, replicas):
 import('nats').then(async ({{ connect }}) => {{
   const nc = await connect({{ servers: '{url}' }});
   const jsm = await nc.jetstreamManager();
-  await jsm.streams.add({{ name: '{name}', subjects: ['{subjects}'], num_replicas: {replicas} }});
+  await jsm.streams.add({{ name: '{name}', subjects: ['{subjects}'], num_replicas: {replicas},
+                          duplicate_window: 600 * 1e9 }});
   await nc.close();
 }});"""
     subprocess.run(["node", "-e", script], check=True, cwd=os.path.join(root, "tests", "fleet"))
@@ -69,10 +70,12 @@ print(f"fleet benchmark, {os.cpu_count()} cores; {records} records ({size_mb:.0f
 
 
 def ship_vs_reference(label, url, replicas):
+    # Both streams exist before the clock starts (an R3 stream's creation elects a leader).
     make_stream(url, f"REF{replicas}", f"ref{replicas}.>", replicas)
+    make_stream(url, f"TRACE{replicas}", f"trace{replicas}.>", replicas)
     wall_ref, cpu_ref, _, result = timed([publisher, url, f"ref{replicas}.x", "65536", "256"], records_path)
-    ship = [os.path.join(tools, "trace-ship"), "--board", f"bench{replicas}", "--server", url, "--create-stream",
-            "--replicas", str(replicas), "--window", "256", "--stats", records_path]
+    ship = [os.path.join(tools, "trace-ship"), "--board", f"bench{replicas}", "--server", url, "--stream",
+            f"TRACE{replicas}", "--subject-prefix", f"trace{replicas}", "--window", "256", "--stats", records_path]
     wall, cpu, _, result = timed(ship)
     stats = engines.stats_of(result.stderr)
     assert stats["acknowledged"] == records, stats
@@ -113,8 +116,9 @@ try:
 
     # trace-store against plain HTTP batches and clickhouse-client, the same rows.
     clickhouse = engines.ClickHouse(os.path.join(work, "clickhouse")).start()
-    wall, cpu, _, result = timed([os.path.join(tools, "trace-store"), "--server", single.url(), "--clickhouse",
-                                  clickhouse.url(), "--create-table", "--until-idle", "--stats"])
+    wall, cpu, _, result = timed([os.path.join(tools, "trace-store"), "--server", single.url(), "--stream", "TRACE1",
+                                  "--subject-prefix", "trace1", "--clickhouse", clickhouse.url(), "--create-table",
+                                  "--until-idle", "--stats"])
     stored = engines.stats_of(result.stderr)["rows"]
     rows_path = os.path.join(work, "rows.ndjson")
     with open(rows_path, "w") as out:

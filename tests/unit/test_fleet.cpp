@@ -219,6 +219,9 @@ Chunk chunk_of(std::uint64_t first, std::uint64_t last, std::size_t bytes = 100)
 
 }  // namespace
 
+// The publisher's copy of a chunk it sends (here: nothing to copy).
+void keep(const Chunk&) {}
+
 TEST_CASE("ship queue: the window, the buffer, oldest first, back-off, retry on reconnection") {
   ShipLimits limits;
   limits.window = 2;
@@ -233,23 +236,20 @@ TEST_CASE("ship queue: the window, the buffer, oldest first, back-off, retry on 
   CHECK_FALSE(queue.offer(chunk_of(30, 39)));  // 400 bytes > 350: refused
   CHECK(queue.counts().chunks_refused == 1);
 
-  auto send = queue.next(0, 0);
+  auto send = queue.next(0, 0, keep);
   REQUIRE(send);
-  CHECK(send->chunk->first_seq == 0);
-  queue.sent(0, 0);
-  send = queue.next(0, 0);
+  CHECK(send->first_seq == 0);
+  send = queue.next(0, 0, keep);
   REQUIRE(send);
-  CHECK(send->chunk->first_seq == 10);
-  queue.sent(10, 0);
-  CHECK_FALSE(queue.next(0, 0));  // the window is full
+  CHECK(send->first_seq == 10);
+  CHECK_FALSE(queue.next(0, 0, keep));  // the window is full
 
   queue.failed(0, 10);  // seq 0-9 back in line, first; back-off 100 us (+-25%)
-  CHECK_FALSE(queue.next(10, 10));
-  send = queue.next(10 + 200, 10 + 200);
+  CHECK_FALSE(queue.next(10, 10, keep));
+  send = queue.next(10 + 200, 10 + 200, keep);
   REQUIRE(send);
-  CHECK(send->chunk->first_seq == 0);
+  CHECK(send->first_seq == 0);
   CHECK(send->resend);
-  queue.sent(0, 210);
   CHECK(queue.counts().retries == 1);
 
   queue.acked(10, false);
@@ -259,22 +259,31 @@ TEST_CASE("ship queue: the window, the buffer, oldest first, back-off, retry on 
   CHECK(queue.counts().duplicates == 1);
   CHECK(queue.counts().records_acked == 20);
 
-  send = queue.next(300, 300);
+  send = queue.next(300, 300, keep);
   REQUIRE(send);
-  CHECK(send->chunk->first_seq == 20);
-  queue.sent(20, 300);
+  CHECK(send->first_seq == 20);
   queue.expire(300 + 999);
   CHECK(queue.counts().failures == 1);
   queue.expire(300 + 1000);  // no ack within the timeout: failed, backing off
   CHECK(queue.counts().failures == 2);
-  CHECK_FALSE(queue.next(1300, 1300));
-  queue.retry_now();  // the connection is back
-  CHECK(queue.next(1300, 1300));
-  queue.acked(20, false);  // an ack after the timeout: the server has it
+  CHECK_FALSE(queue.next(1300, 1300, keep));
+  queue.acked(20, false);  // a late ack of the send that timed out: the server has it
   CHECK(queue.unacknowledged().empty());
+  CHECK_FALSE(queue.next(5000, 5000, keep));  // nothing is left to send
+
+  REQUIRE(queue.offer(chunk_of(40, 49)));
+  std::string copied;
+  send = queue.next(6000, 6000, [&](const Chunk& chunk) { copied = chunk.payload; });
+  REQUIRE(send);
+  CHECK(copied == std::string(100, 'x'));  // handed over under the lock, to be copied
+  queue.failed(40, 6000);
+  CHECK_FALSE(queue.next(6000, 6000, keep));
+  queue.retry_now();  // the connection is back: no back-off
+  CHECK(queue.next(6000, 6000, keep));
+  queue.acked(40, false);
   queue.close_input();
   CHECK(queue.finished());
-  CHECK(queue.acked_through() == 39);  // the refused chunk is behind (a Loss record tells it)
+  CHECK(queue.acked_through() == 49);  // the refused chunk is behind (a Loss record tells it)
 }
 
 TEST_CASE("ship queue: failures of one round double the back-off once") {
@@ -285,11 +294,10 @@ TEST_CASE("ship queue: failures of one round double the back-off once") {
   ShipQueue queue(limits);
   for (std::uint64_t i = 0; i < 4; ++i) {
     REQUIRE(queue.offer(chunk_of(i * 10, i * 10 + 9)));
-    REQUIRE(queue.next(0, 0));
-    queue.sent(i * 10, 0);
+    REQUIRE(queue.next(0, 0, keep));
   }
   for (std::uint64_t i = 0; i < 4; ++i) queue.failed(i * 10, 0);  // one round
-  CHECK(queue.next(1250, 1250));                                  // at most 1000 us + 25%, not 8000
+  CHECK(queue.next(1250, 1250, keep));                            // at most 1000 us + 25%, not 8000
   const auto unacknowledged = queue.unacknowledged();
   REQUIRE(unacknowledged.size() == 1);
   CHECK(unacknowledged[0].first == 0);
