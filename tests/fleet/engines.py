@@ -275,12 +275,17 @@ class TcpProxy:
 
 
 class ClickHouse(Process):
-    def __init__(self, directory):
+    """clickhouse-server; `shards` (tcp ports) makes a remote_servers cluster named fleet."""
+
+    def __init__(self, directory, tcp_port=None, shards=()):
         os.makedirs(directory, exist_ok=True)
         self.directory = directory
         self.http_port = free_port()
-        self.tcp_port = free_port()
+        self.tcp_port = tcp_port or free_port()
         self.interserver_port = free_port()
+        cluster = "".join(f"<shard><replica><host>127.0.0.1</host><port>{port}</port></replica></shard>"
+                          for port in shards)
+        remote_servers = f"<remote_servers><fleet>{cluster}</fleet></remote_servers>" if shards else ""
         config = os.path.join(directory, "config.xml")
         with open(config, "w") as f:
             f.write(f"""<?xml version="1.0"?>
@@ -299,6 +304,7 @@ class ClickHouse(Process):
   <default_database>default</default_database>
   <timezone>UTC</timezone>
   <mark_cache_size>536870912</mark_cache_size>
+  {remote_servers}
 </yandex>
 """)
         super().__init__("clickhouse", [CLICKHOUSE_SERVER, f"--config-file={config}"],

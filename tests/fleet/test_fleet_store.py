@@ -256,6 +256,47 @@ try:
     if stats:
         print(f"     (ClickHouse killed: {stats['failed_inserts']} inserts refused and redelivered)")
 
+    # --- A Distributed table over two shards, by board: trace-store inserts through it.
+    shard_port = engines.free_port()
+    shard = engines.ClickHouse(os.path.join(work, "shard2"), tcp_port=shard_port).start()
+    front = None
+    try:
+        front_port = engines.free_port()
+        front = engines.ClickHouse(os.path.join(work, "front"), tcp_port=front_port,
+                                   shards=(front_port, shard_port)).start()
+        result = subprocess.run([tool("trace-store"), "--server", nats.url(), "--clickhouse", front.url(),
+                                 "--durable", "sharded", "--table", "dtrace", "--distributed", "fleet",
+                                 "--create-table", "--until-idle", "--stats"], capture_output=True, text=True,
+                                timeout=300)
+        expected_rows = total + len(live_lines)
+        # The local table on the other shard, as trace-store made it on this one.
+        shard.query(front.query("SHOW CREATE TABLE default.dtrace").strip())
+        stats = engines.stats_of(result.stderr)
+        check(result.returncode == 0 and stats and stats["rows"] == expected_rows,
+              "trace-store --distributed: every row inserted through dtrace_all", result.stderr[-500:])
+
+        def local_counts():
+            try:
+                return [int(ch.query("SELECT count() FROM dtrace FINAL").strip()) for ch in (front, shard)]
+            except AssertionError:
+                return [0, 0]
+        engines.wait_until(lambda: sum(local_counts()) == expected_rows, "the Distributed table sent every row",
+                           lambda: str(local_counts()))
+        counts = local_counts()
+        per_board = {line.split("\t")[0]: line.split("\t")[1] for line in
+                     front.query("SELECT board, count() FROM dtrace_all FINAL GROUP BY board").splitlines()}
+        check(all(c > 0 for c in counts) and sum(counts) == expected_rows,
+              f"rows sharded by board over both servers ({counts[0]} + {counts[1]})", counts)
+        check(per_board.get("live") == str(len(live_lines)), "dtrace_all FINAL: one row per record, per board",
+              per_board)
+        distributed_out = subprocess.run([tool("trace-query"), "--clickhouse", front.url(), "--table", "dtrace_all",
+                                          "--board", "s1"], capture_output=True, text=True).stdout
+        check(distributed_out == queried, "trace-query through the Distributed table: the same records")
+    finally:
+        shard.kill()
+        if front:
+            front.kill()
+
     # --- A durable trace-pull sees each record once across runs.
     first = pull("--durable", "cron", "--board", "s2")
     ship("s2", "r3", base2[:5000])
