@@ -191,6 +191,23 @@ void NatsLink::close() noexcept {
   options_ = nullptr;
 }
 
+std::optional<ConsumerBacklog> consumer_backlog(natsSubscription* subscription, jsCtx* jetstream,
+                                                const std::string& stream, const std::string& durable,
+                                                std::string& error) {
+  jsConsumerInfo* info = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  const natsStatus status = durable.empty()
+                                ? natsSubscription_GetConsumerInfo(&info, subscription, nullptr, &code)
+                                : js_GetConsumerInfo(&info, jetstream, stream.c_str(), durable.c_str(), nullptr, &code);
+  if (status != NATS_OK) {
+    error = nats_error_text(status);
+    return std::nullopt;
+  }
+  const ConsumerBacklog backlog{info->NumPending, info->NumAckPending};
+  jsConsumerInfo_Destroy(info);
+  return backlog;
+}
+
 void ensure_stream(jsCtx* jetstream, const StreamSettings& settings, bool create, std::string_view subject,
                    std::size_t chunk_bytes, const std::function<void(std::string_view)>& warn) {
   jsStreamInfo* info = nullptr;

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -59,6 +61,22 @@ class NatsLink {
   natsConnection* connection_ = nullptr;
   jsCtx* jetstream_ = nullptr;
 };
+
+struct NatsMessageDeleter {
+  void operator()(natsMsg* message) const noexcept { natsMsg_Destroy(message); }
+};
+using NatsMessage = std::unique_ptr<natsMsg, NatsMessageDeleter>;
+
+// What a consumer still holds for its reader: messages not yet delivered, and delivered but
+// not acknowledged. A durable consumer is asked by name: cnats 3.4 answers "Invalid
+// Subscription" when asked through a subscription that bound to an existing push consumer.
+struct ConsumerBacklog {
+  std::uint64_t undelivered = 0;
+  std::int64_t unacknowledged = 0;
+};
+[[nodiscard]] std::optional<ConsumerBacklog> consumer_backlog(natsSubscription* subscription, jsCtx* jetstream,
+                                                              const std::string& stream, const std::string& durable,
+                                                              std::string& error);
 
 // A JetStream stream as trace-ship creates it (--create-stream) or checks it.
 struct StreamSettings {

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "core/batched_writer.hpp"
+#include "core/clock.hpp"
 #include "core/number.hpp"
 #include "core/quantity.hpp"
 #include "core/signals.hpp"
@@ -17,11 +18,6 @@
 
 namespace tp {
 namespace {
-
-std::int64_t monotonic_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 bool is_glob(std::string_view board) {
   return board.find_first_of("*?") != std::string_view::npos;
@@ -33,31 +29,16 @@ std::string header(natsMsg* message, const char* name) {
   return value;
 }
 
-struct MessageDeleter {
-  void operator()(natsMsg* message) const noexcept { natsMsg_Destroy(message); }
-};
-using Message = std::unique_ptr<natsMsg, MessageDeleter>;
-
 // Whether the consumer has delivered everything the stream holds for it (and the client
 // has nothing queued): the end of a pull without follow.
-// A durable consumer's state is asked for by name: cnats 3.4 says "Invalid Subscription" when
-// asked through a subscription that bound to an existing durable push consumer.
 bool caught_up(natsSubscription* subscription, jsCtx* jetstream, const PullOptions& o, const Logger& log) {
   int queued = 0;
   int queued_bytes = 0;
   if (natsSubscription_GetPending(subscription, &queued, &queued_bytes) == NATS_OK && queued > 0) return false;
-  jsConsumerInfo* info = nullptr;
-  jsErrCode code = static_cast<jsErrCode>(0);
-  const natsStatus status =
-      o.durable.empty() ? natsSubscription_GetConsumerInfo(&info, subscription, nullptr, &code)
-                        : js_GetConsumerInfo(&info, jetstream, o.stream.c_str(), o.durable.c_str(), nullptr, &code);
-  if (status != NATS_OK) {
-    log.verbose(fmt::format("the consumer's state: {} ({})", nats_error_text(status), static_cast<int>(code)));
-    return false;
-  }
-  const bool done = info->NumPending == 0;
-  jsConsumerInfo_Destroy(info);
-  return done;
+  std::string error;
+  const auto backlog = consumer_backlog(subscription, jetstream, o.stream, o.durable, error);
+  if (!backlog) log.verbose(fmt::format("the consumer's state: {}", error));
+  return backlog && backlog->undelivered == 0;
 }
 
 }  // namespace
@@ -155,21 +136,21 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
         log.warn(fmt::format("board {} run {}: seq {}-{} missing ({} records)", board, run, missing.first, missing.last,
                              missing.last - missing.first + 1));
       });
-  std::vector<Message> unacknowledged;  // written, to acknowledge once flushed (durable)
+  std::vector<NatsMessage> unacknowledged;  // written, to acknowledge once flushed (durable)
   const auto flush_and_ack = [&] {
     writer.flush();
     if (order.held() > 0) return;  // a held chunk's message waits until its records are out
-    for (Message& message : unacknowledged) natsMsg_Ack(message.get(), nullptr);
+    for (NatsMessage& message : unacknowledged) natsMsg_Ack(message.get(), nullptr);
     unacknowledged.clear();
   };
   std::uint64_t messages = 0;
   std::uint64_t foreign = 0;
   bool done = false;
-  std::int64_t quiet_since = monotonic_us();
+  std::int64_t quiet_since = static_cast<std::int64_t>(monotonic_us());
   while (!done && stop_requested() == 0) {
     natsMsg* raw = nullptr;
     const natsStatus next = natsSubscription_NextMsg(&raw, raw_subscription, 100);
-    const std::int64_t now = monotonic_us();
+    const std::int64_t now = static_cast<std::int64_t>(monotonic_us());
     if (next == NATS_TIMEOUT) {
       order.tick(now);
       flush_and_ack();
@@ -187,7 +168,7 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
       continue;
     }
     check_nats(next, "reading from JetStream");
-    Message message(raw);
+    NatsMessage message(raw);
     ++messages;
     const std::string board = header(raw, board_header);
     const std::string run = header(raw, run_header);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/byte_source.hpp"
+#include "core/clock.hpp"
 #include "core/number.hpp"
 #include "core/signals.hpp"
 #include "core/wall_clock.hpp"
@@ -28,11 +29,6 @@ namespace {
 constexpr std::size_t warned_bad_lines = 10;
 // Room for a message's headers (id, board, run, seqs) beside its payload.
 constexpr std::size_t header_room = 512;
-
-std::int64_t monotonic_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 struct ReaderCounts {
   std::atomic<std::uint64_t> lines{0};
@@ -176,7 +172,7 @@ void on_publish_ack(jsCtx*, natsMsg* message, jsPubAck* ack, jsPubAckErr* error,
   context.log->verbose(fmt::format(
       "chunk from seq {} not stored: {}{}", *first, natsStatus_GetText(error != nullptr ? error->Err : NATS_ERR),
       error != nullptr && error->ErrText != nullptr ? fmt::format(" ({})", error->ErrText) : std::string()));
-  context.queue->failed(*first, monotonic_us());
+  context.queue->failed(*first, static_cast<std::int64_t>(monotonic_us()));
 }
 
 std::string ranges_text(const std::vector<SeqRange>& ranges) {
@@ -289,7 +285,7 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
   std::int64_t journal_due = 0;
   std::int64_t expire_due = 0;
   for (;;) {
-    const std::int64_t now = monotonic_us();
+    const std::int64_t now = static_cast<std::int64_t>(monotonic_us());
     // Our own expiry backs up the library's (MaxWait), which reports a timeout itself; it
     // walks every chunk, so it runs ten times a second, not once per send.
     if (now >= expire_due) {
@@ -310,9 +306,9 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
       if (queue.finished()) break;
       // The drain starts when the reader is done (the end of input or an error) or a stop is asked.
       if (!drain_deadline && (reader_done.load() || stop_requested() != 0)) {
-        drain_deadline = monotonic_us() + o.drain_timeout_ms * 1000;
+        drain_deadline = static_cast<std::int64_t>(monotonic_us()) + o.drain_timeout_ms * 1000;
       }
-      if (drain_deadline && monotonic_us() >= *drain_deadline) break;
+      if (drain_deadline && static_cast<std::int64_t>(monotonic_us()) >= *drain_deadline) break;
       continue;
     }
     check_nats(made, "making a message");
@@ -330,7 +326,7 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
     natsMsg_Destroy(message);  // nothing when the library took it
     if (status != NATS_OK) {
       log.verbose(fmt::format("publish of seq {}: {}", first_seq, nats_error_text(status)));
-      queue.failed(first_seq, monotonic_us());
+      queue.failed(first_seq, static_cast<std::int64_t>(monotonic_us()));
     }
   }
   const bool stopped = stop_requested() != 0;

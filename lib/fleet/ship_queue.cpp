@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/clock.hpp"
+
 namespace tp {
 
 ShipQueue::ShipQueue(ShipLimits limits) : limits_(limits) {}
@@ -75,8 +77,7 @@ std::optional<ShipQueue::Send> ShipQueue::next(std::int64_t now_us, std::int64_t
     std::int64_t wake_at = until_us;
     if (!waiting_.empty() && in_flight_ < limits_.window) wake_at = std::min(wake_at, resume_at_us_);
     changed_.wait_for(lock, std::chrono::microseconds(std::max<std::int64_t>(wake_at - now_us, 0)));
-    now_us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
-                 .count();
+    now_us = static_cast<std::int64_t>(monotonic_us());
   }
 }
 

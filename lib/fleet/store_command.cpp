@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/clock.hpp"
 #include "core/signals.hpp"
 #include "fleet/clickhouse_rows.hpp"
 #include "fleet/fleet_subject.hpp"
@@ -20,29 +21,17 @@
 namespace tp {
 namespace {
 
-std::int64_t monotonic_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-struct MessageDeleter {
-  void operator()(natsMsg* message) const noexcept { natsMsg_Destroy(message); }
-};
-using Message = std::unique_ptr<natsMsg, MessageDeleter>;
-
-bool caught_up(natsSubscription* subscription) {
-  jsConsumerInfo* info = nullptr;
-  jsErrCode code = static_cast<jsErrCode>(0);
-  if (natsSubscription_GetConsumerInfo(&info, subscription, nullptr, &code) != NATS_OK) return false;
-  const bool done = info->NumPending == 0 && info->NumAckPending == 0;
-  jsConsumerInfo_Destroy(info);
-  return done;
+// Everything the stream holds is in ClickHouse: nothing undelivered, nothing unacknowledged.
+bool caught_up(natsSubscription* subscription, jsCtx* jetstream, const StoreOptions& o) {
+  std::string error;
+  const auto backlog = consumer_backlog(subscription, jetstream, o.stream, {}, error);
+  return backlog && backlog->undelivered == 0 && backlog->unacknowledged == 0;
 }
 
 // Rows of whole messages, inserted together; the messages are acknowledged after.
 struct Batch {
   std::string rows;
-  std::vector<Message> messages;
+  std::vector<NatsMessage> messages;
   std::size_t count = 0;
 };
 
@@ -123,7 +112,7 @@ class Inserter {
       why = error.what();
     }
     if (stored) {
-      for (Message& message : batch.messages) natsMsg_Ack(message.get(), nullptr);
+      for (NatsMessage& message : batch.messages) natsMsg_Ack(message.get(), nullptr);
       failures_in_a_row_ = 0;
       const std::lock_guard lock(mutex_);
       counts_.rows += batch.count;
@@ -132,7 +121,7 @@ class Inserter {
     }
     // Redelivered after the delay; the back-off keeps a dead ClickHouse from being hammered.
     const std::int64_t delay_ms = backoff_ms(++failures_in_a_row_);
-    for (Message& message : batch.messages) natsMsg_NakWithDelay(message.get(), delay_ms, nullptr);
+    for (NatsMessage& message : batch.messages) natsMsg_NakWithDelay(message.get(), delay_ms, nullptr);
     {
       const std::lock_guard lock(mutex_);
       ++counts_.failed_inserts;
@@ -210,7 +199,7 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
       log.verbose(fmt::format("fetch: {}", nats_error_text(fetched)));
     }
     for (int i = 0; i < list.Count; ++i) {
-      Message message(list.Msgs[i]);
+      NatsMessage message(list.Msgs[i]);
       list.Msgs[i] = nullptr;
       ++messages;
       std::string_view payload(natsMsg_GetData(message.get()),
@@ -228,14 +217,16 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
                                natsMsg_GetSubject(message.get()), problem));
         }
       }
-      if (batch.messages.empty()) batch_started = monotonic_ms();
+      if (batch.messages.empty()) batch_started = static_cast<std::int64_t>(monotonic_ms());
       batch.messages.push_back(std::move(message));
     }
     natsMsgList_Destroy(&list);
     const bool due =
-        !batch.messages.empty() && (batch.count >= o.batch_rows || monotonic_ms() - batch_started >= o.batch_ms);
+        !batch.messages.empty() &&
+        (batch.count >= o.batch_rows || static_cast<std::int64_t>(monotonic_ms()) - batch_started >= o.batch_ms);
     if (due) insert_batch();
-    if (o.until_idle && list.Count == 0 && batch.messages.empty() && inserter.idle() && caught_up(raw_subscription)) {
+    if (o.until_idle && list.Count == 0 && batch.messages.empty() && inserter.idle() &&
+        caught_up(raw_subscription, jetstream, o)) {
       break;
     }
   }

@@ -17,8 +17,17 @@ const option = (name) => {
 const domain = option('--domain');
 
 const nc = await connect({ servers: server, ignoreClusterUpdates: true, timeout: 10000 });
-const jsm = await nc.jetstreamManager(domain ? { domain } : {});
-const info = await jsm.streams.info(stream);
+const jsm = await nc.jetstreamManager({ timeout: 10000, ...(domain ? { domain } : {}) });
+// A cluster that has just been restarted answers late for a while: asked again until a deadline.
+let info = null;
+for (const deadline = Date.now() + 90000; info === null;) {
+  try {
+    info = await jsm.streams.info(stream);
+  } catch (error) {
+    if (error.code !== 'TIMEOUT' && error.code !== '503') throw error;
+    if (Date.now() > deadline) throw error;
+  }
+}
 const total = info.state.messages;
 const js = nc.jetstream(domain ? { domain } : {});
 

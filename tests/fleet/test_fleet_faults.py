@@ -103,48 +103,51 @@ records = simulated_records(seed=11, max_bytes="3M")
 hub = engines.cluster_of_three(os.path.join(work, "hub"))
 urls = ",".join(node.url() for node in hub)
 try:
+    def through_fault(board, extra, wait_before, kill, records_down, restart, what):
+        """Ships the records live, does kill() after 20k, restart() after records_down more,
+        then checks every seq once in the stream and in order through trace-pull."""
+        shipper = LiveShipper(records, ["--board", board, "--server", urls, "--ack-timeout", "2000", *extra],
+                              per_second=10000)
+        wait_until(lambda: wait_before() and shipper.fed > 20000, f"{what}: 20k records fed",
+                   lambda: f"fed {shipper.fed}, exit {shipper.proc.poll()}: {shipper.stderr()[-300:]}")
+        note = kill()
+        killed_at = shipper.fed
+        wait_until(lambda: shipper.fed > killed_at + records_down or not shipper.thread.is_alive(),
+                   f"{what}: {records_down} records while down")
+        restart()
+        code, err, stats = shipper.finish()
+        check(code == 0 and stats and stats["unacknowledged"] == 0 and stats["lost_buffer_full"] == 0,
+              f"{what}: the shipper acknowledged everything, lost nothing", err[-600:])
+        account = engines.read_stream(hub[0].url(), "TRACE")
+        run = exact(account, board, len(records), what)
+        pulled_in_order(urls, "TRACE", board, len(records), what)
+        if stats and run:
+            print(f"     ({what}{note}: {stats['retries']} resends, {stats['duplicates']} dropped by Nats-Msg-Id, "
+                  f"{run['out_of_order']} chunks out of order, peak buffer {stats['peak_buffer_bytes']} bytes)")
+
     # --- The R3 stream leader killed mid-stream and restarted.
-    shipper = LiveShipper(records, ["--board", "leader", "--server", urls, "--create-stream", "--replicas", "3",
-                                    "--ack-timeout", "2000"], per_second=10000)
-    wait_until(lambda: engines.stream_leader(hub, "TRACE") and shipper.fed > 20000, "20k records fed, a leader",
-               lambda: f"fed {shipper.fed}, exit {shipper.proc.poll()}: {shipper.stderr()[-300:]}")
-    leader_name = engines.stream_leader(hub, "TRACE")
-    leader = next(node for node in hub if node.server_name == leader_name)
-    leader.kill()
-    killed_at = shipper.fed
-    wait_until(lambda: shipper.fed > killed_at + 30000 or not shipper.thread.is_alive(),
-               "3 s of records while the leader is down")
-    leader.start()
-    code, err, stats = shipper.finish()
-    check(code == 0 and stats and stats["unacknowledged"] == 0 and stats["lost_buffer_full"] == 0,
-          "leader killed: the shipper acknowledged everything, lost nothing", err[-600:])
-    account = engines.read_stream(hub[0].url(), "TRACE")
-    exact(account, "leader", len(records), "leader killed")
-    pulled_in_order(urls, "TRACE", "leader", len(records), "leader killed")
-    if stats:
-        print(f"     (leader {leader_name} killed: {stats['retries']} resends, {stats['duplicates']} dropped by "
-              f"Nats-Msg-Id, {account['runs'] and max(r['out_of_order'] for r in account['runs'].values())} "
-              f"chunks out of order)")
+    killed = []
+
+    def kill_leader():
+        name = engines.stream_leader(hub, "TRACE")
+        killed.append(next(node for node in hub if node.server_name == name))
+        killed[0].kill()
+        return f" ({name})"
+
+    through_fault("leader", ["--create-stream", "--replicas", "3"], lambda: engines.stream_leader(hub, "TRACE"),
+                  kill_leader, 30000, lambda: killed[0].start(), "leader killed")
 
     # --- All three nodes killed for seconds, then restarted.
-    shipper = LiveShipper(records, ["--board", "all3", "--server", urls, "--ack-timeout", "2000"], per_second=10000)
-    wait_until(lambda: shipper.fed > 20000, "20k records fed")
-    for node in hub:
-        node.kill()
-    killed_at = shipper.fed
-    wait_until(lambda: shipper.fed > killed_at + 40000 or not shipper.thread.is_alive(),
-               "4 s of records while every node is down")
-    for node in hub:
-        node.start(wait=False)
-    code, err, stats = shipper.finish()
-    check(code == 0 and stats and stats["unacknowledged"] == 0 and stats["lost_buffer_full"] == 0,
-          "all three killed: the shipper acknowledged everything, lost nothing", err[-600:])
-    account = engines.read_stream(hub[0].url(), "TRACE")
-    exact(account, "all3", len(records), "all three killed")
-    pulled_in_order(urls, "TRACE", "all3", len(records), "all three killed")
-    if stats:
-        print(f"     (all three killed: {stats['retries']} resends, {stats['duplicates']} dropped by Nats-Msg-Id, "
-              f"peak buffer {stats['peak_buffer_bytes']} bytes)")
+    def kill_all():
+        for node in hub:
+            node.kill()
+        return ""
+
+    def start_all():
+        for node in hub:
+            node.start(wait=False)
+
+    through_fault("all3", [], lambda: True, kill_all, 40000, start_all, "all three killed")
 finally:
     for node in hub:
         node.kill()
