@@ -34,9 +34,9 @@ struct Chunk {
 };
 
 struct ChunkLimits {
-  std::size_t max_bytes = 64 * 1024;
+  std::size_t max_bytes = std::size_t{64} * 1024;
   std::int64_t max_age_us = 50'000;
-  std::size_t max_message = 1024 * 1024;  // the server's max_payload: a bigger record is too large
+  std::size_t max_message = std::size_t{1024} * 1024;  // the server's max_payload: a bigger record is too large
 };
 
 class ChunkBuilder {

@@ -89,7 +89,7 @@ struct ClickHouseHttp::Impl {
       throw Error(ExitCode::not_found,
                   fmt::format("ClickHouse at {}: {}; is clickhouse-server running there?", endpoint, error.message()));
     }
-    timeval timeout{settings.timeout_ms / 1000, (settings.timeout_ms % 1000) * 1000};
+    timeval timeout{settings.timeout_ms / 1000, static_cast<suseconds_t>(settings.timeout_ms % 1000) * 1000};
     ::setsockopt(socket->native_handle(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
     ::setsockopt(socket->native_handle(), SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
     buffer.clear();
@@ -165,7 +165,7 @@ HttpReply ClickHouseHttp::stream(std::string_view query, const std::function<voi
   if (error) impl_->fail(error);
   const unsigned status = parser.get().result_int();
   std::string failure;
-  std::array<char, 64 * 1024> piece{};
+  std::array<char, std::size_t{64} * 1024> piece{};
   while (!parser.is_done()) {
     parser.get().body().data = piece.data();
     parser.get().body().size = piece.size();

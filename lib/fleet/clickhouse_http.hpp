@@ -28,6 +28,8 @@ class ClickHouseHttp {
   ~ClickHouseHttp();
   ClickHouseHttp(const ClickHouseHttp&) = delete;
   ClickHouseHttp& operator=(const ClickHouseHttp&) = delete;
+  ClickHouseHttp(ClickHouseHttp&&) = delete;
+  ClickHouseHttp& operator=(ClickHouseHttp&&) = delete;
 
   // POST /?query=<query> with `body`. Throws Error(not_found) when nothing listens,
   // Error(timeout) when no reply comes in time, Error(io_error) when the connection breaks.

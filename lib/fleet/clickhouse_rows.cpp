@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <ctime>
@@ -19,15 +20,12 @@ constexpr std::size_t column_count = 13;
 bool is_top_level_field(std::string_view key) {
   static constexpr std::array<std::string_view, 10> known = {"timestamp",  "port",  "event", "source", "clock",
                                                              "time_exact", "board", "run",   "seq",    "host_us"};
-  for (const std::string_view name : known) {
-    if (key == name) return true;
-  }
-  return false;
+  return std::ranges::any_of(known, [key](std::string_view name) { return key == name; });
 }
 
 void append_number(std::string& out, std::uint64_t value) {
   std::array<char, 20> digits{};
-  const auto end = std::to_chars(digits.data(), digits.data() + digits.size(), value).ptr;
+  auto* const end = std::to_chars(digits.data(), digits.data() + digits.size(), value).ptr;
   out.append(digits.data(), static_cast<std::size_t>(end - digits.data()));
 }
 
@@ -115,8 +113,15 @@ bool append_clickhouse_row(simdjson::dom::parser& parser, std::string_view line,
     problem = simdjson::error_message(error);
     return false;
   }
-  std::string_view board, run, kind, clock, source;
-  std::uint64_t seq = 0, host_us = 0, timestamp = 0, port = 0;
+  std::string_view board;
+  std::string_view run;
+  std::string_view kind;
+  std::string_view clock;
+  std::string_view source;
+  std::uint64_t seq = 0;
+  std::uint64_t host_us = 0;
+  std::uint64_t timestamp = 0;
+  std::uint64_t port = 0;
   bool time_exact = true;
   simdjson::dom::element event;
   if (record["board"].get(board) != simdjson::SUCCESS || record["run"].get(run) != simdjson::SUCCESS ||

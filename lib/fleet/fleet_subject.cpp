@@ -44,7 +44,10 @@ std::string new_run_id() {
 
 bool board_matches(std::string_view glob, std::string_view board) noexcept {
   // Iterative matching with one backtrack point for the last '*' (linear enough for names).
-  std::size_t g = 0, b = 0, star = std::string_view::npos, star_b = 0;
+  std::size_t g = 0;
+  std::size_t b = 0;
+  std::size_t star = std::string_view::npos;
+  std::size_t star_b = 0;
   while (b < board.size()) {
     if (g < glob.size() && (glob[g] == '?' || glob[g] == board[b])) {
       ++g;

@@ -98,8 +98,8 @@ void check_nats(natsStatus status, std::string_view what) {
   throw Error(exit_code_for(status), message);
 }
 
-NatsLink::NatsLink(const NatsSettings& settings, NatsEventHandler on_event)
-    : settings_(settings), on_event_(std::move(on_event)) {
+NatsLink::NatsLink(NatsSettings settings, NatsEventHandler on_event)
+    : settings_(std::move(settings)), on_event_(std::move(on_event)) {
   check_nats(natsOptions_Create(&options_), "creating NATS options");
   std::vector<std::string> urls;
   for (std::size_t start = 0; start <= settings_.servers.size();) {
@@ -108,6 +108,7 @@ NatsLink::NatsLink(const NatsSettings& settings, NatsEventHandler on_event)
     start = comma + 1;
   }
   std::vector<const char*> url_pointers;
+  url_pointers.reserve(urls.size());
   for (const std::string& url : urls) url_pointers.push_back(url.c_str());
   check_nats(natsOptions_SetServers(options_, url_pointers.data(), static_cast<int>(url_pointers.size())),
              "the server list " + settings_.servers);
@@ -195,7 +196,7 @@ std::optional<ConsumerBacklog> consumer_backlog(natsSubscription* subscription, 
                                                 const std::string& stream, const std::string& durable,
                                                 std::string& error) {
   jsConsumerInfo* info = nullptr;
-  jsErrCode code = static_cast<jsErrCode>(0);
+  auto code = static_cast<jsErrCode>(0);
   const natsStatus status = durable.empty()
                                 ? natsSubscription_GetConsumerInfo(&info, subscription, nullptr, &code)
                                 : js_GetConsumerInfo(&info, jetstream, stream.c_str(), durable.c_str(), nullptr, &code);
@@ -211,7 +212,7 @@ std::optional<ConsumerBacklog> consumer_backlog(natsSubscription* subscription, 
 void ensure_stream(jsCtx* jetstream, const StreamSettings& settings, bool create, std::string_view subject,
                    std::size_t chunk_bytes, const std::function<void(std::string_view)>& warn) {
   jsStreamInfo* info = nullptr;
-  jsErrCode code = static_cast<jsErrCode>(0);
+  auto code = static_cast<jsErrCode>(0);
   // A cluster that has just started (or is electing) answers late for a while: asked again,
   // with a back-off, for up to half a minute before that is an error.
   natsStatus status = NATS_OK;

@@ -39,10 +39,12 @@ void check_nats(natsStatus status, std::string_view what);
 // One connection and its JetStream context (jsOptions as the tool sets them).
 class NatsLink {
  public:
-  NatsLink(const NatsSettings& settings, NatsEventHandler on_event);
+  NatsLink(NatsSettings settings, NatsEventHandler on_event);
   ~NatsLink();
   NatsLink(const NatsLink&) = delete;
   NatsLink& operator=(const NatsLink&) = delete;
+  NatsLink(NatsLink&&) = delete;
+  NatsLink& operator=(NatsLink&&) = delete;
 
   // Creates the JetStream context once: async publish acks go to `ack_handler`.
   jsCtx* jetstream(jsPubAckHandler ack_handler = nullptr, void* closure = nullptr, std::int64_t max_pending = 0);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -41,6 +42,43 @@ bool caught_up(natsSubscription* subscription, jsCtx* jetstream, const PullOptio
   return backlog && backlog->undelivered == 0;
 }
 
+// The consumer: ordered and ephemeral, or durable with explicit acks; from where the options
+// say.
+std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> subscribe(jsCtx* jetstream, const PullOptions& o,
+                                                                         const std::string& subject) {
+  jsSubOptions options;
+  jsSubOptions_Init(&options);
+  options.Stream = o.stream.c_str();
+  if (o.new_only) {
+    options.Config.DeliverPolicy = js_DeliverNew;
+  } else if (o.start_seq) {
+    options.Config.DeliverPolicy = js_DeliverByStartSequence;
+    options.Config.OptStartSeq = *o.start_seq;
+  } else if (o.since_us) {
+    options.Config.DeliverPolicy = js_DeliverByStartTime;
+    options.Config.OptStartTime = *o.since_us * 1000;
+  } else {
+    options.Config.DeliverPolicy = js_DeliverAll;
+  }
+  if (o.durable.empty()) {
+    options.Ordered = true;  // the library re-creates it at the right place after a hiccup
+  } else {
+    options.Config.Durable = o.durable.c_str();
+    options.Config.AckPolicy = js_AckExplicit;
+    options.Config.MaxAckPending = 4096;
+    options.Config.AckWait = std::int64_t{60} * 1'000'000'000;
+    options.ManualAck = true;
+  }
+  natsSubscription* raw_subscription = nullptr;
+  auto code = static_cast<jsErrCode>(0);
+  const natsStatus status = js_SubscribeSync(&raw_subscription, jetstream, subject.c_str(), nullptr, &options, &code);
+  if (status == NATS_NOT_FOUND || code == JSStreamNotFoundErr) {
+    throw Error(ExitCode::not_found, fmt::format("no JetStream stream {} (--stream)", o.stream));
+  }
+  check_nats(status, fmt::format("subscribing to {} in stream {}", subject, o.stream));
+  return {raw_subscription, natsSubscription_Destroy};
+}
+
 }  // namespace
 
 std::int64_t parse_since(std::string_view text, std::int64_t now_us) {
@@ -56,7 +94,7 @@ std::int64_t parse_since(std::string_view text, std::int64_t now_us) {
         rest.remove_prefix(1);
         int scale = 100'000;
         while (!rest.empty() && rest.front() >= '0' && rest.front() <= '9') {
-          micros += (rest.front() - '0') * scale;
+          micros += static_cast<std::int64_t>(rest.front() - '0') * scale;
           scale /= 10;
           rest.remove_prefix(1);
         }
@@ -85,47 +123,14 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
   const std::string subject = one_board ? board_subject(o.prefix, o.boards.front()) : all_boards_subject(o.prefix);
   const auto wanted = [&](std::string_view board) {
     if (o.boards.empty() || one_board) return true;
-    for (const std::string& glob : o.boards) {
-      if (board_matches(glob, board)) return true;
-    }
-    return false;
+    return std::ranges::any_of(o.boards, [board](const std::string& glob) { return board_matches(glob, board); });
   };
 
   NatsLink link(o.nats, [&](NatsEvent, std::string_view text) { log.verbose(text); });
   jsCtx* jetstream = link.jetstream();
-  jsSubOptions options;
-  jsSubOptions_Init(&options);
-  options.Stream = o.stream.c_str();
-  if (o.new_only) {
-    options.Config.DeliverPolicy = js_DeliverNew;
-  } else if (o.start_seq) {
-    options.Config.DeliverPolicy = js_DeliverByStartSequence;
-    options.Config.OptStartSeq = *o.start_seq;
-  } else if (o.since_us) {
-    options.Config.DeliverPolicy = js_DeliverByStartTime;
-    options.Config.OptStartTime = *o.since_us * 1000;
-  } else {
-    options.Config.DeliverPolicy = js_DeliverAll;
-  }
-  if (o.durable.empty()) {
-    options.Ordered = true;  // the library re-creates it at the right place after a hiccup
-  } else {
-    options.Config.Durable = o.durable.c_str();
-    options.Config.AckPolicy = js_AckExplicit;
-    options.Config.MaxAckPending = 4096;
-    options.Config.AckWait = std::int64_t{60} * 1'000'000'000;
-    options.ManualAck = true;
-  }
-  natsSubscription* raw_subscription = nullptr;
-  jsErrCode code = static_cast<jsErrCode>(0);
-  const natsStatus status = js_SubscribeSync(&raw_subscription, jetstream, subject.c_str(), nullptr, &options, &code);
-  if (status == NATS_NOT_FOUND || code == JSStreamNotFoundErr) {
-    throw Error(ExitCode::not_found, fmt::format("no JetStream stream {} (--stream)", o.stream));
-  }
-  check_nats(status, fmt::format("subscribing to {} in stream {}", subject, o.stream));
-  const std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> subscription(raw_subscription,
-                                                                                    natsSubscription_Destroy);
-  natsSubscription_SetPendingLimits(raw_subscription, -1, 256 * 1024 * 1024);
+  const std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> subscription = subscribe(jetstream, o, subject);
+  natsSubscription* raw_subscription = subscription.get();
+  natsSubscription_SetPendingLimits(raw_subscription, -1, 256 * 1024 * 1024);  // bytes: chunks are large
 
   BatchedWriter writer = BatchedWriter::open(o.output, o.append);
   std::uint64_t gaps = 0;
@@ -146,11 +151,11 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
   std::uint64_t messages = 0;
   std::uint64_t foreign = 0;
   bool done = false;
-  std::int64_t quiet_since = static_cast<std::int64_t>(monotonic_us());
+  auto quiet_since = static_cast<std::int64_t>(monotonic_us());
   while (!done && stop_requested() == 0) {
     natsMsg* raw = nullptr;
     const natsStatus next = natsSubscription_NextMsg(&raw, raw_subscription, 100);
-    const std::int64_t now = static_cast<std::int64_t>(monotonic_us());
+    const auto now = static_cast<std::int64_t>(monotonic_us());
     if (next == NATS_TIMEOUT) {
       order.tick(now);
       flush_and_ack();

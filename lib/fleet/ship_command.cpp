@@ -44,7 +44,7 @@ class Reader {
 
   void run() {
     ByteSource source = ByteSource::open(options_.input);
-    std::vector<std::uint8_t> buffer(256 * 1024);
+    std::vector<std::uint8_t> buffer(std::size_t{256} * 1024);
     while (stop_requested() == 0) {
       const auto due = builder_.due_us();
       const std::int64_t now = realtime_us();
@@ -189,6 +189,92 @@ bool is_regular_file(const std::string& path) {
   return (path == "-" ? ::fstat(STDIN_FILENO, &status) : ::stat(path.c_str(), &status)) == 0 && S_ISREG(status.st_mode);
 }
 
+// The journal's state when --state names one, its board and run checked against the options;
+// the run to use is set in `o`.
+std::optional<JournalState> journal_to_resume(ShipOptions& o) {
+  if (o.state.empty()) return std::nullopt;
+  std::optional<JournalState> resumed = read_ship_journal(o.state);
+  if (!resumed) return std::nullopt;
+  if (resumed->board != o.board) {
+    throw Error(ExitCode::usage,
+                fmt::format("{} is the journal of board {}, not {}", o.state, resumed->board, o.board));
+  }
+  if (!o.run.empty() && o.run != resumed->run) {
+    throw Error(ExitCode::usage,
+                fmt::format("{} resumes run {}; leave out --run or give another --state", o.state, resumed->run));
+  }
+  o.run = resumed->run;
+  return resumed;
+}
+
+struct PublishContext {
+  const ShipOptions& o;
+  const std::string& subject;
+  jsCtx* jetstream;
+  ShipQueue& queue;
+  ShipJournal* journal;  // nullptr without --state
+  const std::atomic<bool>& reader_done;
+  const Logger& log;
+};
+
+// The publisher: sends what the queue gives, with its headers, until every chunk is
+// acknowledged or, once the reader is done or a stop was asked, the drain timeout passes.
+void publish_until_done(const PublishContext& c) {
+  const ShipOptions& o = c.o;
+  ShipQueue& queue = c.queue;
+  jsPubOptions publish_options;
+  jsPubOptions_Init(&publish_options);
+  publish_options.MaxWait = o.ship.ack_timeout_us / 1000;
+  std::optional<std::int64_t> drain_deadline;
+  std::int64_t journal_due = 0;
+  std::int64_t expire_due = 0;
+  for (;;) {
+    const auto now = static_cast<std::int64_t>(monotonic_us());
+    // Our own expiry backs up the library's (MaxWait), which reports a timeout itself; it
+    // walks every chunk, so it runs ten times a second, not once per send.
+    if (now >= expire_due) {
+      queue.expire(now - o.ship.ack_timeout_us);
+      expire_due = now + 100'000;
+    }
+    if (c.journal != nullptr && now >= journal_due) {
+      if (const auto through = queue.acked_through()) c.journal->acked_through(*through);
+      journal_due = now + 100'000;
+    }
+    natsMsg* message = nullptr;
+    natsStatus made = NATS_OK;
+    const auto send = queue.next(now, now + 100'000, [&](const Chunk& chunk) {
+      made = natsMsg_Create(&message, c.subject.c_str(), nullptr, chunk.payload.data(),
+                            static_cast<int>(chunk.payload.size()));
+    });
+    if (!send) {
+      if (queue.finished()) break;
+      // The drain starts when the reader is done (the end of input or an error) or a stop is asked.
+      if (!drain_deadline && (c.reader_done.load() || stop_requested() != 0)) {
+        drain_deadline = static_cast<std::int64_t>(monotonic_us()) + o.drain_timeout_ms * 1000;
+      }
+      if (drain_deadline && static_cast<std::int64_t>(monotonic_us()) >= *drain_deadline) break;
+      continue;
+    }
+    check_nats(made, "making a message");
+    if (c.journal != nullptr && !send->resend) c.journal->chunk_published(SeqRange{send->first_seq, send->last_seq});
+    const std::string id = message_id(o.board, o.run, send->first_seq);
+    const std::string first = std::to_string(send->first_seq);
+    const std::string last = std::to_string(send->last_seq);
+    natsMsgHeader_Set(message, msg_id_header, id.c_str());
+    natsMsgHeader_Set(message, board_header, o.board.c_str());
+    natsMsgHeader_Set(message, run_header, o.run.c_str());
+    natsMsgHeader_Set(message, first_seq_header, first.c_str());
+    natsMsgHeader_Set(message, last_seq_header, last.c_str());
+    const std::uint64_t first_seq = send->first_seq;
+    const natsStatus status = js_PublishMsgAsync(c.jetstream, &message, &publish_options);
+    natsMsg_Destroy(message);  // nothing when the library took it
+    if (status != NATS_OK) {
+      c.log.verbose(fmt::format("publish of seq {}: {}", first_seq, nats_error_text(status)));
+      queue.failed(first_seq, static_cast<std::int64_t>(monotonic_us()));
+    }
+  }
+}
+
 }  // namespace
 
 void check_ship_options(const ShipOptions& o) {
@@ -217,19 +303,7 @@ void check_ship_options(const ShipOptions& o) {
 ExitCode ship(const ShipOptions& options_in, const Logger& log) {
   ShipOptions o = options_in;
   check_ship_options(o);
-  std::optional<JournalState> resumed;
-  if (!o.state.empty()) {
-    resumed = read_ship_journal(o.state);
-    if (resumed && resumed->board != o.board) {
-      throw Error(ExitCode::usage,
-                  fmt::format("{} is the journal of board {}, not {}", o.state, resumed->board, o.board));
-    }
-    if (resumed && !o.run.empty() && o.run != resumed->run) {
-      throw Error(ExitCode::usage,
-                  fmt::format("{} resumes run {}; leave out --run or give another --state", o.state, resumed->run));
-    }
-    if (resumed) o.run = resumed->run;
-  }
+  const std::optional<JournalState> resumed = journal_to_resume(o);
   if (o.run.empty()) o.run = new_run_id();
   const std::string subject = board_subject(o.prefix, o.board);
 
@@ -245,7 +319,7 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
   if (o.stream.subjects.empty()) o.stream.subjects = o.prefix + ".>";
   ensure_stream(jetstream, o.stream, o.create_stream, subject, o.chunk.max_bytes,
                 [&](std::string_view w) { log.warn(w); });
-  const std::size_t server_max = static_cast<std::size_t>(link.max_payload());
+  const auto server_max = static_cast<std::size_t>(link.max_payload());
   if (server_max <= header_room + 1024) throw Error(ExitCode::unsupported, "the server's max_payload is too small");
   o.chunk.max_message = server_max - header_room;
   o.chunk.max_bytes = std::min(o.chunk.max_bytes, o.chunk.max_message);
@@ -278,57 +352,7 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
     queue.wake();
   });
 
-  jsPubOptions publish_options;
-  jsPubOptions_Init(&publish_options);
-  publish_options.MaxWait = o.ship.ack_timeout_us / 1000;
-  std::optional<std::int64_t> drain_deadline;
-  std::int64_t journal_due = 0;
-  std::int64_t expire_due = 0;
-  for (;;) {
-    const std::int64_t now = static_cast<std::int64_t>(monotonic_us());
-    // Our own expiry backs up the library's (MaxWait), which reports a timeout itself; it
-    // walks every chunk, so it runs ten times a second, not once per send.
-    if (now >= expire_due) {
-      queue.expire(now - o.ship.ack_timeout_us);
-      expire_due = now + 100'000;
-    }
-    if (journal && now >= journal_due) {
-      if (const auto through = queue.acked_through()) journal->acked_through(*through);
-      journal_due = now + 100'000;
-    }
-    natsMsg* message = nullptr;
-    natsStatus made = NATS_OK;
-    const auto send = queue.next(now, now + 100'000, [&](const Chunk& chunk) {
-      made = natsMsg_Create(&message, subject.c_str(), nullptr, chunk.payload.data(),
-                            static_cast<int>(chunk.payload.size()));
-    });
-    if (!send) {
-      if (queue.finished()) break;
-      // The drain starts when the reader is done (the end of input or an error) or a stop is asked.
-      if (!drain_deadline && (reader_done.load() || stop_requested() != 0)) {
-        drain_deadline = static_cast<std::int64_t>(monotonic_us()) + o.drain_timeout_ms * 1000;
-      }
-      if (drain_deadline && static_cast<std::int64_t>(monotonic_us()) >= *drain_deadline) break;
-      continue;
-    }
-    check_nats(made, "making a message");
-    if (journal && !send->resend) journal->chunk_published(SeqRange{send->first_seq, send->last_seq});
-    const std::string id = message_id(o.board, o.run, send->first_seq);
-    const std::string first = std::to_string(send->first_seq);
-    const std::string last = std::to_string(send->last_seq);
-    natsMsgHeader_Set(message, msg_id_header, id.c_str());
-    natsMsgHeader_Set(message, board_header, o.board.c_str());
-    natsMsgHeader_Set(message, run_header, o.run.c_str());
-    natsMsgHeader_Set(message, first_seq_header, first.c_str());
-    natsMsgHeader_Set(message, last_seq_header, last.c_str());
-    const std::uint64_t first_seq = send->first_seq;
-    const natsStatus status = js_PublishMsgAsync(jetstream, &message, &publish_options);
-    natsMsg_Destroy(message);  // nothing when the library took it
-    if (status != NATS_OK) {
-      log.verbose(fmt::format("publish of seq {}: {}", first_seq, nats_error_text(status)));
-      queue.failed(first_seq, static_cast<std::int64_t>(monotonic_us()));
-    }
-  }
+  publish_until_done(PublishContext{o, subject, jetstream, queue, journal ? &*journal : nullptr, reader_done, log});
   const bool stopped = stop_requested() != 0;
   queue.abandon();
   reader_thread.join();

@@ -18,7 +18,7 @@ namespace tp {
 namespace {
 
 constexpr std::string_view journal_magic = "tracepipe-ship-journal 1";
-constexpr std::size_t rewrite_above = 1024 * 1024;
+constexpr std::size_t rewrite_above = std::size_t{1024} * 1024;
 
 void write_all(int fd, std::string_view text, const std::string& path) {
   while (!text.empty()) {

@@ -28,7 +28,7 @@
 namespace tp {
 
 struct ShipLimits {
-  std::size_t buffer_bytes = 64 * 1024 * 1024;
+  std::size_t buffer_bytes = std::size_t{64} * 1024 * 1024;
   std::size_t window = 64;
   std::int64_t ack_timeout_us = 5'000'000;
   std::int64_t min_backoff_us = 100'000;

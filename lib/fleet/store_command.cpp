@@ -57,6 +57,8 @@ class Inserter {
   ~Inserter() { finish(); }
   Inserter(const Inserter&) = delete;
   Inserter& operator=(const Inserter&) = delete;
+  Inserter(Inserter&&) = delete;
+  Inserter& operator=(Inserter&&) = delete;
 
   void submit(Batch&& batch) {
     std::unique_lock lock(mutex_);
@@ -170,7 +172,7 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
   options.Config.AckWait = std::int64_t{120} * 1'000'000'000;
   options.Config.DeliverPolicy = js_DeliverAll;
   natsSubscription* raw_subscription = nullptr;
-  jsErrCode code = static_cast<jsErrCode>(0);
+  auto code = static_cast<jsErrCode>(0);
   const std::string subject = all_boards_subject(o.prefix);
   const natsStatus status =
       js_PullSubscribe(&raw_subscription, jetstream, subject.c_str(), o.durable.c_str(), nullptr, &options, &code);
@@ -184,7 +186,8 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
   simdjson::dom::parser parser;
   Batch batch;
   std::int64_t batch_started = 0;
-  std::uint64_t bad_lines = 0, messages = 0;
+  std::uint64_t bad_lines = 0;
+  std::uint64_t messages = 0;
   Inserter inserter(clickhouse, insert, log);
   const auto insert_batch = [&] {
     if (!batch.messages.empty()) inserter.submit(std::move(batch));

@@ -21,7 +21,7 @@ void append_stamped(std::string& out, std::string_view record, const FleetStamp&
   constexpr std::string_view host_us_key = R"(,"host_us":)";
   const std::size_t at = out.size();
   out.resize(at + record.size() - 1 + board_key.size() + stamp.board.size() + run_key.size() + stamp.run.size() +
-             seq_key.size() + host_us_key.size() + 2 * 20 + 2);
+             seq_key.size() + host_us_key.size() + std::size_t{2} * 20 + 2);
   char* p = out.data() + at;
   const auto put = [&p](std::string_view text) {
     std::memcpy(p, text.data(), text.size());
