@@ -1,15 +1,30 @@
 #include "records/fleet_fields.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstring>
 
 namespace tp {
 
+namespace {
+
+constexpr std::array<bool, 256> fleet_name_chars = [] {
+  std::array<bool, 256> allowed{};
+  for (unsigned c = 0; c < 256; ++c) {
+    allowed[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  }
+  return allowed;
+}();
+
+}  // namespace
+
+bool is_fleet_name_char(char c) noexcept {
+  return fleet_name_chars[static_cast<unsigned char>(c)];
+}
+
 bool is_fleet_name(std::string_view name) noexcept {
-  return !name.empty() && name.size() <= fleet_name_max && std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-  });
+  return !name.empty() && name.size() <= fleet_name_max && std::all_of(name.begin(), name.end(), is_fleet_name_char);
 }
 
 void append_stamped(std::string& out, std::string_view record, const FleetStamp& stamp) {

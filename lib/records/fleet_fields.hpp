@@ -20,6 +20,8 @@ namespace tp {
 // '>' or blank), a ClickHouse string without escapes and a file name.
 inline constexpr std::size_t fleet_name_max = 64;
 [[nodiscard]] bool is_fleet_name(std::string_view name) noexcept;
+// Whether c may be in a fleet name (one table lookup: the validator checks every stamped line).
+[[nodiscard]] bool is_fleet_name_char(char c) noexcept;
 
 struct FleetStamp {
   std::string_view board;
