@@ -243,6 +243,20 @@ import('nats').then(async ({{ connect }}) => {{
         print(f"     (away: {stats['records']} records, {lost} lost in {len(told)} ranges, peak buffer "
               f"{stats['peak_buffer_bytes']} bytes, {stats['retries']} resends)")
 
+    # The Loss records of both reasons, as trace-pull writes them, against the schema (ajv).
+    losses = [line for board in ("big", "away") for line in
+              subprocess.run([PULL, "--server", url, "--board", board], capture_output=True, text=True,
+                             timeout=120).stdout.splitlines() if '"kind":"Loss"' in line]
+    loss_file = os.path.join(work, "losses.ndjson")
+    with open(loss_file, "w") as f:
+        f.write("\n".join(losses) + "\n")
+    schema = subprocess.run(["node", os.path.join(ROOT, "tests/schema/validate_file.mjs"), ROOT, loss_file],
+                            capture_output=True, text=True)
+    reasons = {json.loads(line)["event"]["data"]["reason"] for line in losses}
+    check(schema.returncode == 0 and reasons == {"too_large", "buffer_full"},
+          "Loss records (too_large, buffer_full) are valid against record.schema.json (ajv)",
+          f"{reasons} {schema.stdout[-400:]}")
+
     # --- SIGTERM: flush, wait for acks, report, exit 143.
     proc = subprocess.Popen([SHIP, "--board", "term", "--server", url, "--stats"], stdin=subprocess.PIPE,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
