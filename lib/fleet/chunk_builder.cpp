@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "core/clock.hpp"
 #include "core/out_buffer.hpp"
 #include "records/fleet_fields.hpp"
 #include "records/record_line.hpp"
@@ -46,8 +47,10 @@ void ChunkBuilder::append(std::string_view record, std::int64_t host_us) {
 }
 
 void ChunkBuilder::append_loss(SeqRange range, std::string_view reason, std::int64_t host_us) {
+  // Its timestamp is host monotonic time, as clock "us" means in every record (its host_us
+  // says when on the wall clock).
   OutBuffer line(256);
-  RecordLine loss(line, RecordHead{static_cast<std::uint64_t>(host_us), "us", 0, RecordKind::loss, "trace-ship"});
+  RecordLine loss(line, RecordHead{monotonic_us(), "us", 0, RecordKind::loss, "trace-ship"});
   loss.data()
       .uint("first_seq", range.first)
       .uint("last_seq", range.last)
