@@ -202,7 +202,11 @@ bool append_record_from_tsv(std::string_view row, std::string& out) {
   const auto timestamp = parse_whole_number<std::uint64_t>(fields[5]);
   const auto port = parse_whole_number<std::uint64_t>(fields[7]);
   if (!seq || !host_us || !timestamp || !port || kind.empty()) return false;
-  fmt::format_to(std::back_inserter(out), "{{\"timestamp\":{},\"port\":{},\"event\":{{\"kind\":", *timestamp, *port);
+  out += "{\"timestamp\":";
+  append_number(out, *timestamp);
+  out += ",\"port\":";
+  append_number(out, *port);
+  out += ",\"event\":{\"kind\":";
   append_json_string(out, kind);
   if (!data.empty()) {
     out += ",\"data\":";
@@ -226,7 +230,11 @@ bool append_record_from_tsv(std::string_view row, std::string& out) {
   append_json_string(out, board);
   out += ",\"run\":";
   append_json_string(out, run);
-  fmt::format_to(std::back_inserter(out), ",\"seq\":{},\"host_us\":{}}}\n", *seq, *host_us);
+  out += ",\"seq\":";
+  append_number(out, *seq);
+  out += ",\"host_us\":";
+  append_number(out, *host_us);
+  out += "}\n";
   return true;
 }
 

@@ -17,11 +17,12 @@ const option = (name) => {
 const domain = option('--domain');
 
 const nc = await connect({ servers: server, ignoreClusterUpdates: true, timeout: 10000 });
-const jsm = await nc.jetstreamManager({ timeout: 10000, ...(domain ? { domain } : {}) });
-// A cluster that has just been restarted answers late for a while: asked again until a deadline.
+// A cluster that has just been restarted answers late for a while (the manager itself asks for
+// the account's state first): asked again until a deadline, which fails the read when it expires.
 let info = null;
 for (const deadline = Date.now() + 90000; info === null;) {
   try {
+    const jsm = await nc.jetstreamManager({ timeout: 10000, ...(domain ? { domain } : {}) });
     info = await jsm.streams.info(stream);
   } catch (error) {
     if (error.code !== 'TIMEOUT' && error.code !== '503') throw error;

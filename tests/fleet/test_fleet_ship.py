@@ -190,7 +190,7 @@ import('nats').then(async ({{ connect }}) => {{
     stats = engines.stats_of(second.stderr)
     check(second.returncode == 0 and stats and stats["skipped"] == acked_before + 1 and "resuming run" in second.stderr,
           f"restart: the run resumed after seq {acked_before}, those records skipped", second.stderr[-600:])
-    check(stats is not None and stats["duplicates"] >= 0 and stats["seqs"] == len(records),
+    check(stats is not None and stats["seqs"] == len(records),
           "restart: the seqs are the first run's (same input, same numbers)", stats)
     run = exact(engines.read_stream(url, "TRACE"), "killed", len(records), "SIGKILL and restart")
     print(f"     (resume: {stats and stats['duplicates']} chunks the server had already, dropped by Nats-Msg-Id)")
