@@ -209,20 +209,31 @@ std::optional<ConsumerBacklog> consumer_backlog(natsSubscription* subscription, 
   return backlog;
 }
 
+natsStatus ask_jetstream(std::string_view what, const std::function<natsStatus()>& request,
+                         const std::function<void(std::string_view)>& warn) {
+  constexpr int tries = 8;
+  natsStatus status = NATS_OK;
+  for (int attempt = 0; attempt < tries; ++attempt) {
+    status = request();
+    if ((status != NATS_TIMEOUT && status != NATS_NO_RESPONDERS) || attempt + 1 == tries) break;
+    warn(fmt::format("{}: {} (the cluster may be starting or electing a leader); asking again", what,
+                     natsStatus_GetText(status)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(250 << std::min(attempt, 4)));
+  }
+  return status;
+}
+
 void ensure_stream(jsCtx* jetstream, const StreamSettings& settings, bool create, std::string_view subject,
                    std::size_t chunk_bytes, const std::function<void(std::string_view)>& warn) {
   jsStreamInfo* info = nullptr;
   auto code = static_cast<jsErrCode>(0);
-  // A cluster that has just started (or is electing) answers late for a while: asked again,
-  // with a back-off, for up to half a minute before that is an error.
-  natsStatus status = NATS_OK;
-  for (int attempt = 0; attempt < 8; ++attempt) {
-    code = static_cast<jsErrCode>(0);
-    status = js_GetStreamInfo(&info, jetstream, settings.name.c_str(), nullptr, &code);
-    if (status != NATS_TIMEOUT && status != NATS_NO_RESPONDERS) break;
-    warn(fmt::format("the stream {} did not answer ({}); asking again", settings.name, natsStatus_GetText(status)));
-    std::this_thread::sleep_for(std::chrono::milliseconds(250 << std::min(attempt, 4)));
-  }
+  natsStatus status = ask_jetstream(
+      "reading the stream " + settings.name,
+      [&] {
+        code = static_cast<jsErrCode>(0);
+        return js_GetStreamInfo(&info, jetstream, settings.name.c_str(), nullptr, &code);
+      },
+      warn);
   if (status == NATS_NOT_FOUND || code == JSStreamNotFoundErr) {
     if (!create) {
       throw Error(ExitCode::not_found, fmt::format("no JetStream stream {}: create it with --create-stream (or give "
@@ -242,14 +253,13 @@ void ensure_stream(jsCtx* jetstream, const StreamSettings& settings, bool create
     config.MaxBytes = settings.max_bytes;
     config.Duplicates = settings.duplicate_window_s * 1'000'000'000;
     config.Discard = js_DiscardOld;
-    for (int attempt = 0; attempt < 8; ++attempt) {
-      code = static_cast<jsErrCode>(0);
-      status = js_AddStream(&info, jetstream, &config, nullptr, &code);
-      if (status != NATS_TIMEOUT && status != NATS_NO_RESPONDERS) break;
-      warn(fmt::format("creating the stream {} timed out ({}); asking again", settings.name,
-                       natsStatus_GetText(status)));
-      std::this_thread::sleep_for(std::chrono::milliseconds(250 << std::min(attempt, 4)));
-    }
+    status = ask_jetstream(
+        "creating the stream " + settings.name,
+        [&] {
+          code = static_cast<jsErrCode>(0);
+          return js_AddStream(&info, jetstream, &config, nullptr, &code);
+        },
+        warn);
     if (status != NATS_OK && code != JSStreamNameExistErr) {
       check_nats(status, fmt::format("creating the stream {} (subjects {}, {} replicas)", settings.name, subjects,
                                      settings.replicas));

@@ -80,6 +80,13 @@ struct ConsumerBacklog {
                                                               const std::string& stream, const std::string& durable,
                                                               std::string& error);
 
+// Makes a JetStream API request (`request`, a cnats call) again while it times out or finds
+// no responders: a cluster that has just started, or is electing a stream leader after a node
+// died, answers late for a while. Up to 8 tries with a back-off (about 20 s of waiting), each
+// retry told to `warn` with `what`; returns the last status.
+natsStatus ask_jetstream(std::string_view what, const std::function<natsStatus()>& request,
+                         const std::function<void(std::string_view)>& warn);
+
 // A JetStream stream as trace-ship creates it (--create-stream) or checks it.
 struct StreamSettings {
   std::string name = "TRACE";

@@ -44,7 +44,9 @@ bool caught_up(natsSubscription* subscription, jsCtx* jetstream, const PullOptio
 // The consumer: ordered and ephemeral, or durable with explicit acks; from where the options
 // say.
 std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> subscribe(jsCtx* jetstream, const PullOptions& o,
-                                                                         const std::string& subject) {
+                                                                         const std::string& subject,
+                                                                         const Logger& log) {
+  const auto warn = [&](std::string_view text) { log.warn(text); };
   jsSubOptions options;
   jsSubOptions_Init(&options);
   options.Stream = o.stream.c_str();
@@ -70,7 +72,13 @@ std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> subscribe(jsCtx* 
   }
   natsSubscription* raw_subscription = nullptr;
   auto code = static_cast<jsErrCode>(0);
-  const natsStatus status = js_SubscribeSync(&raw_subscription, jetstream, subject.c_str(), nullptr, &options, &code);
+  const natsStatus status = ask_jetstream(
+      "subscribing to " + subject,
+      [&] {
+        code = static_cast<jsErrCode>(0);
+        return js_SubscribeSync(&raw_subscription, jetstream, subject.c_str(), nullptr, &options, &code);
+      },
+      warn);
   if (status == NATS_NOT_FOUND || code == JSStreamNotFoundErr) {
     throw Error(ExitCode::not_found, fmt::format("no JetStream stream {} (--stream)", o.stream));
   }
@@ -127,7 +135,8 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
 
   NatsLink link(o.nats, [&](NatsEvent, std::string_view text) { log.verbose(text); });
   jsCtx* jetstream = link.jetstream();
-  const std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> subscription = subscribe(jetstream, o, subject);
+  const std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> subscription =
+      subscribe(jetstream, o, subject, log);
   natsSubscription* raw_subscription = subscription.get();
   natsSubscription_SetPendingLimits(raw_subscription, -1, 256 * 1024 * 1024);  // bytes: chunks are large
 

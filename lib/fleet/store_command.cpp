@@ -174,8 +174,14 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
   natsSubscription* raw_subscription = nullptr;
   auto code = static_cast<jsErrCode>(0);
   const std::string subject = all_boards_subject(o.prefix);
-  const natsStatus status =
-      js_PullSubscribe(&raw_subscription, jetstream, subject.c_str(), o.durable.c_str(), nullptr, &options, &code);
+  const natsStatus status = ask_jetstream(
+      fmt::format("the durable consumer {}", o.durable),
+      [&] {
+        code = static_cast<jsErrCode>(0);
+        return js_PullSubscribe(&raw_subscription, jetstream, subject.c_str(), o.durable.c_str(), nullptr, &options,
+                                &code);
+      },
+      [&](std::string_view text) { log.warn(text); });
   if (status == NATS_NOT_FOUND || code == JSStreamNotFoundErr) {
     throw Error(ExitCode::not_found, fmt::format("no JetStream stream {} (--stream)", o.stream));
   }
