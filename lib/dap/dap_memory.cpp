@@ -107,6 +107,8 @@ class DapMemory final : public target::TargetMemory {
   }
 
   [[nodiscard]] bool halted() const noexcept override { return halted_; }
+  // The MEM-AP reaches the bus whatever the core does (ADIv5 "MEM-AP"): RTT reads it running.
+  [[nodiscard]] bool reads_while_running() const noexcept override { return true; }
 
   std::vector<std::uint8_t> read(std::uint64_t address, std::size_t length) override {
     check_range(address, length);

@@ -30,12 +30,16 @@ constexpr std::array<std::uint64_t, 3> data_trace_size_values = {1, 2, 4};
 constexpr std::array<std::uint64_t, 3> hardware_size_values = {1, 2, 4};
 constexpr std::array<std::uint64_t, 2> extension_sh_values = {0, 1};
 
-constexpr std::array<FieldRule, 1> text_fields = {{
+constexpr std::array<std::string_view, 3> text_levels = {"log", "warning", "error"};
+constexpr std::array<FieldRule, 2> text_fields = {{
     {"message", FieldType::string, true, false},
+    {"level", FieldType::string_enum, false, false, no_max, text_levels},
 }};
-constexpr std::array<FieldRule, 2> marker_fields = {{
+constexpr std::array<std::string_view, 2> marker_phases = {"start", "stop"};
+constexpr std::array<FieldRule, 3> marker_fields = {{
     {"id", FieldType::u64, true, false, u32_max},
     {"name", FieldType::string, false, true},
+    {"phase", FieldType::string_enum, false, false, no_max, marker_phases},
 }};
 constexpr std::array<FieldRule, 4> task_switch_fields = {{
     {"from_task", FieldType::u64, true, false, u32_max},
@@ -47,8 +51,13 @@ constexpr std::array<FieldRule, 2> isr_enter_fields = {{
     {"isr_id", FieldType::u64, true, false, u32_max},
     {"name", FieldType::string, false, true},
 }};
-constexpr std::array<FieldRule, 1> isr_exit_fields = {{
+constexpr std::array<FieldRule, 2> isr_exit_fields = {{
     {"isr_id", FieldType::u64, true, false, u32_max},
+    {"to_scheduler", FieldType::boolean, false, false},
+}};
+constexpr std::array<FieldRule, 2> overflow_fields = {{
+    {"dropped", FieldType::u64, false, false, no_max},
+    {"target_count", FieldType::u64, false, false, u32_max},
 }};
 constexpr std::array<FieldRule, 2> counter_fields = {{
     {"counter_id", FieldType::u64, true, false, u32_max},
@@ -205,6 +214,67 @@ constexpr std::array<FieldRule, 4> loss_fields = {{
     {"reason", FieldType::string_enum, true, false, no_max, loss_reasons},
 }};
 
+// SystemView's (lib/sysview/records.hpp).
+constexpr std::array<FieldRule, 3> task_info_fields = {{
+    {"task", FieldType::u64, true, false, u32_max},
+    {"name", FieldType::string, true, false},
+    {"prio", FieldType::u64, true, false, u32_max},
+}};
+constexpr std::array<std::string_view, 4> task_states = {"created", "ready", "blocked", "terminated"};
+constexpr std::array<FieldRule, 4> task_state_fields = {{
+    {"task", FieldType::u64, true, false, u32_max},
+    {"state", FieldType::string_enum, true, false, no_max, task_states},
+    {"cause", FieldType::u64, false, false, u32_max},
+    {"name", FieldType::string, false, false},
+}};
+constexpr std::array<FieldRule, 5> stack_info_fields = {{
+    {"task", FieldType::u64, true, false, u32_max},
+    {"base", FieldType::u64, true, false, u32_max},
+    {"size", FieldType::u64, true, false, u32_max},
+    {"used", FieldType::u64, true, false, u32_max},
+    {"name", FieldType::string, false, false},
+}};
+constexpr std::array<FieldRule, 2> timer_enter_fields = {{
+    {"timer", FieldType::u64, true, false, u32_max},
+    {"name", FieldType::string, false, false},
+}};
+constexpr std::array<FieldRule, 3> data_sample_fields = {{
+    {"id", FieldType::u64, true, false, u32_max},
+    {"raw", FieldType::u64, true, false, u32_max},
+    {"value", FieldType::number, true, true},
+}};
+constexpr std::array<std::string_view, 3> heap_actions = {"define", "alloc", "free"};
+constexpr std::array<FieldRule, 6> heap_event_fields = {{
+    {"action", FieldType::string_enum, true, false, no_max, heap_actions},
+    {"heap", FieldType::u64, true, false, u32_max},
+    {"address", FieldType::u64, true, false, u32_max},
+    {"size", FieldType::u64, false, false, u32_max},
+    {"metadata", FieldType::u64, false, false, u32_max},
+    {"tag", FieldType::u64, false, false, u32_max},
+}};
+constexpr std::array<std::string_view, 10> system_info_items = {
+    "trace_start", "trace_stop", "init", "systime", "description", "module", "modules", "resource", "marker", "data"};
+constexpr std::array<FieldRule, 13> system_info_fields = {{
+    {"item", FieldType::string_enum, true, false, no_max, system_info_items},
+    {"text", FieldType::string, false, false},
+    {"sys_hz", FieldType::u64, false, false, u32_max},
+    {"cpu_hz", FieldType::u64, false, false, u32_max},
+    {"ram_base", FieldType::u64, false, false, u32_max},
+    {"id_shift", FieldType::u64, false, false, u32_max},
+    {"cycles", FieldType::u64, false, false, u32_max},
+    {"us", FieldType::u64, false, false, no_max},
+    {"id", FieldType::u64, false, false, u32_max},
+    {"module", FieldType::u64, false, false, u32_max},
+    {"event_offset", FieldType::u64, false, false, u32_max},
+    {"count", FieldType::u64, false, false, u32_max},
+    {"unit", FieldType::string, false, false},
+}};
+constexpr std::array<FieldRule, 3> user_event_fields = {{
+    {"event_id", FieldType::u64, true, false, u32_max},
+    {"extended_id", FieldType::u64, false, false, u32_max},
+    {"data", FieldType::bytes, true, false},
+}};
+
 // Indexed by RecordKind: a rule's kind is record_kind_names' at its index.
 constexpr std::array<KindRule, record_kind_names.size()> kind_rules = {{
     {kind_name(RecordKind::text), true, text_fields},
@@ -220,7 +290,7 @@ constexpr std::array<KindRule, record_kind_names.size()> kind_rules = {{
     {kind_name(RecordKind::pc_sample), true, pc_sample_fields},
     {kind_name(RecordKind::data_trace), true, data_trace_fields},
     {kind_name(RecordKind::event_counter), true, event_counter_fields},
-    {kind_name(RecordKind::overflow), true, {}},
+    {kind_name(RecordKind::overflow), true, overflow_fields},
     {kind_name(RecordKind::hardware), true, hardware_fields},
     {kind_name(RecordKind::extension), true, extension_fields},
     {kind_name(RecordKind::malformed), true, malformed_fields},
@@ -238,6 +308,15 @@ constexpr std::array<KindRule, record_kind_names.size()> kind_rules = {{
     {kind_name(RecordKind::top_handler), true, top_handler_fields},
     {kind_name(RecordKind::top_task), true, top_task_fields},
     {kind_name(RecordKind::loss), true, loss_fields},
+    {kind_name(RecordKind::task_info), true, task_info_fields},
+    {kind_name(RecordKind::task_state), true, task_state_fields},
+    {kind_name(RecordKind::stack_info), true, stack_info_fields},
+    {kind_name(RecordKind::timer_enter), true, timer_enter_fields},
+    {kind_name(RecordKind::timer_exit), true, {}},
+    {kind_name(RecordKind::data_sample), true, data_sample_fields},
+    {kind_name(RecordKind::heap_event), true, heap_event_fields},
+    {kind_name(RecordKind::system_info), true, system_info_fields},
+    {kind_name(RecordKind::user_event), true, user_event_fields},
 }};
 
 static_assert([] {

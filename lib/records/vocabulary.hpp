@@ -22,7 +22,8 @@ namespace tp {
 
 // The kinds of record.schema.json, in its order: Callisto's TraceEvent kinds (text..raw),
 // the ITM/DWT kinds itm-decode adds (exception..malformed), then the other producers'
-// (chibi-pull, eko-collect, trace-top), then the fleet's (trace-ship's Loss).
+// (chibi-pull, eko-collect, trace-top), then the fleet's (trace-ship's Loss), then
+// SystemView's (sysview-decode).
 enum class RecordKind : std::uint8_t {
   text,
   marker,
@@ -55,14 +56,24 @@ enum class RecordKind : std::uint8_t {
   top_handler,
   top_task,
   loss,
+  task_info,
+  task_state,
+  stack_info,
+  timer_enter,
+  timer_exit,
+  data_sample,
+  heap_event,
+  system_info,
+  user_event,
 };
 
-inline constexpr std::array<std::string_view, 31> record_kind_names{
+inline constexpr std::array<std::string_view, 40> record_kind_names{
     "Text",      "Marker",     "TaskSwitch", "IsrEnter",    "IsrExit",       "IdleEnter",  "IdleExit",     "Counter",
     "Raw",       "Exception",  "PcSample",   "DataTrace",   "EventCounter",  "Overflow",   "Hardware",     "Extension",
     "Malformed", "ThreadExit", "ThreadStat", "ThreadUsage", "CriticalUsage", "ThreadInfo", "SwitchRecord", "Trigger",
-    "EkoEvent",  "EkoClock",   "TopSummary", "TopFunction", "TopHandler",    "TopTask",    "Loss"};
-static_assert(record_kind_names.size() == static_cast<std::size_t>(RecordKind::loss) + 1);
+    "EkoEvent",  "EkoClock",   "TopSummary", "TopFunction", "TopHandler",    "TopTask",    "Loss",         "TaskInfo",
+    "TaskState", "StackInfo",  "TimerEnter", "TimerExit",   "DataSample",    "HeapEvent",  "SystemInfo",   "UserEvent"};
+static_assert(record_kind_names.size() == static_cast<std::size_t>(RecordKind::user_event) + 1);
 
 // The Callisto TraceEvent kinds are the first nine (text..raw).
 inline constexpr std::size_t callisto_kind_count = static_cast<std::size_t>(RecordKind::raw) + 1;

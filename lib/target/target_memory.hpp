@@ -1,6 +1,6 @@
 // What a collector needs from a target, whatever connects to it: halt and resume the
-// CPU, read and write memory while halted. Implemented over a GDB server (lib/gdb) and
-// directly over a CMSIS-DAP probe (lib/dap).
+// CPU, read and write memory (while halted, or also while running when the link can). Implemented over a GDB server
+// (lib/gdb) and directly over a CMSIS-DAP probe (lib/dap).
 #pragma once
 
 #include <cstdint>
@@ -40,6 +40,10 @@ class TargetMemory {
   // Lets it run again.
   virtual void resume() = 0;
   [[nodiscard]] virtual bool halted() const noexcept = 0;
+
+  // Whether reads and writes work while the CPU runs (a probe's MEM-AP does; a GDB server in
+  // all-stop mode answers only a halted target): a poller halts around its accesses otherwise.
+  [[nodiscard]] virtual bool reads_while_running() const noexcept { return false; }
 
   // Reads `length` bytes in as few transactions as the link allows. MemoryError for
   // memory the target refuses; Error(io_error / timeout) when the link fails.

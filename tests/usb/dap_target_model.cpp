@@ -14,6 +14,10 @@ constexpr std::uint32_t log_3 = 0x20001800;
 constexpr std::uint32_t clocks_base = 0x20000200;
 constexpr std::uint32_t log_capacity = 256;
 constexpr std::size_t report_size = 64;
+constexpr std::uint32_t rtt_up_buffer = 0x20001C80;
+constexpr std::uint32_t rtt_up_size = 512;
+constexpr std::uint32_t rtt_down_buffer = 0x20001E80;
+constexpr std::uint32_t rtt_down_size = 64;
 
 DeviceSpec spec_for(const DapTargetOptions& options) {
   DeviceSpec spec;
@@ -68,6 +72,57 @@ DapTarget::DapTarget(DapTargetOptions options)
   }
   ram_[history_3 + 40 - ram_base] = 1;  // tracer 3 is always inside the firmware
   run_firmware();
+  if (options_.rtt) init_rtt();
+}
+
+// SEGGER_RTT.c _DoInit: the block zeroed, counts, buffer 0 up and down named "Terminal",
+// the id written last.
+void DapTarget::init_rtt() {
+  constexpr std::uint32_t name = rtt_block + 0x60;
+  set_word(rtt_block + 16, 1);  // MaxNumUpBuffers
+  set_word(rtt_block + 20, 1);  // MaxNumDownBuffers
+  const char terminal[12] = "Terminal";
+  for (unsigned i = 0; i < sizeof terminal; ++i) ram_[name - ram_base + i] = static_cast<std::uint8_t>(terminal[i]);
+  const std::uint32_t up = rtt_block + 24;
+  const std::uint32_t down = rtt_block + 48;
+  set_word(up, name);
+  set_word(up + 4, rtt_up_buffer);
+  set_word(up + 8, rtt_up_size);
+  set_word(down, name);
+  set_word(down + 4, rtt_down_buffer);
+  set_word(down + 8, rtt_down_size);
+  const char id[11] = "SEGGER RTT";
+  for (unsigned i = 0; i < 10; ++i) ram_[rtt_block - ram_base + i] = static_cast<std::uint8_t>(id[i]);
+}
+
+// Two lines per call while lines are left, each stored whole or skipped (NO_BLOCK_SKIP); the
+// down buffer read empty.
+void DapTarget::run_rtt_firmware() {
+  const std::uint32_t up = rtt_block + 24;
+  for (int k = 0; k < 2 && rtt_written.size() + rtt_skipped < options_.rtt_lines; ++k) {
+    const std::string line = "rtt line " + std::to_string(rtt_written.size() + rtt_skipped) + " of the model\n";
+    const std::uint32_t read = word(up + 16);
+    std::uint32_t write = word(up + 12);
+    const std::uint32_t free = read > write ? read - write - 1 : rtt_up_size - (write - read) - 1;
+    if (free < line.size()) {
+      ++rtt_skipped;
+      continue;
+    }
+    for (const char c : line) {
+      ram_[rtt_up_buffer + write - ram_base] = static_cast<std::uint8_t>(c);
+      write = (write + 1) % rtt_up_size;
+    }
+    set_word(up + 12, write);  // after the bytes (SEGGER_RTT.c: "Make sure the data is written first")
+    rtt_written.push_back(line);
+  }
+  const std::uint32_t down = rtt_block + 48;
+  std::uint32_t read = word(down + 16);
+  const std::uint32_t write = word(down + 12);
+  while (read != write) {
+    rtt_received += static_cast<char>(ram_[rtt_down_buffer + read - ram_base]);
+    read = (read + 1) % rtt_down_size;
+  }
+  set_word(down + 16, read);
 }
 
 std::uint32_t DapTarget::word(std::uint32_t address) const {
@@ -237,7 +292,10 @@ void DapTarget::on_out(std::uint8_t endpoint, const Bytes& c) {
     case 0x05: {
       Bytes answer;
       transfer(c, answer);
+      ++transfers;
+      transfer_words += answer.size() > 3 ? (answer.size() - 3) / 4 : 0;
       reply(answer);
+      if (options_.rtt && !halted) run_rtt_firmware();  // the core runs between commands
       break;
     }
     default:

@@ -4,7 +4,11 @@
 // the sticky error until ABORT clears it), DHCSR halts and resumes the "CPU". The
 // image holds ekotrace tracers (lib/ekotrace/layout.hpp, 32-bit); while the CPU runs,
 // its firmware appends events to tracers 1 and 2, recorded so a test can check that
-// every one was collected once.
+// every one was collected once. With `rtt`, it also holds a SEGGER RTT control block as
+// SEGGER_RTT_Init lays it out (SEGGER_RTT.h: one up, one down buffer), and between DAP
+// commands while the CPU runs (the MEM-AP reads a running core) its firmware writes lines
+// to the up buffer as SEGGER_RTT_WriteNoLock does in NO_BLOCK_SKIP mode (a whole line or
+// none) and reads the down buffer.
 #pragma once
 
 #include <map>
@@ -18,6 +22,8 @@ struct DapTargetOptions {
   bool hid = false;            // CMSIS-DAP v1 (HID, 64-byte reports) instead of v2 (bulk)
   bool target_answers = true;  // false: nothing on the SWD wires (no ACK)
   std::string serial = "DAPSWD01";
+  bool rtt = false;
+  unsigned rtt_lines = 0;  // lines the RTT firmware writes, two per DAP command while it runs
 };
 
 struct LogItem {
@@ -35,6 +41,7 @@ class DapTarget final : public DeviceModel {
   static constexpr std::uint32_t reference_1 = 0x20000000;     // id 1, log crosses a 1 KiB boundary
   static constexpr std::uint32_t reference_2 = 0x20000004;     // id 2
   static constexpr std::uint32_t reference_busy = 0x20000008;  // id 3, in_use stays set
+  static constexpr std::uint32_t rtt_block = 0x20001C00;       // _SEGGER_RTT
 
   explicit DapTarget(DapTargetOptions options);
   void on_out(std::uint8_t endpoint, const Bytes& command) override;
@@ -48,6 +55,11 @@ class DapTarget final : public DeviceModel {
   std::size_t faults = 0;
   std::size_t short_reports = 0;  // HID commands not padded to the report size
   bool disconnected = false;
+  std::vector<std::string> rtt_written;  // lines the RTT firmware stored, in order
+  std::size_t rtt_skipped = 0;           // lines it dropped (no room)
+  std::string rtt_received;              // what it read from the down buffer
+  std::size_t transfers = 0;             // DAP_Transfer commands
+  std::size_t transfer_words = 0;        // words they read
 
  private:
   void transfer(const Bytes& command, Bytes& reply);
@@ -55,6 +67,8 @@ class DapTarget final : public DeviceModel {
   [[nodiscard]] std::uint32_t word(std::uint32_t address) const;
   void set_word(std::uint32_t address, std::uint32_t value);
   void run_firmware();  // what the CPU did since it was last resumed
+  void init_rtt();
+  void run_rtt_firmware();
   void log_item(std::uint32_t history, std::uint32_t value);
   void reply(Bytes bytes);
 

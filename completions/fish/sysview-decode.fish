@@ -1,0 +1,16 @@
+# fish completion for sysview-decode: generated from its option definitions (scripts/generate-docs);
+# do not edit.
+complete -c sysview-decode -s h -l help -d 'Print this help message and exit'
+complete -c sysview-decode -l cpu-hz -x -d 'Target clock in Hz: the timestamp rate, overriding what the target announces (records in ns either way)'
+complete -c sysview-decode -l ticks -d 'Keep timestamps in the target\'s timestamp ticks (clock cycles), not ns'
+complete -c sysview-decode -l port -x -d 'The records\' port (SystemView\'s RTT channel)'
+complete -c sysview-decode -l no-sync -d 'The input starts at a packet: decode from the first byte'
+complete -c sysview-decode -l stats -d 'Print packet, record, malformed, overflow and drop counts on stderr at exit'
+complete -c sysview-decode -s f -l follow -d 'Keep reading a growing file (like tail -f)'
+complete -c sysview-decode -l no-malformed -d 'Do not write Malformed records (they are still counted)'
+complete -c sysview-decode -s o -l output -r -F -d 'Write output to FILE (\'-\' = stdout)'
+complete -c sysview-decode -l append -d 'Append to the output file instead of truncating it'
+complete -c sysview-decode -s q -l quiet -d 'Print only errors on stderr'
+complete -c sysview-decode -s v -l verbose -d 'More detail on stderr (repeatable)'
+complete -c sysview-decode -l log-format -x -a 'text json' -d 'Diagnostics on stderr as text or JSON lines'
+complete -c sysview-decode -l version -d 'Display program version information and exit'

@@ -1,0 +1,194 @@
+#include "rtt/target_rtt.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "core/error.hpp"
+
+namespace tp::rtt {
+namespace {
+
+constexpr std::uint32_t scan_step = 4096;
+constexpr std::uint32_t scan_piece = 256;  // after a refused read: how much is tried at a time
+constexpr std::size_t max_name = 32;
+
+std::optional<ControlBlock> read_block(target::TargetMemory& memory, std::uint32_t address,
+                                       const std::optional<MemoryRange>& ram, std::string& problem) {
+  std::vector<std::uint8_t> header;
+  try {
+    header = memory.read(address, header_size);
+  } catch (const target::MemoryError& e) {
+    problem = fmt::format("0x{:08x} cannot be read: {}", address, e.what());
+    return std::nullopt;
+  }
+  const auto counts = parse_header(header, problem);
+  if (!counts) return std::nullopt;
+  const std::size_t rest = descriptor_size * static_cast<std::size_t>(counts->up + counts->down);
+  std::vector<std::uint8_t> descriptors = memory.read(address + header_size, rest);
+  header.insert(header.end(), descriptors.begin(), descriptors.end());
+  return parse_control_block(address, header, ram, problem);
+}
+
+// Reads `length` bytes at `at` into `window` (the readable bytes so far, contiguous from
+// `window_start`); memory the target refuses is read again in small pieces, and a piece it
+// still refuses ends the window (the id is searched in each window).
+void read_readable(target::TargetMemory& memory, std::uint64_t at, std::uint64_t length,
+                   std::vector<std::uint8_t>& window, std::uint64_t& window_start, std::set<std::uint32_t>& found) {
+  const auto search = [&] {
+    for (const std::size_t offset : find_id(window)) found.insert(static_cast<std::uint32_t>(window_start + offset));
+  };
+  try {
+    const auto bytes = memory.read(at, static_cast<std::size_t>(length));
+    window.insert(window.end(), bytes.begin(), bytes.end());
+    return;
+  } catch (const target::MemoryError&) {
+  }
+  for (std::uint64_t piece = at; piece < at + length; piece += scan_piece) {
+    try {
+      const auto bytes =
+          memory.read(piece, static_cast<std::size_t>(std::min<std::uint64_t>(scan_piece, at + length - piece)));
+      window.insert(window.end(), bytes.begin(), bytes.end());
+    } catch (const target::MemoryError&) {
+      search();
+      window.clear();
+      window_start = piece + scan_piece;
+    }
+  }
+}
+
+std::optional<ControlBlock> scan(target::TargetMemory& memory, const LocateSettings& settings, std::string& problem) {
+  const MemoryRange range = *settings.scan;
+  const std::uint64_t end = std::uint64_t{range.start} + range.size;
+  std::set<std::uint32_t> found;
+  std::vector<std::uint8_t> window;
+  std::uint64_t window_start = range.start;
+  for (std::uint64_t at = range.start; at < end; at += scan_step) {
+    read_readable(memory, at, std::min<std::uint64_t>(scan_step, end - at), window, window_start, found);
+    for (const std::size_t offset : find_id(window)) found.insert(static_cast<std::uint32_t>(window_start + offset));
+    // Keep the tail an id could start in.
+    const std::size_t keep = std::min(window.size(), control_block_id.size() - 1);
+    window_start += window.size() - keep;
+    window.erase(window.begin(), window.end() - static_cast<std::ptrdiff_t>(keep));
+  }
+  if (found.empty()) {
+    problem = fmt::format(
+        "no \"SEGGER RTT\" id in 0x{:08x}+{} (the target has not run SEGGER_RTT_Init yet, or the "
+        "block is elsewhere: --elf, --address or --scan)",
+        range.start, range.size);
+    return std::nullopt;
+  }
+  std::vector<ControlBlock> valid;
+  std::string last_problem;
+  for (const std::uint32_t address : found) {
+    if (auto block = read_block(memory, address, settings.ram, last_problem)) valid.push_back(std::move(*block));
+  }
+  if (valid.size() > 1) {
+    std::string addresses;
+    for (const auto& block : valid) addresses += fmt::format(" 0x{:08x}", block.address);
+    throw Error(ExitCode::usage, fmt::format("{} valid RTT control blocks in 0x{:08x}+{}:{}: say which with --address "
+                                             "(or --elf)",
+                                             valid.size(), range.start, range.size, addresses));
+  }
+  if (valid.empty()) {
+    problem = fmt::format("the id at 0x{:08x} is not a valid block yet: {}", *found.begin(), last_problem);
+    return std::nullopt;
+  }
+  return std::move(valid.front());
+}
+
+}  // namespace
+
+std::optional<ControlBlock> locate(target::TargetMemory& memory, const LocateSettings& settings, std::string& problem) {
+  if (settings.address) {
+    auto block = read_block(memory, *settings.address, settings.ram, problem);
+    if (!block) problem = fmt::format("at 0x{:08x}: {}", *settings.address, problem);
+    return block;
+  }
+  return scan(memory, settings, problem);
+}
+
+void read_names(target::TargetMemory& memory, ControlBlock& block) {
+  for (auto* buffers : {&block.up, &block.down}) {
+    for (Buffer& b : *buffers) {
+      b.name.clear();
+      if (b.name_pointer == 0) continue;
+      try {
+        const auto bytes = memory.read(b.name_pointer, max_name);
+        for (const std::uint8_t c : bytes) {
+          if (c == 0) break;
+          b.name += static_cast<char>(c);
+        }
+      } catch (const target::MemoryError&) {
+        b.name.clear();
+      }
+    }
+  }
+}
+
+UpRead UpChannel::read(target::TargetMemory& memory, std::vector<std::uint8_t>& out) {
+  UpRead result;
+  const auto words = memory.read(buffer_.descriptor, descriptor_size);
+  Buffer now = buffer_;
+  parse_descriptor(std::span(words).first<descriptor_size>(), now);
+  if (now.buffer != buffer_.buffer || now.size != buffer_.size || now.write >= now.size || now.read >= now.size ||
+      now.read != last_read_) {
+    result.reinitialised = true;
+    result.problem =
+        now.read != last_read_ && now.buffer == buffer_.buffer && now.size == buffer_.size && now.read < now.size
+            ? fmt::format("RdOff is {}, not the {} written last: the control block was initialised again", now.read,
+                          last_read_)
+            : fmt::format("the descriptor changed (buffer 0x{:08x} size {} WrOff {} RdOff {})", now.buffer, now.size,
+                          now.write, now.read);
+    return result;
+  }
+  buffer_.flags = now.flags;  // the target may change the mode (SEGGER_RTT_ConfigUpBuffer)
+  const RingPieces pieces = waiting_bytes(now.read, now.write, now.size);
+  result.fill = pieces.total();
+  // NO_BLOCK_SKIP drops a whole write that does not fit, so a ring can lose data well short
+  // of full: within an eighth of full counts there.
+  const std::uint32_t margin = now.mode() == Mode::no_block_skip ? now.size / 8 : 0;
+  result.full = pieces.total() + 1 + margin >= now.size;
+  if (pieces.total() == 0) return result;
+  const auto first = memory.read(now.buffer + pieces.first_offset, pieces.first_length);
+  out.insert(out.end(), first.begin(), first.end());
+  if (pieces.second_length != 0) {
+    const auto second = memory.read(now.buffer, pieces.second_length);
+    out.insert(out.end(), second.begin(), second.end());
+  }
+  const std::uint32_t read = (now.read + pieces.total()) % now.size;
+  const std::array<std::uint8_t, 4> word{static_cast<std::uint8_t>(read), static_cast<std::uint8_t>(read >> 8U),
+                                         static_cast<std::uint8_t>(read >> 16U),
+                                         static_cast<std::uint8_t>(read >> 24U)};
+  memory.write(buffer_.descriptor + descriptor_read_offset, word);
+  last_read_ = read;
+  result.bytes = pieces.total();
+  return result;
+}
+
+std::size_t DownChannel::write(target::TargetMemory& memory, std::span<const std::uint8_t> bytes) {
+  if (bytes.empty()) return 0;
+  const auto words = memory.read(buffer_.descriptor, descriptor_size);
+  Buffer now = buffer_;
+  parse_descriptor(std::span(words).first<descriptor_size>(), now);
+  if (now.buffer != buffer_.buffer || now.size != buffer_.size || now.write >= now.size || now.read >= now.size) {
+    throw Error(ExitCode::io_error,
+                fmt::format("down buffer {} changed under us (the target reset or re-initialised RTT)", buffer_.index));
+  }
+  const RingPieces room = free_space(now.read, now.write, now.size);
+  const std::uint32_t first = std::min<std::uint32_t>(room.first_length, static_cast<std::uint32_t>(bytes.size()));
+  const std::uint32_t second =
+      std::min<std::uint32_t>(room.second_length, static_cast<std::uint32_t>(bytes.size() - first));
+  if (first + second == 0) return 0;
+  memory.write(now.buffer + room.first_offset, bytes.first(first));
+  if (second != 0) memory.write(now.buffer, bytes.subspan(first, second));
+  const std::uint32_t write = (now.write + first + second) % now.size;
+  const std::array<std::uint8_t, 4> word{static_cast<std::uint8_t>(write), static_cast<std::uint8_t>(write >> 8U),
+                                         static_cast<std::uint8_t>(write >> 16U),
+                                         static_cast<std::uint8_t>(write >> 24U)};
+  memory.write(buffer_.descriptor + descriptor_write_offset, word);
+  return first + second;
+}
+
+}  // namespace tp::rtt

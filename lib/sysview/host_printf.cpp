@@ -1,0 +1,141 @@
+#include "sysview/host_printf.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+
+namespace tp::sysview {
+namespace {
+
+struct Spec {
+  bool left = false;
+  bool zero = false;
+  bool plus = false;
+  bool space = false;
+  bool alternate = false;
+  std::size_t width = 0;
+  int precision = -1;
+};
+
+void pad(std::string& out, std::string_view sign, std::string_view digits, const Spec& spec) {
+  std::string body(digits);
+  if (spec.precision >= 0 && body.size() < static_cast<std::size_t>(spec.precision)) {
+    body.insert(0, static_cast<std::size_t>(spec.precision) - body.size(), '0');
+  }
+  const std::size_t length = sign.size() + body.size();
+  const std::size_t fill = spec.width > length ? spec.width - length : 0;
+  if (spec.left) {
+    out += sign;
+    out += body;
+    out.append(fill, ' ');
+  } else if (spec.zero && spec.precision < 0) {
+    out += sign;
+    out.append(fill, '0');
+    out += body;
+  } else {
+    out.append(fill, ' ');
+    out += sign;
+    out += body;
+  }
+}
+
+void convert(char conversion, std::uint32_t value, const Spec& spec, std::string& out) {
+  switch (conversion) {
+    case 'd':
+    case 'i': {
+      const auto v = static_cast<std::int32_t>(value);
+      const std::uint64_t magnitude =
+          v < 0 ? static_cast<std::uint64_t>(-static_cast<std::int64_t>(v)) : static_cast<std::uint64_t>(v);
+      const std::string_view sign = v < 0 ? "-" : spec.plus ? "+" : spec.space ? " " : "";
+      pad(out, sign, fmt::format("{}", magnitude), spec);
+      return;
+    }
+    case 'u':
+      pad(out, "", fmt::format("{}", value), spec);
+      return;
+    case 'x':
+      pad(out, spec.alternate && value != 0 ? "0x" : "", fmt::format("{:x}", value), spec);
+      return;
+    case 'X':
+      pad(out, spec.alternate && value != 0 ? "0X" : "", fmt::format("{:X}", value), spec);
+      return;
+    case 'o':
+      pad(out, spec.alternate ? "0" : "", fmt::format("{:o}", value), spec);
+      return;
+    case 'p':
+      pad(out, "0x", fmt::format("{:08x}", value), spec);
+      return;
+    case 'c': {
+      const char c = static_cast<char>(value & 0xFFU);
+      pad(out, "", std::string_view(&c, 1), Spec{spec.left, false, false, false, false, spec.width, -1});
+      return;
+    }
+    case 's':
+      out += fmt::format("(string at 0x{:08x})", value);
+      return;
+    default:
+      return;
+  }
+}
+
+}  // namespace
+
+void format_host(std::string_view format, std::span<const std::uint32_t> arguments, std::string& out) {
+  std::size_t next = 0;
+  std::size_t i = 0;
+  while (i < format.size()) {
+    const char c = format[i++];
+    if (c != '%') {
+      out += c;
+      continue;
+    }
+    const std::size_t start = i - 1;
+    if (i < format.size() && format[i] == '%') {
+      ++i;
+      out += '%';
+      continue;
+    }
+    const std::size_t slot = next++;
+    Spec spec;
+    for (; i < format.size(); ++i) {
+      const char flag = format[i];
+      if (flag == '-') {
+        spec.left = true;
+      } else if (flag == '0') {
+        spec.zero = true;
+      } else if (flag == '+') {
+        spec.plus = true;
+      } else if (flag == ' ') {
+        spec.space = true;
+      } else if (flag == '#') {
+        spec.alternate = true;
+      } else {
+        break;
+      }
+    }
+    while (i < format.size() && format[i] >= '0' && format[i] <= '9' && spec.width < 1000) {
+      spec.width = spec.width * 10 + static_cast<std::size_t>(format[i++] - '0');
+    }
+    if (i < format.size() && format[i] == '.') {
+      spec.precision = 0;
+      ++i;
+      while (i < format.size() && format[i] >= '0' && format[i] <= '9' && spec.precision < 1000) {
+        spec.precision = spec.precision * 10 + (format[i++] - '0');
+      }
+    }
+    while (i < format.size() && (format[i] == 'l' || format[i] == 'h' || format[i] == 'z')) ++i;
+    if (i >= format.size()) {
+      out.append(format.substr(start));
+      return;
+    }
+    const char conversion = format[i++];
+    constexpr std::string_view known = "diuxXopcs";
+    if (known.find(conversion) == std::string_view::npos || slot >= arguments.size()) {
+      out.append(format.substr(start, i - start));
+      continue;
+    }
+    convert(conversion, arguments[slot], spec, out);
+  }
+}
+
+}  // namespace tp::sysview

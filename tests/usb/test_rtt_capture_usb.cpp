@@ -1,0 +1,130 @@
+// rtt-capture --attach against an emulated CMSIS-DAP probe (v2 bulk and v1 HID) under the
+// real libusb (umockdev), whose target holds an RTT control block and writes lines to it
+// while it runs (tests/usb/dap_target_model.hpp): every line the firmware stored arrives
+// once, in order, raw and as Text records; the core is never halted (the MEM-AP reads it
+// running); host data reaches the down buffer; each poll costs a few DAP_Transfer commands,
+// the ring read in one; the probe is let go at exit.
+//   test_rtt_capture_usb RTT_CAPTURE WORK_DIR
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dap_target_model.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using namespace usbemu;
+
+std::string rtt_capture;
+std::string work_dir;
+
+Run run_tool(const std::vector<std::string>& args) {
+  return run_program(rtt_capture, work_dir, args);
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& line : lines) out += line;
+  return out;
+}
+
+// The messages of the Text records, each with the newline it stood for.
+std::string messages(const std::string& ndjson) {
+  std::string out;
+  std::istringstream in(ndjson);
+  const std::string key = R"("message":")";
+  for (std::string line; std::getline(in, line);) {
+    const auto at = line.find(key);
+    if (at == std::string::npos) continue;
+    const auto end = line.find('"', at + key.size());
+    out += line.substr(at + key.size(), end - at - key.size()) + "\n";
+  }
+  return out;
+}
+
+void reads_while_running(bool hid) {
+  const std::string kind = hid ? "CMSIS-DAP v1 (HID)" : "CMSIS-DAP v2";
+  for (const bool ndjson : {false, true}) {
+    Bus bus;
+    DapTargetOptions options;
+    options.hid = hid;
+    options.rtt = true;
+    options.rtt_lines = 600;
+    DapTarget target(options);
+    bus.plug(target);
+    std::vector<std::string> args{"--attach",    "cortex-m", "--address",  "0x20001c00", "--send", "hello\n",
+                                  "--idle-exit", "1s",       "--interval", "5ms",        "--stats"};
+    if (ndjson) args.insert(args.end(), {"--format", "ndjson"});
+    const Run r = run_tool(args);
+    const std::string mode = kind + (ndjson ? ", Text records" : ", raw");
+    check(r.exit_code == 0, mode + ": exit 0 at --idle-exit", r.err);
+    const std::lock_guard lock(target.mutex);
+    const std::string want = joined(target.rtt_written);
+    const std::string got = ndjson ? messages(r.out) : r.out;
+    check(got == want && target.rtt_written.size() > 100, mode + ": every line the firmware stored, once, in order",
+          std::to_string(target.rtt_written.size()) + " stored, " + std::to_string(target.rtt_skipped) + " skipped");
+    check(target.halts == 0 && !target.halted, mode + ": the core was never halted");
+    check(target.rtt_received == "hello\n", mode + ": --send reached the down buffer", target.rtt_received);
+    check(target.disconnected, mode + ": the probe let go (DAP_Disconnect)");
+    // Polls: the descriptor, the ring (one command, two when it wraps), RdOff; not per word.
+    const auto polls_at = r.err.find(" polls (");
+    const std::size_t polls =
+        polls_at == std::string::npos ? 0 : std::stoul(r.err.substr(r.err.rfind(": ", polls_at) + 2));
+    check(polls > 0 && target.transfers <= 5 * polls + 40, mode + ": a few DAP_Transfer commands per poll",
+          std::to_string(target.transfers) + " commands, " + std::to_string(polls) + " polls; " + r.err);
+  }
+}
+
+void errors() {
+  {
+    Bus bus;
+    const Run r = run_tool({"--attach", "cortex-m", "--list"});
+    check(r.exit_code == 3, "no probe -> exit 3", r.err);
+  }
+  {
+    Bus bus;
+    DapTargetOptions options;
+    options.rtt = true;
+    DapTarget target(options);
+    bus.plug(target);
+    const Run r = run_tool({"--attach", "cortex-m", "--address", "0x20001000", "--wait", "300ms", "--list"});
+    check(r.exit_code == 3 && contains(r.err, "no valid RTT control block"),
+          "no block where --address says: exit 3 after --wait, what is wrong said", r.err);
+    const std::lock_guard lock(target.mutex);
+    check(target.halts == 0 && target.disconnected, "the core never halted, the probe let go");
+  }
+  {
+    Bus bus;
+    DapTargetOptions options;
+    options.rtt = true;
+    DapTarget target(options);
+    bus.plug(target);
+    const Run r = run_tool({"--attach", "cortex-m", "--scan", "0x20000000:8K", "--list"});
+    check(r.exit_code == 0 && contains(r.out, "RTT control block at 0x20001c00") && contains(r.out, "\"Terminal\""),
+          "a scan of RAM finds the block; --list names the channels", r.out + r.err);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: %s RTT_CAPTURE WORK_DIR\n", argv[0]);
+    return 2;
+  }
+  ensure_umockdev_preload(argv);
+  rtt_capture = argv[1];
+  work_dir = argv[2];
+  std::filesystem::create_directories(work_dir);
+  try {
+    reads_while_running(false);
+    reads_while_running(true);
+    errors();
+  } catch (const std::exception& e) {
+    check(false, "the scenarios ran to the end", e.what());
+  }
+  return summary();
+}
