@@ -241,7 +241,7 @@ constexpr std::array<FieldRule, 2> timer_enter_fields = {{
 constexpr std::array<FieldRule, 3> data_sample_fields = {{
     {"id", FieldType::u64, true, false, u32_max},
     {"raw", FieldType::u64, true, false, u32_max},
-    {"value", FieldType::number, true, true},
+    {"value", FieldType::real, true, true},
 }};
 constexpr std::array<std::string_view, 3> heap_actions = {"define", "alloc", "free"};
 constexpr std::array<FieldRule, 6> heap_event_fields = {{
@@ -360,6 +360,10 @@ bool field_valid(const FieldRule& rule, simdjson::dom::element value) {
     case FieldType::number: {
       double number = 0;
       return value.get_double().get(number) == simdjson::SUCCESS && number >= 0;
+    }
+    case FieldType::real: {
+      double number = 0;
+      return value.get_double().get(number) == simdjson::SUCCESS;
     }
     case FieldType::bytes:
       return is_byte_array(value);

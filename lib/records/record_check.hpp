@@ -49,7 +49,8 @@ struct CheckedLine {
 std::optional<CheckedLine> check_record_line(simdjson::dom::object root, std::string& problem);
 
 // The rules, for the test that keeps them equal to record.schema.json.
-enum class FieldType : std::uint8_t { u64, string, boolean, number, bytes, string_enum, integer_enum };
+// number: at least 0 (shares, percentages); real: any number (a sampled value).
+enum class FieldType : std::uint8_t { u64, string, boolean, number, real, bytes, string_enum, integer_enum };
 
 struct FieldRule {
   std::string_view name;

@@ -329,6 +329,8 @@ class ShapeBuilder {
           return slot(Slot::boolean), true;
         case FieldType::number:
           return slot(Slot::nonnegative_number), true;
+        case FieldType::real:
+          return slot(Slot::number), true;
         case FieldType::bytes:
           return slot(Slot::byte_array), true;
         case FieldType::string_enum:

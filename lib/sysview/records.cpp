@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstring>
 
+#include "core/json_writer.hpp"
 #include "records/record_line.hpp"
 #include "sysview/host_printf.hpp"
 
@@ -33,6 +34,7 @@ void add_name(RecordData& data, std::string_view key, const std::unordered_map<s
 }  // namespace
 
 RecordWriter::Head RecordWriter::head() {
+  if (placing_) held_.push_back({time_, hold_.size()});  // the record starts here in hold_
   if (!clock_) {
     if (settings_.timestamp_hz != 0) hz_ = settings_.timestamp_hz;
     clock_ = hz_ != 0 && !settings_.ticks ? "ns" : "cycles";
@@ -72,8 +74,48 @@ void RecordWriter::describe(std::string_view description) {
   }
 }
 
+std::uint64_t RecordWriter::in_clock(std::uint64_t ticks) const {
+  if (clock_ && *clock_ == "ns") return ticks / hz_ * 1'000'000'000U + ticks % hz_ * 1'000'000'000U / hz_;
+  return ticks;
+}
+
+// The records held before the target's clock was known, written with their times moved by
+// `offset` ticks (the system time's value minus the sum of deltas at it).
+void RecordWriter::release_held(std::int64_t offset, OutBuffer& out) {
+  const std::string_view text = hold_.view();
+  std::size_t entry = 0;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t end = text.find('\n', at);
+    const std::size_t line_end = end == std::string_view::npos ? text.size() : end + 1;
+    while (entry + 1 < held_.size() && held_[entry + 1].start <= at) ++entry;
+    const std::int64_t placed = static_cast<std::int64_t>(held_[entry].time) + offset;
+    const std::string_view line = text.substr(at, line_end - at);
+    const std::size_t comma = line.find(',');  // after {"timestamp":T
+    out += R"({"timestamp":)";
+    char* p = out.ensure(max_uint_digits);
+    out.commit_to(write_uint(p, in_clock(placed < 0 ? 0 : static_cast<std::uint64_t>(placed))));
+    out += line.substr(comma);
+    at = line_end;
+  }
+  hold_.clear();
+  held_.clear();
+  placing_ = false;
+}
+
 void RecordWriter::packet(const Packet& p, OutBuffer& out) {
   time_ += p.delta;
+  const auto id = static_cast<EventId>(p.id);
+  if (placing_ && id == EventId::systime_cycles) {
+    release_held(static_cast<std::int64_t>(p.value(0)) - static_cast<std::int64_t>(time_), out);
+  } else if (placing_ && held_.size() >= max_held) {
+    release_held(0, out);  // no system time in sight: the times stay relative to the start
+    time_placed_ = true;
+  }
+  dispatch(p, placing_ ? hold_ : out);
+}
+
+void RecordWriter::dispatch(const Packet& p, OutBuffer& out) {
   const auto id = static_cast<EventId>(p.id);
   // SEGGER_SYSVIEW_Start sends TraceStart, then Init with the timestamp rate: a TraceStart
   // before the clock is chosen waits for the next packet, so that the rate can choose it.
@@ -382,12 +424,15 @@ void RecordWriter::extended_packet(const Packet& p, OutBuffer& out) {
 }
 
 void RecordWriter::finish(OutBuffer& out) {
-  if (!held_start_) return;
-  held_start_ = false;
-  const Head h = head();
-  RecordLine r(out, {h.timestamp, h.clock, settings_.port, RecordKind::system_info, source});
-  r.data().name("item", "trace_start");
-  r.end();
+  OutBuffer& target = placing_ ? hold_ : out;
+  if (held_start_) {
+    held_start_ = false;
+    const Head h = head();
+    RecordLine r(target, {h.timestamp, h.clock, settings_.port, RecordKind::system_info, source});
+    r.data().name("item", "trace_start");
+    r.end();
+  }
+  if (placing_) release_held(0, out);
 }
 
 void RecordWriter::skipped(std::string_view reason, std::uint64_t bytes, OutBuffer& out) {

@@ -15,8 +15,8 @@
 //   NameMarker, RegisterData -> SystemInfo {item, ...}.
 //
 // Time: the sum of the deltas, in the target's timestamp ticks, placed on the target's own
-// clock by the first SystimeCycles (its value is the timestamp at that packet); later ones
-// are checked against it. The records are in nanoseconds (clock "ns") when the timestamp
+// clock by the first SystimeCycles (its value is the timestamp at that packet; the records
+// before it wait and are placed with it); later ones are checked against it. The records are in nanoseconds (clock "ns") when the timestamp
 // frequency is known before the first record (Init's, or --cpu-hz), else in ticks ("cycles").
 #pragma once
 
@@ -67,6 +67,9 @@ class RecordWriter {
     std::string_view clock;
   };
   Head head();
+  [[nodiscard]] std::uint64_t in_clock(std::uint64_t ticks) const;
+  void release_held(std::int64_t offset, OutBuffer& out);
+  void dispatch(const Packet& packet, OutBuffer& out);
   void describe(std::string_view description);
   void event_packet(const Packet& packet, OutBuffer& out);
   void task_packet(const Packet& packet, OutBuffer& out);
@@ -85,7 +88,17 @@ class RecordWriter {
   std::uint32_t last_task_ = 0;           // the task that ran last (from_task of the next switch)
   bool idle_ = false;
   std::uint32_t last_drop_count_ = 0;  // the target's DropCount in the last Overflow
-  bool held_start_ = false;            // a TraceStart waiting for the next packet (see packet())
+  // Until the first system time places the target's clock, records wait in hold_ (SEGGER's
+  // start sends a few before it: TraceStart, Init, the descriptions), at most max_held.
+  static constexpr std::size_t max_held = 1024;
+  struct Held {
+    std::uint64_t time;  // in ticks, relative to the stream's start
+    std::size_t start;   // where its record begins in hold_
+  };
+  bool placing_ = true;
+  OutBuffer hold_;
+  std::vector<Held> held_;
+  bool held_start_ = false;  // a TraceStart waiting for the next packet (see dispatch())
   std::uint64_t held_start_time_ = 0;
   std::vector<std::uint32_t> isr_stack_;
   std::unordered_map<std::uint32_t, std::string> task_names_;

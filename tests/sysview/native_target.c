@@ -235,7 +235,7 @@ static void step(int drain) {
       break;
     }
     case 11: {
-      float value = (float)rig_random(100000) / 8.0f;
+      float value = ((float)rig_random(100000) - 50000.0f) / 8.0f; /* negative ones too */
       U32 bits;
       memcpy(&bits, &value, sizeof bits);
       SEGGER_SYSVIEW_DATA_SAMPLE sample = {7, {.pFloat = &value}};

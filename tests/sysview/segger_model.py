@@ -20,11 +20,10 @@ def expected_records(calls, isr_names):
     isr_stack = []
     pending_drops = 0
     drop_count = 0  # SEGGER_SYSVIEW.c DropCount: every drop but the first of each overflow
-    base = None  # the target time at the start: records before the system time are relative
-    placed = False
+    placed = False  # records before the first system time are placed by it (their own target time)
 
     def time(c):
-        return c["t"] if placed else c["t"] - base
+        return c["t"]
 
     def task_name(task, key, data):
         if task in names:
@@ -34,7 +33,6 @@ def expected_records(calls, isr_names):
     for c in calls:
         call = c["call"]
         if call == "init":
-            base = c["t"]
             init = c
             continue
         if call == "start":

@@ -10,8 +10,10 @@ looks away twice, so SEGGER's code drops packets and reports them (its Overflow 
   did not reach the buffer);
 - in ns from the rate the target announced; the same records from any split of the input;
 - junk before the stream and between two streams: one Malformed each, its exact byte count;
-- every record valid against record.schema.json (ajv) and trace-filter's validator (--strict).
-Usage: test_sysview_native.py SYSVIEW_DECODE TRACE_FILTER SHARED_DIR WORK_DIR"""
+- every record valid against record.schema.json (ajv) and trace-filter's validator (--strict);
+- trace-top and trace-timeline show the recording as they show ITM's: task loads by name,
+  handlers named by the system description, a track per task and per handler.
+Usage: test_sysview_native.py SYSVIEW_DECODE TRACE_FILTER TRACE_TOP TRACE_TIMELINE SHARED_DIR WORK_DIR"""
 import json
 import os
 import random
@@ -24,7 +26,7 @@ from checks import Checks  # noqa: E402
 
 from segger_model import expected_records, records_as_tuples  # noqa: E402
 
-tool, trace_filter, shared, work = sys.argv[1:5]
+tool, trace_filter, trace_top, trace_timeline, shared, work = sys.argv[1:7]
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.normpath(os.path.join(here, "..", ".."))
 segger = os.path.join(shared, "reference", "segger")
@@ -151,5 +153,19 @@ check(schema.returncode == 0, "every record valid against record.schema.json (aj
 strict = subprocess.run([trace_filter, "--strict", records_file], capture_output=True, text=True)
 check(strict.returncode == 0 and len(strict.stdout.splitlines()) == len(records),
       "and against the tools' own validator (trace-filter --strict)", strict.stderr[-800:])
+
+top = subprocess.run([trace_top, "--once", "--format", "ndjson", records_file], capture_output=True, text=True)
+top_records = [json.loads(line) for line in top.stdout.splitlines()]
+task_names = {r["event"]["data"]["name"] for r in top_records if r["event"]["kind"] == "TopTask"}
+handlers = {r["event"]["data"]["name"] for r in top_records if r["event"]["kind"] == "TopHandler"}
+check(top.returncode == 0 and {"Main", "Sensor", "Comms"} <= task_names and "SysTick" in handlers,
+      "trace-top: task loads by name, handlers named by the system description", (task_names, handlers, top.stderr))
+timeline_file = os.path.join(work, "timeline.json")
+timeline = subprocess.run([trace_timeline, "-o", timeline_file, records_file], capture_output=True, text=True)
+with open(timeline_file) as f:
+    events = json.load(f)["traceEvents"]
+tracks = {e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
+check(timeline.returncode == 0 and {"Main", "Sensor", "Comms", "SysTick", "idle"} <= tracks,
+      "trace-timeline: a track per task, per handler, and idle", tracks)
 
 sys.exit(check.summary())

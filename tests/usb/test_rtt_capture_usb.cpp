@@ -73,6 +73,16 @@ void reads_while_running(bool hid) {
     const auto polls_at = r.err.find(" polls (");
     const std::size_t polls =
         polls_at == std::string::npos ? 0 : std::stoul(r.err.substr(r.err.rfind(": ", polls_at) + 2));
+    // For scripts/bench/rtt-capture.sh: what a poll costs on the wire.
+    const std::size_t limit = hid ? 15 : 127;  // words one DAP_Transfer read can carry in a packet
+    std::printf(
+        "info   %s: %zu polls, %zu DAP_Transfer commands (%.2f per poll), %zu words read (%.1f bytes per "
+        "command; the packet holds %zu words)\n",
+        mode.c_str(), polls, target.transfers,
+        polls != 0 ? static_cast<double>(target.transfers) / static_cast<double>(polls) : 0.0, target.transfer_words,
+        target.transfers != 0 ? 4.0 * static_cast<double>(target.transfer_words) / static_cast<double>(target.transfers)
+                              : 0.0,
+        limit);
     check(polls > 0 && target.transfers <= 5 * polls + 40, mode + ": a few DAP_Transfer commands per poll",
           std::to_string(target.transfers) + " commands, " + std::to_string(polls) + " polls; " + r.err);
   }

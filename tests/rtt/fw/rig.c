@@ -6,7 +6,8 @@
  * - "text\n" on down channel 0: channel 0 becomes BLOCK_IF_FIFO_FULL, RIG_LINES lines go out
  *   through SEGGER_RTT_printf (rig_text_bytes counts what it stored), then a burst of
  *   RIG_BURST bytes on channel 2 ("Skip", 256 bytes, NO_BLOCK_SKIP) that cannot all fit
- *   (rig_skip_accepted counts what did); any other line comes back as "echo: LINE";
+ *   (rig_skip_accepted counts what did); "flood\n": 20000 lines of 72 bytes as fast as the host
+ *   reads them (the benchmark); any other line comes back as "echo: LINE";
  * - SystemView's start command (down channel 1): a schedule of SystemView calls, paced so the
  *   host keeps up, except for a stretch that overflows the buffer on purpose; SysTick and
  *   IRQ 0 (pended from SysTick, preempting it) record ISR enter/exit from their handlers.
@@ -24,6 +25,7 @@
 #endif
 #define RIG_LINES 200
 #define RIG_BURST 1000
+#define RIG_FLOOD_LINES 20000
 #define RIG_LOG_SIZE 1400
 
 enum {
@@ -327,6 +329,11 @@ static void serve_terminal(void) {
     line[length] = 0;
     if (strcmp(line, "text") == 0) {
       run_text();
+    } else if (strcmp(line, "flood") == 0) { /* for the benchmark: as fast as the host reads */
+      SEGGER_RTT_ConfigUpBuffer(0, "Terminal", NULL, 0, SEGGER_RTT_MODE_BLOCK_IF_FIFO_FULL);
+      for (unsigned i = 0; i < RIG_FLOOD_LINES; ++i) {
+        SEGGER_RTT_printf(0, "flood %6u: the quick brown fox jumps over the lazy dog 0123456789\n", i);
+      }
     } else {
       const unsigned before = text_offset();
       SEGGER_RTT_printf(0, "echo: %s\n", line);
