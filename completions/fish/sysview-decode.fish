@@ -5,6 +5,7 @@ complete -c sysview-decode -l cpu-hz -x -d 'Target clock in Hz: the timestamp ra
 complete -c sysview-decode -l ticks -d 'Keep timestamps in the target\'s timestamp ticks (clock cycles), not ns'
 complete -c sysview-decode -l port -x -d 'The records\' port (SystemView\'s RTT channel)'
 complete -c sysview-decode -l no-sync -d 'The input starts at a packet: decode from the first byte'
+complete -c sysview-decode -l format -x -a 'ndjson none' -d 'ndjson, or none (frame and check only: with --stats)'
 complete -c sysview-decode -l stats -d 'Print packet, record, malformed, overflow and drop counts on stderr at exit'
 complete -c sysview-decode -s f -l follow -d 'Keep reading a growing file (like tail -f)'
 complete -c sysview-decode -l no-malformed -d 'Do not write Malformed records (they are still counted)'

@@ -18,22 +18,25 @@ class DecodeHandler final : public StreamHandler {
       : decoder_(!o.no_sync),
         records_({o.timestamp_hz, o.ticks, o.port}),
         writer_(writer),
-        malformed_(!o.no_malformed) {}
+        malformed_(!o.no_malformed),
+        count_only_(o.count_only) {}
 
   void on_data(std::span<const std::uint8_t> bytes, std::uint64_t /*now_us*/) override { decoder_.feed(bytes, *this); }
   void on_end(std::uint64_t /*now_us*/) override {
     decoder_.finish(*this);
+    if (count_only_) return;
     records_.finish(writer_.buffer());
     writer_.commit();
   }
 
   // The decoder's sink.
   void packet(const Packet& packet) {
+    if (count_only_) return;
     records_.packet(packet, writer_.buffer());
     writer_.commit();
   }
   void skipped(std::string_view reason, std::uint64_t bytes) {
-    if (!malformed_) return;
+    if (!malformed_ || count_only_) return;
     records_.skipped(reason, bytes, writer_.buffer());
     writer_.commit();
   }
@@ -46,6 +49,7 @@ class DecodeHandler final : public StreamHandler {
   RecordWriter records_;
   BatchedWriter& writer_;
   bool malformed_;
+  bool count_only_;
 };
 
 std::string summary(const DecodeHandler& handler) {

@@ -19,6 +19,7 @@ struct DecodeOptions {
   bool follow = false;
   bool stats = false;
   bool no_malformed = false;
+  bool count_only = false;  // --format none: frame and parse, write nothing (with --stats)
 };
 
 // Throws Error for an input that cannot be opened; undecodable bytes are Malformed records

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cstdint>
+#include <utility>
 
 namespace tp::sysview {
 namespace {
@@ -18,28 +20,28 @@ struct Spec {
 };
 
 void pad(std::string& out, std::string_view sign, std::string_view digits, const Spec& spec) {
-  std::string body(digits);
-  if (spec.precision >= 0 && body.size() < static_cast<std::size_t>(spec.precision)) {
-    body.insert(0, static_cast<std::size_t>(spec.precision) - body.size(), '0');
-  }
-  const std::size_t length = sign.size() + body.size();
+  const std::size_t zeros = spec.precision >= 0 && digits.size() < static_cast<std::size_t>(spec.precision)
+                                ? static_cast<std::size_t>(spec.precision) - digits.size()
+                                : 0;
+  const std::size_t length = sign.size() + zeros + digits.size();
   const std::size_t fill = spec.width > length ? spec.width - length : 0;
-  if (spec.left) {
-    out += sign;
-    out += body;
-    out.append(fill, ' ');
-  } else if (spec.zero && spec.precision < 0) {
-    out += sign;
-    out.append(fill, '0');
-    out += body;
-  } else {
-    out.append(fill, ' ');
-    out += sign;
-    out += body;
-  }
+  if (!spec.left && !(spec.zero && spec.precision < 0)) out.append(fill, ' ');
+  out += sign;
+  if (!spec.left && spec.zero && spec.precision < 0) out.append(fill, '0');
+  out.append(zeros, '0');
+  out += digits;
+  if (spec.left) out.append(fill, ' ');
+}
+
+// The digits of `value` in a buffer of the caller's (no allocation per conversion).
+template <class... Args>
+std::string_view digits_of(std::array<char, 24>& buffer, fmt::format_string<Args...> format, Args&&... args) {
+  const auto end = fmt::format_to_n(buffer.data(), buffer.size(), format, std::forward<Args>(args)...).out;
+  return {buffer.data(), static_cast<std::size_t>(end - buffer.data())};
 }
 
 void convert(char conversion, std::uint32_t value, const Spec& spec, std::string& out) {
+  std::array<char, 24> buffer{};
   switch (conversion) {
     case 'd':
     case 'i': {
@@ -47,23 +49,23 @@ void convert(char conversion, std::uint32_t value, const Spec& spec, std::string
       const std::uint64_t magnitude =
           v < 0 ? static_cast<std::uint64_t>(-static_cast<std::int64_t>(v)) : static_cast<std::uint64_t>(v);
       const std::string_view sign = v < 0 ? "-" : spec.plus ? "+" : spec.space ? " " : "";
-      pad(out, sign, fmt::format("{}", magnitude), spec);
+      pad(out, sign, digits_of(buffer, "{}", magnitude), spec);
       return;
     }
     case 'u':
-      pad(out, "", fmt::format("{}", value), spec);
+      pad(out, "", digits_of(buffer, "{}", value), spec);
       return;
     case 'x':
-      pad(out, spec.alternate && value != 0 ? "0x" : "", fmt::format("{:x}", value), spec);
+      pad(out, spec.alternate && value != 0 ? "0x" : "", digits_of(buffer, "{:x}", value), spec);
       return;
     case 'X':
-      pad(out, spec.alternate && value != 0 ? "0X" : "", fmt::format("{:X}", value), spec);
+      pad(out, spec.alternate && value != 0 ? "0X" : "", digits_of(buffer, "{:X}", value), spec);
       return;
     case 'o':
-      pad(out, spec.alternate ? "0" : "", fmt::format("{:o}", value), spec);
+      pad(out, spec.alternate ? "0" : "", digits_of(buffer, "{:o}", value), spec);
       return;
     case 'p':
-      pad(out, "0x", fmt::format("{:08x}", value), spec);
+      pad(out, "0x", digits_of(buffer, "{:08x}", value), spec);
       return;
     case 'c': {
       const char c = static_cast<char>(value & 0xFFU);
@@ -71,7 +73,9 @@ void convert(char conversion, std::uint32_t value, const Spec& spec, std::string
       return;
     }
     case 's':
-      out += fmt::format("(string at 0x{:08x})", value);
+      out += "(string at 0x";
+      out += digits_of(buffer, "{:08x}", value);
+      out += ')';
       return;
     default:
       return;

@@ -106,6 +106,11 @@ void RecordWriter::release_held(std::int64_t offset, OutBuffer& out) {
 void RecordWriter::packet(const Packet& p, OutBuffer& out) {
   time_ += p.delta;
   const auto id = static_cast<EventId>(p.id);
+  if (id == EventId::trace_start && time_placed_) {
+    // A new recording, perhaps of a target that was reset: its own system time places it.
+    time_placed_ = false;
+    placing_ = true;
+  }
   if (placing_ && id == EventId::systime_cycles) {
     release_held(static_cast<std::int64_t>(p.value(0)) - static_cast<std::int64_t>(time_), out);
   } else if (placing_ && held_.size() >= max_held) {
@@ -189,7 +194,9 @@ void RecordWriter::event_packet(const Packet& p, OutBuffer& out) {
       // of each overflow (that one only switches to the overflow state): this overflow's
       // losses are the counter's rise since the last one, plus that first packet.
       const std::uint32_t target_count = p.value(0);
-      const std::uint64_t dropped = std::uint64_t{target_count - std::min(target_count, last_drop_count_)} + 1;
+      // A counter that went back belongs to a target that was reset (it counts from 0 again).
+      const std::uint32_t since = target_count >= last_drop_count_ ? last_drop_count_ : 0;
+      const std::uint64_t dropped = std::uint64_t{target_count - since} + 1;
       last_drop_count_ = target_count;
       ++counters_.overflows;
       counters_.dropped += dropped;

@@ -16,8 +16,8 @@
 //
 // Time: the sum of the deltas, in the target's timestamp ticks, placed on the target's own
 // clock by the first SystimeCycles (its value is the timestamp at that packet; the records
-// before it wait and are placed with it); later ones are checked against it. The records are in nanoseconds (clock "ns") when the timestamp
-// frequency is known before the first record (Init's, or --cpu-hz), else in ticks ("cycles").
+// before it wait and are placed with it); later ones are checked against it. The records are in nanoseconds (clock
+// "ns") when the timestamp frequency is known before the first record (Init's, or --cpu-hz), else in ticks ("cycles").
 #pragma once
 
 #include <cstdint>

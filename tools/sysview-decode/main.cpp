@@ -27,12 +27,18 @@ int run_main(int argc, char** argv) {
       ->default_val(1)
       ->check(CLI::Range(0, 255));
   app.add_flag("--no-sync", o.no_sync, "The input starts at a packet: decode from the first byte");
+  std::string format = "ndjson";
+  app.add_option("--format", format, "ndjson, or none (frame and check only: with --stats)")
+      ->check(CLI::IsMember({"ndjson", "none"}))
+      ->default_val(format);
   app.add_flag("--stats", o.stats, "Print packet, record, malformed, overflow and drop counts on stderr at exit");
   app.add_flag("-f,--follow", o.follow, "Keep reading a growing file (like tail -f)");
   app.add_flag("--no-malformed", o.no_malformed, "Do not write Malformed records (they are still counted)");
   tp::add_common_options(app, common);
-  return tp::run_tool(app, common, argc, argv,
-                      [&](const tp::Logger& log) { return tp::sysview::decode(o, common.output, common.append, log); });
+  return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) {
+    o.count_only = format == "none";
+    return tp::sysview::decode(o, common.output, common.append, log);
+  });
 }
 
 }  // namespace
