@@ -31,6 +31,11 @@ decode=$build/tools/sysview-decode
 records=$("$decode" --ticks "$work/one.bin" 2> /dev/null | wc -l)
 
 ours=$(best_of_3 "'$decode' --ticks '$work/stream.bin' -o /dev/null 2> /dev/null")
+frame_only=$(best_of_3 "'$decode' --format none '$work/stream.bin' 2> /dev/null")
+"$decode" --ticks "$work/stream.bin" -o "$work/records.ndjson" 2> /dev/null
+ndjson=$(stat -c %s "$work/records.ndjson")
+pipe=$(best_of_3 "cat '$work/records.ndjson' | cat > /dev/null")
+rm -f "$work/records.ndjson"
 ours_ns=$(best_of_3 "'$decode' '$work/stream.bin' -o /dev/null 2> /dev/null")
 ceiling=$(best_of_3 "cat '$work/stream.bin' > /dev/null")
 python=$(best_of_3 "python3 '$root/scripts/bench/sysview_reference.py' '$work/slice.bin' > /dev/null")
@@ -41,8 +46,12 @@ echo "input: $copies copies of a $one-byte recording by SEGGER's code ($records 
 printf '  %-40s %10s %10s\n' "" seconds "MB/s"
 printf '  %-40s %10s %10s\n' "sysview-decode --ticks" "$ours" "$(mbs "$bytes" "$ours")"
 printf '  %-40s %10s %10s\n' "sysview-decode (ns from the Init rate)" "$ours_ns" "$(mbs "$bytes" "$ours_ns")"
+printf '  %-40s %10s %10s\n' "sysview-decode --format none (framing)" "$frame_only" "$(mbs "$bytes" "$frame_only")"
 printf '  %-40s %10s %10s\n' "cat > /dev/null (the ceiling)" "$ceiling" "$(mbs "$bytes" "$ceiling")"
 printf '  %-40s %10s %10s\n' "Python reference (16 MB slice)" "$python" "$(mbs 16777216 "$python")"
 awk -v a="$(mbs "$bytes" "$ours")" -v b="$(mbs 16777216 "$python")" \
   'BEGIN { printf "  ratio: sysview-decode %.0fx the Python decoder; target 200 MB/s\n", a / b }'
 echo "  peak RSS: $rss1 KB for 1x, $rss4 KB for 4x the input"
+awk -v n="$ndjson" -v b="$bytes" -v s="$ours" -v p="$pipe" 'BEGIN {
+  printf "  the records are %.1fx the input: %.0f MB/s of NDJSON written; cat | cat moves that NDJSON at %.0f MB/s\n",
+         n / b, n / 1048576 / s, n / 1048576 / p }'

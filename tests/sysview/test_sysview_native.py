@@ -12,8 +12,9 @@ looks away twice, so SEGGER's code drops packets and reports them (its Overflow 
 - junk before the stream and between two streams: one Malformed each, its exact byte count;
 - every record valid against record.schema.json (ajv) and trace-filter's validator (--strict);
 - trace-top and trace-timeline show the recording as they show ITM's: task loads by name,
-  handlers named by the system description, a track per task and per handler.
-Usage: test_sysview_native.py SYSVIEW_DECODE TRACE_FILTER TRACE_TOP TRACE_TIMELINE SHARED_DIR WORK_DIR"""
+  handlers named by the system description, a track per task and per handler; trace-serve
+  serves it to real WebSocket clients (serve_sysview.mjs: Callisto's schema holds).
+Usage: test_sysview_native.py SYSVIEW_DECODE TRACE_FILTER TRACE_TOP TRACE_TIMELINE TRACE_SERVE SHARED_DIR WORK_DIR"""
 import json
 import os
 import random
@@ -26,7 +27,7 @@ from checks import Checks  # noqa: E402
 
 from segger_model import expected_records, records_as_tuples  # noqa: E402
 
-tool, trace_filter, trace_top, trace_timeline, shared, work = sys.argv[1:7]
+tool, trace_filter, trace_top, trace_timeline, trace_serve, shared, work = sys.argv[1:8]
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.normpath(os.path.join(here, "..", ".."))
 segger = os.path.join(shared, "reference", "segger")
@@ -167,5 +168,9 @@ with open(timeline_file) as f:
 tracks = {e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
 check(timeline.returncode == 0 and {"Main", "Sensor", "Comms", "SysTick", "idle"} <= tracks,
       "trace-timeline: a track per task, per handler, and idle", tracks)
+served = subprocess.run(["node", os.path.join(here, "serve_sysview.mjs"), root, shared, trace_serve, records_file],
+                        capture_output=True, text=True, timeout=300)
+print(served.stdout, end="")
+check(served.returncode == 0, "trace-serve: the recording to WebSocket clients", served.stderr[-800:])
 
 sys.exit(check.summary())
