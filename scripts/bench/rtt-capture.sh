@@ -71,5 +71,6 @@ echo "  ($bytes bytes, $lines of 20000 lines, in $seconds s, $polls polls with d
 usb_test=$build/tests/test_rtt_capture_usb
 if [ -x "$usb_test" ]; then
   echo "over CMSIS-DAP (the emulated probe, real libusb):"
-  "$usb_test" "$rtt" "$work/usb" 2>&1 | sed -nE 's/^info +/  /p'
+  "$usb_test" "$rtt" "$work/usb" "$root/tests/fuzz/corpus/sysview_stream/segger_start_and_schedule" 2>&1 |
+    sed -nE 's/^info +/  /p'
 fi

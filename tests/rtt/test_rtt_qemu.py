@@ -16,7 +16,7 @@ firmware's ground truth back independently.
   a stretch that overflows on purpose) say, with exact timestamps; the stop command reaches
   the target;
 - a target reset mid-capture (QEMU's system_reset): the re-initialised block is noticed and
-  read again; SIGTERM: exit 143, the target runs on;
+  read again; SIGTERM: exit 143, the target runs on; the server killed mid-capture: exit 7;
 - the target runs after every exit.
 Usage: test_rtt_qemu.py RTT_CAPTURE SYSVIEW_DECODE SHARED_DIR WORK_DIR"""
 import json
@@ -252,6 +252,17 @@ def test_machine(name):
         code = proc.wait(timeout=30)
         check(code == 143, f"{name}: SIGTERM: exit 143", code)
         check(q.running(), f"{name}: the target runs after SIGTERM")
+
+        # The GDB server gone mid-capture.
+        gone_err = os.path.join(work, f"gone-{name}.err")
+        with open(gone_err, "wb") as err:
+            proc = subprocess.Popen([rtt_capture, "-g", q.server, "--elf", q.elf, "--format", "ndjson", "-v"],
+                                    stdout=subprocess.DEVNULL, stderr=err)
+        wait_until(lambda: b"RTT control block at" in open(gone_err, "rb").read() or proc.poll() is not None,
+                   "rtt-capture reading before the server goes")
+        q.proc.kill()
+        code = proc.wait(timeout=60)
+        check(code == 7, f"{name}: the GDB server gone mid-capture: exit 7, said", open(gone_err, "rb").read()[-300:])
     finally:
         q.stop()
 

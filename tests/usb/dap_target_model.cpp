@@ -1,5 +1,7 @@
 #include "dap_target_model.hpp"
 
+#include <algorithm>
+
 namespace usbemu {
 namespace {
 
@@ -99,6 +101,18 @@ void DapTarget::init_rtt() {
 // down buffer read empty.
 void DapTarget::run_rtt_firmware() {
   const std::uint32_t up = rtt_block + 24;
+  if (!options_.rtt_stream.empty()) {  // a byte stream, waiting for room (BLOCK_IF_FIFO_FULL)
+    const std::uint32_t read = word(up + 16);
+    std::uint32_t write = word(up + 12);
+    const std::uint32_t free = read > write ? read - write - 1 : rtt_up_size - (write - read) - 1;
+    const std::size_t count = std::min<std::size_t>({free, 64, options_.rtt_stream.size() - rtt_stream_written});
+    for (std::size_t i = 0; i < count; ++i) {
+      ram_[rtt_up_buffer + write - ram_base] = options_.rtt_stream[rtt_stream_written++];
+      write = (write + 1) % rtt_up_size;
+    }
+    set_word(up + 12, write);
+    return;
+  }
   for (int k = 0; k < 2 && rtt_written.size() + rtt_skipped < options_.rtt_lines; ++k) {
     const std::string line = "rtt line " + std::to_string(rtt_written.size() + rtt_skipped) + " of the model\n";
     const std::uint32_t read = word(up + 16);

@@ -24,6 +24,8 @@ struct DapTargetOptions {
   std::string serial = "DAPSWD01";
   bool rtt = false;
   unsigned rtt_lines = 0;  // lines the RTT firmware writes, two per DAP command while it runs
+  // Instead of lines: these bytes, as much as fits (up to 64) per DAP command, none dropped.
+  std::vector<std::uint8_t> rtt_stream{};
 };
 
 struct LogItem {
@@ -56,6 +58,7 @@ class DapTarget final : public DeviceModel {
   std::size_t short_reports = 0;  // HID commands not padded to the report size
   bool disconnected = false;
   std::vector<std::string> rtt_written;  // lines the RTT firmware stored, in order
+  std::size_t rtt_stream_written = 0;    // bytes of options.rtt_stream stored so far
   std::size_t rtt_skipped = 0;           // lines it dropped (no room)
   std::string rtt_received;              // what it read from the down buffer
   std::size_t transfers = 0;             // DAP_Transfer commands

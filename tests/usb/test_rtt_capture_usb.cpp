@@ -4,7 +4,7 @@
 // once, in order, raw and as Text records; the core is never halted (the MEM-AP reads it
 // running); host data reaches the down buffer; each poll costs a few DAP_Transfer commands,
 // the ring read in one; the probe is let go at exit.
-//   test_rtt_capture_usb RTT_CAPTURE WORK_DIR
+//   test_rtt_capture_usb RTT_CAPTURE WORK_DIR SYSVIEW_RECORDING
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -88,6 +88,25 @@ void reads_while_running(bool hid) {
   }
 }
 
+// A SystemView recording that SEGGER's own SEGGER_SYSVIEW.c made (the fuzz corpus keeps one,
+// after two bytes of fuzzer options): through the probe byte for byte, raw, as
+// `rtt-capture --channel 1 | sysview-decode` would take it.
+void carries_a_systemview_stream(const std::string& corpus) {
+  const std::string recording = read_file(corpus).substr(2);
+  check(recording.size() > 1000, "the SystemView recording from SEGGER's code is there", corpus);
+  Bus bus;
+  DapTargetOptions options;
+  options.rtt = true;
+  options.rtt_stream.assign(recording.begin(), recording.end());
+  DapTarget target(options);
+  bus.plug(target);
+  const Run r = run_tool({"--attach", "cortex-m", "--address", "0x20001c00", "--sysview", "off", "--idle-exit", "1s",
+                          "--interval", "5ms"});
+  check(r.exit_code == 0 && r.out == recording,
+        "CMSIS-DAP v2: a SystemView recording arrives byte for byte (" + std::to_string(recording.size()) + " bytes)",
+        std::to_string(r.out.size()) + " bytes; " + r.err);
+}
+
 void errors() {
   {
     Bus bus;
@@ -121,8 +140,8 @@ void errors() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: %s RTT_CAPTURE WORK_DIR\n", argv[0]);
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: %s RTT_CAPTURE WORK_DIR SYSVIEW_RECORDING\n", argv[0]);
     return 2;
   }
   ensure_umockdev_preload(argv);
@@ -132,6 +151,7 @@ int main(int argc, char** argv) {
   try {
     reads_while_running(false);
     reads_while_running(true);
+    carries_a_systemview_stream(argv[3]);
     errors();
   } catch (const std::exception& e) {
     check(false, "the scenarios ran to the end", e.what());
