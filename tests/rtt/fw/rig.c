@@ -1,6 +1,6 @@
 /* The RTT and SystemView test rig: SEGGER's own SEGGER_RTT.c, SEGGER_RTT_printf.c and
- * SEGGER_SYSVIEW.c (unmodified, from ../shared) on QEMU's Cortex-M3 (lm3s6965evb) and
- * Cortex-M0 (microbit), driven by the host:
+ * SEGGER_SYSVIEW.c (unmodified, from ../shared) on QEMU's Cortex-M3 (lm3s6965evb),
+ * Cortex-M0 (microbit) and RV32 (virt, no interrupts there), driven by the host:
  *
  * - at boot, "rig boot\n" on channel 0 (Terminal, NO_BLOCK_SKIP until the host asks for text);
  * - "text\n" on down channel 0: channel 0 becomes BLOCK_IF_FIFO_FULL, RIG_LINES lines go out
@@ -63,8 +63,8 @@ volatile uint32_t rig_log_count;
 volatile uint32_t rig_log_lost; /* entries that did not fit: the test fails on any */
 volatile uint32_t rig_text_bytes;
 volatile uint32_t rig_skip_accepted;
-volatile uint32_t rig_sysview_running; /* the schedule runs: the ISRs record too */
-static uint32_t rig_isr_budget = 160;  /* ISR records at most (the log stays bounded on a slow host) */
+volatile uint32_t rig_sysview_running;                        /* the schedule runs: the ISRs record too */
+__attribute__((unused)) static uint32_t rig_isr_budget = 160; /* ISR records at most (a bounded log) */
 volatile uint32_t rig_sysview_done;
 volatile uint32_t rig_sysview_stopped;
 volatile uint32_t rig_boots;
@@ -89,6 +89,7 @@ static unsigned rig_random(unsigned below) {
   return (random_state >> 8) % below;
 }
 
+#if defined(__arm__)
 static inline uint32_t irq_save(void) {
   uint32_t primask;
   __asm volatile("mrs %0, primask\n cpsid i" : "=r"(primask)::"memory");
@@ -97,6 +98,21 @@ static inline uint32_t irq_save(void) {
 static inline void irq_restore(uint32_t primask) {
   __asm volatile("msr primask, %0" ::"r"(primask) : "memory");
 }
+#else /* RISC-V: mstatus.MIE */
+static inline uint32_t irq_save(void) {
+  uint32_t mstatus;
+  __asm volatile("csrrci %0, mstatus, 8" : "=r"(mstatus)::"memory");
+  return mstatus;
+}
+static inline void irq_restore(uint32_t mstatus) {
+  if (mstatus & 8u) __asm volatile("csrsi mstatus, 8" ::: "memory");
+}
+/* SystemView asks the core which interrupt runs (SEGGER_SYSVIEW_ConfDefaults.h, for a core it
+ * does not know): the RISC-V rig takes none. */
+U32 SEGGER_SYSVIEW_X_GetInterruptId(void) {
+  return 0;
+}
+#endif
 
 static unsigned sysview_write_offset(void) {
   return _SEGGER_RTT.aUp[1].WrOff;
@@ -127,6 +143,7 @@ static unsigned begin_call(void) {
   return sysview_write_offset();
 }
 
+#if defined(__arm__)
 static int isr_depth;
 
 /* SysTick and IRQ 0: their SystemView calls and log entries, with interrupts masked so that
@@ -161,6 +178,7 @@ void IRQ0_Handler(void) {
   record_isr(16, 1);
   record_isr(16, 0);
 }
+#endif
 
 static void send_task_list(void);
 static void send_system_description(void);
@@ -350,6 +368,7 @@ void rig_main(void) {
   SEGGER_SYSVIEW_Init(1000000, 1000000, &os_api, send_system_description);
   SEGGER_SYSVIEW_SetRAMBase(0x20000000u);
   SEGGER_RTT_WriteString(0, "rig boot\n");
+#if defined(__arm__)
   /* SysTick every 50000 cycles, lowest priority; IRQ 0 above it (it preempts SysTick). */
   *(volatile uint32_t*)0xE000ED20u = 0xC0000000u; /* SHPR3: SysTick priority */
   *(volatile uint32_t*)0xE000E400u = 0x40u;       /* NVIC_IPR0: IRQ 0 priority */
@@ -357,6 +376,7 @@ void rig_main(void) {
   *(volatile uint32_t*)0xE000E014u = 50000u - 1u; /* SYST_RVR */
   *(volatile uint32_t*)0xE000E018u = 0u;          /* SYST_CVR */
   *(volatile uint32_t*)0xE000E010u = 7u;          /* SYST_CSR: enable, interrupt, CPU clock */
+#endif
   for (;;) {
     ++rig_ticks;
     serve_terminal();
