@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "core/batched_writer.hpp"
 #include "core/clock.hpp"
@@ -154,13 +155,14 @@ std::string list_channels(const ControlBlock& block) {
 
 class MemoryCapture {
  public:
-  MemoryCapture(const CaptureOptions& o, target::TargetMemory& memory, BatchedWriter& writer, const Logger& log)
+  MemoryCapture(const CaptureOptions& o, const LocateSettings& where, target::TargetMemory& memory,
+                BatchedWriter& writer, const Logger& log)
       : o_(o),
         memory_(memory),
         writer_(writer),
         log_(log),
         output_(writer, o.format == "ndjson", o.max_line),
-        where_(locate_settings(o)),
+        where_(where),
         halts_(!memory.reads_while_running()),
         read_stdin_(o.forward_stdin) {
     pending_.assign(o.send.begin(), o.send.end());
@@ -449,11 +451,15 @@ ExitCode capture(const CaptureOptions& o, const TargetOpener& open_target, const
     throw Error(ExitCode::usage, "raw output carries one channel: give one --channel, or --format ndjson");
   }
   if (!o.tcp.empty() && o.list) throw Error(ExitCode::usage, "--list needs the target's memory, not --tcp");
+  if (!o.tcp.empty() && o.channels.size() > 1) {
+    throw Error(ExitCode::usage, "an RTT TCP server serves one channel: give one --channel (its port number)");
+  }
   BatchedWriter writer = BatchedWriter::open(output, append, {o.elf});
   if (!o.tcp.empty()) return capture_tcp(o, writer, log);
+  LocateSettings where = locate_settings(o);  // a bad option or ELF before the target is touched
   const std::unique_ptr<target::TargetMemory> memory = open_target();
   log.verbose(memory->description());
-  MemoryCapture session(o, *memory, writer, log);
+  MemoryCapture session(o, where, *memory, writer, log);
   return session.run();
 }
 
