@@ -273,8 +273,8 @@ class MemoryCapture {
     if (reinitialised) {
       ++counters_.reinits;
       log_.warn(
-          fmt::format("at read {}: {} (a target reset?): what the target wrote before it and was not read is "
-                      "lost; finding the block again",
+          fmt::format("at read {}: the control block was initialised again, or is being (a target reset?): {}; "
+                      "what the target wrote before it and was not read is lost; finding the block again",
                       counters_.polls, why));
       connect_block();
     }

@@ -137,8 +137,7 @@ UpRead UpChannel::read(target::TargetMemory& memory, std::vector<std::uint8_t>& 
     result.reinitialised = true;
     result.problem =
         now.read != last_read_ && now.buffer == buffer_.buffer && now.size == buffer_.size && now.read < now.size
-            ? fmt::format("RdOff is {}, not the {} written last: the control block was initialised again", now.read,
-                          last_read_)
+            ? fmt::format("RdOff is {}, not the {} written last", now.read, last_read_)
             : fmt::format("the descriptor changed (buffer 0x{:08x} size {} WrOff {} RdOff {})", now.buffer, now.size,
                           now.write, now.read);
     return result;
