@@ -245,8 +245,8 @@ class MemoryCapture {
     }
   }
 
-  // One poll: every up channel read, pending host data written. False when the block was
-  // initialised again (connect_block() has run since).
+  // One poll: every up channel read, pending host data written. A block initialised again is
+  // reported and found again (connect_block()) before it returns.
   void poll_once(std::uint64_t now) {
     bool reinitialised = false;
     std::string why;
