@@ -143,6 +143,9 @@ try {
   await waitInPage(page, () => !document.getElementById('console').textContent.includes('boot:'), null, 'search filters lines', consoleSeen);
   check((await page.locator('#console mark').count()) === 1, 'search keeps matching lines and highlights the match');
   await page.fill('#search', '');
+  // The search applies 150 ms after the last keystroke: the export below must not race it.
+  await waitInPage(page, () => window.tracepipe.state.search === '', null, 'the search cleared',
+                   () => window.tracepipe.state.search);
   await page.uncheck('#kind-filters input[data-kind="Text"]');
   await waitInPage(page, () => document.querySelectorAll('#console .line').length === 0, null, 'the kind filter hides Text',
                    () => document.querySelectorAll('#console .line').length);
