@@ -443,8 +443,9 @@ void RecordWriter::finish(OutBuffer& out) {
 }
 
 void RecordWriter::skipped(std::string_view reason, std::uint64_t bytes, OutBuffer& out) {
+  OutBuffer& target = placing_ ? hold_ : out;  // placed with the records around it
   const Head h = head();
-  RecordLine r(out, {h.timestamp, h.clock, settings_.port, RecordKind::malformed, source});
+  RecordLine r(target, {h.timestamp, h.clock, settings_.port, RecordKind::malformed, source});
   r.data().string("reason", reason).uint("bytes", bytes);
   r.end();
 }

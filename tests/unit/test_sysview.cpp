@@ -236,6 +236,10 @@ TEST_CASE("records: clock from Init, time placed by the system time, ISR nesting
   CHECK(out.find(R"("kind":"Overflow","data":{"dropped":1,"target_count":0}})") != std::string::npos);
   CHECK(out.find(R"("kind":"Overflow","data":{"dropped":6,"target_count":5}})") != std::string::npos);
   CHECK(out.find(R"("kind":"IsrExit","data":{"isr_id":0}})") != std::string::npos);
+  // Bytes before the first sync are placed with the records after it (not at time 0).
+  const std::string junk_first = records(cat({Bytes{0x42, 0x43}, sync_bytes, start, run}), {0, true, 1});
+  CHECK(junk_first.starts_with(R"({"timestamp":995,"port":1,"event":{"kind":"Malformed","data":{"reason":)"
+                               R"("before the first sync","bytes":2}},"source":"sysview","clock":"cycles"})"));
   // Without a rate (no Init, no --cpu-hz): ticks, clock cycles.
   const std::string ticks = records(cat({sync_bytes, run}), {0, false, 1});
   CHECK(ticks.find(R"({"timestamp":10,"port":1,"event":{"kind":"TaskSwitch")") != std::string::npos);
