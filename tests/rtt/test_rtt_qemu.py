@@ -220,8 +220,13 @@ def test_machine(name):
                                      "--stats"], stdout=out, stderr=subprocess.PIPE, timeout=180)
         check(result.returncode == 0 and b"sending the start command" in result.stderr,
               f"{name}: rtt-capture starts the SystemView recording", result.stderr.decode()[-600:])
-        wait_until(lambda: q.value("rig_sysview_stopped") == 1, f"{name}: the target takes the stop command")
-        check(True, f"{name}: SystemView's stop command reached the target (SEGGER_SYSVIEW_IsStarted() is 0)")
+        try:
+            wait_until(lambda: q.value("rig_sysview_stopped") == 1, f"{name}: the target takes the stop command")
+            stopped = True
+        except WaitTimeout as e:
+            stopped = str(e)
+        check(stopped is True, f"{name}: SystemView's stop command reached the target (SEGGER_SYSVIEW_IsStarted() is 0)",
+              stopped)
         calls, lost = rig_log(q)
         decoded = subprocess.run([sysview_decode, "--ticks", "--stats", stream], capture_output=True)
         got = records_as_tuples(ndjson(decoded.stdout))
