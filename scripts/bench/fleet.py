@@ -33,6 +33,7 @@ subprocess.run(["gcc", "-O2", "-o", publisher, os.path.join(root, "scripts/bench
 
 def timed(argv, stdin_path=None, env=None):
     """Wall seconds, CPU seconds (user+sys) and peak RSS (KB) of a command and its children."""
+    os.sync()  # the runs before this one left their stores' pages dirty: each starts with none
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     with open(stdin_path or os.devnull) as stdin:
@@ -73,6 +74,7 @@ def ship_vs_reference(label, url, replicas):
     # Both streams exist before the clock starts (an R3 stream's creation elects a leader).
     make_stream(url, f"REF{replicas}", f"ref{replicas}.>", replicas)
     make_stream(url, f"TRACE{replicas}", f"trace{replicas}.>", replicas)
+    make_stream(url, f"STAMPED{replicas}", f"stamped{replicas}.>", replicas)
     wall_ref, cpu_ref, _, result = timed([publisher, url, f"ref{replicas}.x", "65536", "256"], records_path)
     ship = [os.path.join(tools, "trace-ship"), "--board", f"bench{replicas}", "--server", url, "--stream",
             f"TRACE{replicas}", "--subject-prefix", f"trace{replicas}", "--window", "256", "--stats", records_path]
@@ -81,6 +83,18 @@ def ship_vs_reference(label, url, replicas):
     assert stats["acknowledged"] == records, stats
     print(f"{label:34s} trace-ship {records / wall / 1e3:8.0f}k records/s  cnats {records / wall_ref / 1e3:8.0f}k/s  "
           f"ratio {wall_ref / wall:4.2f}x   CPU/record {cpu / records * 1e9:5.0f} ns vs {cpu_ref / records * 1e9:5.0f} ns")
+    # The records as stored carry the fleet fields (board, run, seq, host_us): the bytes the
+    # servers receive, store and replicate per record grow by that much. The same publisher on
+    # those stamped records (as trace-pull reads them back) separates the fields' bytes from
+    # trace-ship's own cost.
+    stamped_path = os.path.join(work, f"stamped{replicas}.ndjson")
+    with open(stamped_path, "w") as out:
+        subprocess.run([os.path.join(tools, "trace-pull"), "--server", url, "--stream", f"TRACE{replicas}",
+                        "--subject-prefix", f"trace{replicas}"], stdout=out, check=True)
+    wall_stamped, cpu_stamped, _, _ = timed([publisher, url, f"stamped{replicas}.x", "65536", "256"], stamped_path)
+    grown = os.path.getsize(stamped_path) / os.path.getsize(records_path)
+    print(f"{'':34s} cnats on the stamped records ({grown:.2f}x the bytes) {records / wall_stamped / 1e3:8.0f}k/s  "
+          f"trace-ship's ratio to it {wall_stamped / wall:4.2f}x   CPU/record {cpu_stamped / records * 1e9:5.0f} ns")
 
 
 try:

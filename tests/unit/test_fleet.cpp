@@ -459,6 +459,22 @@ TEST_CASE("ClickHouse rows: flat columns, and back to the very same record") {
   CHECK_FALSE(append_clickhouse_row(parser, R"({"board":"b","run":"r","seq":1,"host_us":2})", rows, problem));
   CHECK_FALSE(append_clickhouse_row(parser, "not json", rows, problem));
   CHECK(rows.empty());
+  // A repeated key: the first counts (as a lookup finds it), for a column and for the check.
+  REQUIRE(append_clickhouse_row(
+      parser,
+      R"({"timestamp":1,"port":2,"event":{"kind":"IdleEnter"},"board":"first","board":"second","run":"r","seq":3,"host_us":4,"x":[1, 2],"x":null})",
+      rows, problem));
+  CHECK(
+      rows ==
+      R"({"board":"first","run":"r","seq":3,"host_us":4,"day":"1970-01-01","timestamp":1,"clock":"","port":2,"source":"","time_exact":1,"kind":"IdleEnter","data":"","extra":"{\"x\":[1,2],\"x\":null}"})"
+      "\n");
+  rows.clear();
+  CHECK_FALSE(append_clickhouse_row(
+      parser,
+      R"({"timestamp":1,"port":2,"event":{"kind":"IdleEnter"},"board":"b","run":"r","seq":"3","seq":3,"host_us":4})",
+      rows, problem));
+  CHECK(problem.find("fleet fields") != std::string::npos);
+  CHECK(rows.empty());
   std::string out;
   CHECK_FALSE(append_record_from_tsv("", out));
   CHECK_FALSE(append_record_from_tsv("a\tb", out));
