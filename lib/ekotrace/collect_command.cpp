@@ -35,7 +35,7 @@ ExitCode collect(const CollectOptions& o, const TargetOpener& open_target, const
     return ExitCode::ok;
   }
   if (o.tracers.empty()) throw Error(ExitCode::usage, "name at least one tracer (a symbol or 0x... address)");
-  if (o.gdb_server.empty() == o.attach.empty()) {
+  if (o.target.gdb_server.empty() == o.target.attach.empty()) {
     throw Error(ExitCode::usage, "give exactly one of --gdb-server HOST:PORT and --attach CHIP");
   }
   const LoopSettings loop{parse_interval(o.interval), o.polls,

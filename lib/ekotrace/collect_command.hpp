@@ -12,7 +12,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
-#include "target/target_memory.hpp"
+#include "target/target_location.hpp"
 
 namespace tp::ekotrace {
 
@@ -23,8 +23,7 @@ struct CollectOptions {
   bool little_endian = false;
   bool big_endian = false;
   std::string elf;
-  std::string attach;
-  std::string gdb_server;
+  target::TargetLocation target;  // a GDB server or a probe
   std::string interval = "500";
   std::string output = "-";
   std::string format = "csv";
@@ -33,16 +32,11 @@ struct CollectOptions {
   bool no_clear = false;
   std::uint64_t polls = 0;
   std::string duration;
-  double timeout_s = 2;
-  std::string probe = "cmsis-dap";
-  std::string serial_number;
-  std::uint32_t swd_hz = 4'000'000;
   bool stats = false;
   bool list_chips = false;
 };
 
-// Opens the target's memory (a GDB server or a probe), once the options are known good.
-using TargetOpener = std::function<std::unique_ptr<target::TargetMemory>()>;
+using target::TargetOpener;
 
 // --interval: a bare number is milliseconds (as in ekotrace's collector), else a duration
 // (500ms, 2s, 1m).

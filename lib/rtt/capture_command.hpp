@@ -12,7 +12,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
-#include "target/target_memory.hpp"
+#include "target/target_location.hpp"
 
 namespace tp::rtt {
 
@@ -40,7 +40,7 @@ struct CaptureOptions {
   bool stats = false;
 };
 
-using TargetOpener = std::function<std::unique_ptr<target::TargetMemory>()>;
+using target::TargetOpener;
 
 // Runs until --duration, --idle-exit, SIGINT/SIGTERM, or an error (the target is released and
 // what was read is written first). `open_target` is not called with --tcp.

@@ -2,13 +2,11 @@
 // CMSIS-DAP probe, and write them as CSV (ekotrace's columns) or NDJSON records.
 #include <unistd.h>
 
-#include <optional>
-
 #include "cli/cli.hpp"
+#include "cli/target_options.hpp"
 #include "core/batched_writer.hpp"
 #include "dap/dap_memory.hpp"
 #include "ekotrace/collect_command.hpp"
-#include "gdb/rsp_client.hpp"
 
 namespace {
 
@@ -24,16 +22,6 @@ std::vector<std::string> seed_spellings(int argc, char** argv) {
   return args;
 }
 
-std::unique_ptr<tp::target::TargetMemory> open_target(const CollectOptions& o, std::optional<tp::usb::Context>& usb) {
-  const int timeout_ms = static_cast<int>(o.timeout_s * 1000);
-  if (!o.gdb_server.empty()) {
-    return tp::gdb::RspClient::connect(tp::net::parse_tcp_endpoint(o.gdb_server, "--gdb-server"), timeout_ms);
-  }
-  usb.emplace();
-  return tp::dap::attach_cmsis_dap(
-      *usb, {o.attach, tp::probes::parse_probe_selector(o.probe, o.serial_number), o.swd_hz, timeout_ms});
-}
-
 tp::ExitCode run(const CollectOptions& o, const tp::Logger& log) {
   if (o.list_chips) {
     tp::BatchedWriter out(STDOUT_FILENO);  // a failed write is exit 7, not a quiet 0
@@ -41,9 +29,7 @@ tp::ExitCode run(const CollectOptions& o, const tp::Logger& log) {
     out.flush();
     return tp::ExitCode::ok;
   }
-  std::optional<tp::usb::Context> usb;
-  return tp::ekotrace::collect(
-      o, [&] { return open_target(o, usb); }, log);
+  return tp::ekotrace::collect(o, tp::target_opener(o.target), log);
 }
 
 int run_main(int argc, char** argv) {
@@ -71,8 +57,10 @@ int run_main(int argc, char** argv) {
   auto* le = app.add_flag("--little-endian", o.little_endian, "Little-endian target (also -le)");
   app.add_flag("--big-endian", o.big_endian, "Big-endian target (also -be)")->excludes(le);
   app.add_option("-e,--elf", o.elf, "ELF file: symbols, word size and endianness")->type_name("FILE");
-  app.add_option("-a,--attach", o.attach, "Attach through a CMSIS-DAP probe to CHIP (--list-chips)")->type_name("CHIP");
-  app.add_option("-g,--gdb-server,--gdb-host", o.gdb_server, "GDB server to use (HOST:PORT)")->type_name("HOST:PORT");
+  tp::add_target_options(app, o.target,
+                         {.gdb_server_names = "-g,--gdb-server,--gdb-host",
+                          .gdb_server = "GDB server to use (HOST:PORT)",
+                          .attach = "Attach through a CMSIS-DAP probe to CHIP (--list-chips)"});
   app.add_option("-i,--interval", o.interval, "Time between polls (ms, or 500ms, 2s, 1m)")->default_val(o.interval);
   app.add_option("-o,--output-file,--output", o.output, "Append to FILE ('-' = stdout)")
       ->type_name("FILE")
@@ -83,12 +71,6 @@ int run_main(int argc, char** argv) {
   app.add_flag("--print-layout", o.print_layout, "Print the layout in use as JSON and exit");
   app.add_option("--polls", o.polls, "Stop after N polls (0 = until stopped)")->default_val(0);
   app.add_option("--duration", o.duration, "Stop after this long (e.g. 10s; default: until stopped)");
-  app.add_option("--timeout", o.timeout_s, "Seconds to wait for the server or probe")
-      ->default_val(o.timeout_s)
-      ->check(CLI::Range(0.05, 600.0));
-  app.add_option("--probe", o.probe, "With --attach: cmsis-dap or VID:PID")->default_val(o.probe);
-  app.add_option("--serial-number", o.serial_number, "With --attach: the probe's serial number");
-  app.add_option("--swd-clock", o.swd_hz, "With --attach: SWD clock in Hz")->default_val(o.swd_hz);
   app.add_flag("--list-chips", o.list_chips, "List the chips --attach knows and exit");
   app.add_flag("--stats", o.stats, "Print round trips and time per poll and per-tracer counts at the end");
   tp::add_common_options(app, common, {false, false});

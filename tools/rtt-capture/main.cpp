@@ -1,36 +1,10 @@
 // rtt-capture: SEGGER RTT channels from a running target (a GDB server, a CMSIS-DAP probe, or
 // an RTT TCP server) to stdout, as raw bytes or Text records; host data to a down channel.
-#include <optional>
-
 #include "cli/cli.hpp"
-#include "dap/dap_memory.hpp"
-#include "gdb/rsp_client.hpp"
+#include "cli/target_options.hpp"
 #include "rtt/capture_command.hpp"
 
 namespace {
-
-struct Backend {
-  std::string gdb_server;
-  std::string attach;
-  std::string probe = "cmsis-dap";
-  std::string serial_number;
-  std::uint32_t swd_hz = 4'000'000;
-  double timeout_s = 2;
-};
-
-std::unique_ptr<tp::target::TargetMemory> open_target(const Backend& b, std::optional<tp::usb::Context>& usb) {
-  const int timeout_ms = static_cast<int>(b.timeout_s * 1000);
-  if (!b.gdb_server.empty()) {
-    return tp::gdb::RspClient::connect(tp::net::parse_tcp_endpoint(b.gdb_server, "--gdb-server"), timeout_ms);
-  }
-  if (b.attach.empty()) {
-    throw tp::Error(tp::ExitCode::usage,
-                    "say where the target is: --gdb-server HOST:PORT, --attach CHIP (a CMSIS-DAP probe) or --tcp");
-  }
-  usb.emplace();
-  return tp::dap::attach_cmsis_dap(
-      *usb, {b.attach, tp::probes::parse_probe_selector(b.probe, b.serial_number), b.swd_hz, timeout_ms});
-}
 
 int run_main(int argc, char** argv) {
   CLI::App app{
@@ -48,12 +22,12 @@ int run_main(int argc, char** argv) {
       "  rtt-capture -g :3333 --elf fw.elf --list",
       "rtt-capture"};
   tp::rtt::CaptureOptions o;
-  Backend b;
+  tp::target::TargetLocation where;
   tp::CommonOptions common;
-  app.add_option("-g,--gdb-server", b.gdb_server, "GDB server (HOST:PORT): QEMU, OpenOCD, pyOCD, J-Link")
-      ->type_name("HOST:PORT");
-  app.add_option("-a,--attach", b.attach, "Through a CMSIS-DAP probe attached to CHIP (the chips eko-collect knows)")
-      ->type_name("CHIP");
+  tp::add_target_options(app, where,
+                         {.gdb_server_names = "-g,--gdb-server",
+                          .gdb_server = "GDB server (HOST:PORT): QEMU, OpenOCD, pyOCD, J-Link",
+                          .attach = "Through a CMSIS-DAP probe attached to CHIP (the chips eko-collect knows)"});
   app.add_option("--tcp", o.tcp, "An RTT TCP server instead (OpenOCD rtt server, J-Link 19021, probe-rs)")
       ->type_name("HOST:PORT");
   app.add_option("-e,--elf", o.elf, "Firmware ELF: the control block is its _SEGGER_RTT")->type_name("FILE");
@@ -91,18 +65,14 @@ int run_main(int argc, char** argv) {
       ->default_val(o.wait);
   app.add_option("--duration", o.duration, "Stop after this long (e.g. 10s; default: until stopped)");
   app.add_option("--idle-exit", o.idle_exit, "Stop once no data came for this long (after some did)");
-  app.add_option("--timeout", b.timeout_s, "Seconds to wait for the server or probe")
-      ->default_val(b.timeout_s)
-      ->check(CLI::Range(0.05, 600.0));
-  app.add_option("--probe", b.probe, "With --attach: cmsis-dap or VID:PID")->default_val(b.probe);
-  app.add_option("--serial-number", b.serial_number, "With --attach: the probe's serial number");
-  app.add_option("--swd-clock", b.swd_hz, "With --attach: SWD clock in Hz")->default_val(b.swd_hz);
   app.add_flag("--stats", o.stats, "Print polls, bytes, full rings, round trips and halted time at the end");
   tp::add_common_options(app, common);
-  std::optional<tp::usb::Context> usb;
   return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) {
-    return tp::rtt::capture(
-        o, [&] { return open_target(b, usb); }, common.output, common.append, log);
+    if (o.tcp.empty() && where.gdb_server.empty() && where.attach.empty()) {
+      throw tp::Error(tp::ExitCode::usage,
+                      "say where the target is: --gdb-server HOST:PORT, --attach CHIP (a CMSIS-DAP probe) or --tcp");
+    }
+    return tp::rtt::capture(o, tp::target_opener(where), common.output, common.append, log);
   });
 }
 
