@@ -33,13 +33,18 @@ void add_name(RecordData& data, std::string_view key, const std::unordered_map<s
 
 }  // namespace
 
+void RecordWriter::choose_clock() {
+  if (settings_.timestamp_hz != 0) hz_ = settings_.timestamp_hz;
+  clock_ = hz_ != 0 && !settings_.ticks ? "ns" : "cycles";
+}
+
 RecordWriter::Head RecordWriter::head() {
-  if (placing_) held_.push_back({time_, hold_.size()});  // the record starts here in hold_
-  if (!clock_) {
-    if (settings_.timestamp_hz != 0) hz_ = settings_.timestamp_hz;
-    clock_ = hz_ != 0 && !settings_.ticks ? "ns" : "cycles";
-  }
+  // A held record may still get its clock from a rate that comes after it (Init after
+  // TraceStart, or after bytes skipped before the first sync): it is chosen at the release.
+  if (!clock_ && (!placing_ || settings_.timestamp_hz != 0 || settings_.ticks)) choose_clock();
+  if (placing_) held_.push_back({time_, hold_.size(), clock_.has_value()});  // the record starts here
   ++counters_.records;
+  if (!clock_) return {time_, unchosen_clock};
   if (*clock_ == "ns") {
     return {time_ / hz_ * 1'000'000'000U + time_ % hz_ * 1'000'000'000U / hz_, *clock_};
   }
@@ -82,6 +87,7 @@ std::uint64_t RecordWriter::in_clock(std::uint64_t ticks) const {
 // The records held before the target's clock was known, written with their times moved by
 // `offset` ticks (the system time's value minus the sum of deltas at it).
 void RecordWriter::release_held(std::int64_t offset, OutBuffer& out) {
+  if (!clock_) choose_clock();
   const std::string_view text = hold_.view();
   std::size_t entry = 0;
   std::size_t at = 0;
@@ -95,7 +101,20 @@ void RecordWriter::release_held(std::int64_t offset, OutBuffer& out) {
     out += R"({"timestamp":)";
     char* p = out.ensure(max_uint_digits);
     out.commit_to(write_uint(p, in_clock(placed < 0 ? 0 : static_cast<std::uint64_t>(placed))));
-    out += line.substr(comma);
+    const std::string_view rest = line.substr(comma);
+    // A record held before the clock was chosen ends with the clock it was written with
+    // (unchosen_clock: RecordLine writes the clock last).
+    static constexpr std::string_view unchosen_tail = R"("clock":"cycles"})";
+    const std::size_t tail = held_[entry].clocked ? std::string_view::npos : rest.rfind(unchosen_tail);
+    if (tail == std::string_view::npos) {
+      out += rest;
+    } else {
+      out += rest.substr(0, tail);
+      out += R"("clock":")";
+      out += *clock_;
+      out += R"("})";
+      out += rest.substr(tail + unchosen_tail.size());
+    }
     at = line_end;
   }
   hold_.clear();
@@ -122,29 +141,14 @@ void RecordWriter::packet(const Packet& p, OutBuffer& out) {
 
 void RecordWriter::dispatch(const Packet& p, OutBuffer& out) {
   const auto id = static_cast<EventId>(p.id);
-  // SEGGER_SYSVIEW_Start sends TraceStart, then Init with the timestamp rate: a TraceStart
-  // before the clock is chosen waits for the next packet, so that the rate can choose it.
+  // SEGGER_SYSVIEW_Start sends TraceStart, then Init with the timestamp rate: the rate chooses
+  // the clock of the records held until the system time (TraceStart's among them).
   if (id == EventId::init && p.value(0) != 0 && !clock_) hz_ = p.value(0);
-  if (held_start_) {
-    held_start_ = false;
-    const std::uint64_t now = time_;
-    time_ = held_start_time_;
-    const Head h = head();
-    RecordLine r(out, {h.timestamp, h.clock, settings_.port, RecordKind::system_info, source});
-    r.data().name("item", "trace_start");
-    r.end();
-    time_ = now;
-  }
   if (id == EventId::trace_start) {  // a new recording: what ran before is not known to run now
     running_.reset();
     last_task_ = 0;
     idle_ = false;
     isr_stack_.clear();
-  }
-  if (id == EventId::trace_start && !clock_) {
-    held_start_ = true;
-    held_start_time_ = time_;
-    return;
   }
   switch (id) {
     case EventId::nop:
@@ -431,14 +435,6 @@ void RecordWriter::extended_packet(const Packet& p, OutBuffer& out) {
 }
 
 void RecordWriter::finish(OutBuffer& out) {
-  OutBuffer& target = placing_ ? hold_ : out;
-  if (held_start_) {
-    held_start_ = false;
-    const Head h = head();
-    RecordLine r(target, {h.timestamp, h.clock, settings_.port, RecordKind::system_info, source});
-    r.data().name("item", "trace_start");
-    r.end();
-  }
   if (placing_) release_held(0, out);
 }
 

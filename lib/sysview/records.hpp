@@ -17,7 +17,8 @@
 // Time: the sum of the deltas, in the target's timestamp ticks, placed on the target's own
 // clock by the first SystimeCycles (its value is the timestamp at that packet; the records
 // before it wait and are placed with it); later ones are checked against it. The records are in nanoseconds (clock
-// "ns") when the timestamp frequency is known before the first record (Init's, or --cpu-hz), else in ticks ("cycles").
+// "ns") when the timestamp frequency is known once the first records are placed (Init's, or --cpu-hz), else in
+// ticks ("cycles").
 #pragma once
 
 #include <cstdint>
@@ -67,6 +68,7 @@ class RecordWriter {
     std::string_view clock;
   };
   Head head();
+  void choose_clock();
   [[nodiscard]] std::uint64_t in_clock(std::uint64_t ticks) const;
   void release_held(std::int64_t offset, OutBuffer& out);
   void dispatch(const Packet& packet, OutBuffer& out);
@@ -89,17 +91,19 @@ class RecordWriter {
   bool idle_ = false;
   std::uint32_t last_drop_count_ = 0;  // the target's DropCount in the last Overflow
   // Until the first system time places the target's clock, records wait in hold_ (SEGGER's
-  // start sends a few before it: TraceStart, Init, the descriptions), at most max_held.
+  // start sends a few before it: TraceStart, Init, the descriptions), at most max_held; the
+  // clock is chosen when they are released, so that Init's rate, which comes after TraceStart,
+  // chooses it.
   static constexpr std::size_t max_held = 1024;
+  static constexpr std::string_view unchosen_clock = "cycles";  // a held record's, until then
   struct Held {
     std::uint64_t time;  // in ticks, relative to the stream's start
     std::size_t start;   // where its record begins in hold_
+    bool clocked;        // written after the clock was chosen
   };
   bool placing_ = true;
   OutBuffer hold_;
   std::vector<Held> held_;
-  bool held_start_ = false;  // a TraceStart waiting for the next packet (see dispatch())
-  std::uint64_t held_start_time_ = 0;
   std::vector<std::uint32_t> isr_stack_;
   std::unordered_map<std::uint32_t, std::string> task_names_;
   std::unordered_map<std::uint32_t, std::string> isr_names_;

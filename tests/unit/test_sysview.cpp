@@ -240,6 +240,12 @@ TEST_CASE("records: clock from Init, time placed by the system time, ISR nesting
   const std::string junk_first = records(cat({Bytes{0x42, 0x43}, sync_bytes, start, run}), {0, true, 1});
   CHECK(junk_first.starts_with(R"({"timestamp":995,"port":1,"event":{"kind":"Malformed","data":{"reason":)"
                                R"("before the first sync","bytes":2}},"source":"sysview","clock":"cycles"})"));
+  // The same without --ticks: Init, after the skipped bytes, still chooses the clock of all.
+  const std::string junk_first_ns = records(cat({Bytes{0x42, 0x43}, sync_bytes, start, run}), {0, false, 1});
+  CHECK(junk_first_ns.starts_with(R"({"timestamp":995000,"port":1,"event":{"kind":"Malformed","data":{"reason":)"
+                                  R"("before the first sync","bytes":2}},"source":"sysview","clock":"ns"})"));
+  CHECK(junk_first_ns.find(R"("clock":"cycles")") == std::string::npos);
+  CHECK(junk_first_ns.substr(junk_first_ns.find('\n') + 1) == out);
   // Without a rate (no Init, no --cpu-hz): ticks, clock cycles.
   const std::string ticks = records(cat({sync_bytes, run}), {0, false, 1});
   CHECK(ticks.find(R"({"timestamp":10,"port":1,"event":{"kind":"TaskSwitch")") != std::string::npos);
