@@ -111,25 +111,20 @@ class DapMemory final : public target::TargetMemory {
   [[nodiscard]] bool reads_while_running() const noexcept override { return true; }
 
   std::vector<std::uint8_t> read(std::uint64_t address, std::size_t length) override {
-    check_range(address, length);
-    const std::uint64_t first = address & ~std::uint64_t{3};
-    const std::uint64_t last = (address + length + 3) & ~std::uint64_t{3};
-    std::vector<std::uint8_t> bytes;
-    bytes.reserve(last - first);
-    const std::size_t per_command = std::min<std::size_t>((packet_size_ - 3) / 4, 255 - 1);
-    for (std::uint64_t at = first; at < last;) {
-      const std::uint64_t boundary = (at | (auto_increment_span - 1)) + 1;
-      const auto words = std::min<std::size_t>({per_command, (last - at) / 4, (boundary - at) / 4});
-      std::vector<TransferRequest> requests{{true, false, ap_tar, static_cast<std::uint32_t>(at)}};
-      requests.resize(words + 1, TransferRequest{true, true, ap_drw, 0});
-      const auto reply = checked(requests, words, at, words * 4);
-      for (const std::uint32_t word : reply.data) {
-        for (unsigned i = 0; i < 4; ++i) bytes.push_back(static_cast<std::uint8_t>(word >> (8 * i)));
-      }
-      at += words * 4;
+    return read_words(address, length, {}, 0);
+  }
+
+  // A word written after the read goes into the read's last DAP_Transfer when there is room:
+  // an RTT poll with data is two USB round trips (descriptor; ring and RdOff), not three.
+  std::vector<std::uint8_t> read_then_write(std::uint64_t address, std::size_t length, std::uint64_t write_address,
+                                            std::span<const std::uint8_t> bytes) override {
+    if (length == 0 || write_address % 4 != 0 || bytes.size() != 4) {
+      return TargetMemory::read_then_write(address, length, write_address, bytes);
     }
-    return {bytes.begin() + static_cast<std::ptrdiff_t>(address - first),
-            bytes.begin() + static_cast<std::ptrdiff_t>(address - first + length)};
+    check_range(write_address, bytes.size());
+    const std::array<TransferRequest, 2> then{{{true, false, ap_tar, static_cast<std::uint32_t>(write_address)},
+                                               {true, false, ap_drw, load_le32(bytes.data())}}};
+    return read_words(address, length, then, write_address);
   }
 
   void write(std::uint64_t address, std::span<const std::uint8_t> bytes) override {
@@ -199,6 +194,42 @@ class DapMemory final : public target::TargetMemory {
     const auto reply = parse_transfer_reply(exchange(transfer_command(requests), "DAP_Transfer"), reads);
     if (!reply) throw Error(ExitCode::io_error, fmt::format("{}: malformed DAP_Transfer reply", link_.name()));
     return *reply;
+  }
+
+  // Reads whole words (DAP_Transfer: TAR, then DRW reads within one auto-increment span), and
+  // runs `then` (writes at `then_address`) after them: in the last command when it fits.
+  std::vector<std::uint8_t> read_words(std::uint64_t address, std::size_t length, std::span<const TransferRequest> then,
+                                       std::uint64_t then_address) {
+    check_range(address, length);
+    const std::uint64_t first = address & ~std::uint64_t{3};
+    const std::uint64_t last = (address + length + 3) & ~std::uint64_t{3};
+    std::vector<std::uint8_t> bytes;
+    bytes.reserve(last - first);
+    const std::size_t per_command = std::min<std::size_t>((packet_size_ - 3) / 4, 255 - 1);
+    bool then_done = then.empty();
+    for (std::uint64_t at = first; at < last;) {
+      const std::uint64_t boundary = (at | (auto_increment_span - 1)) + 1;
+      const auto words = std::min<std::size_t>({per_command, (last - at) / 4, (boundary - at) / 4});
+      std::vector<TransferRequest> requests{{true, false, ap_tar, static_cast<std::uint32_t>(at)}};
+      requests.resize(words + 1, TransferRequest{true, true, ap_drw, 0});
+      // Command: 3 bytes, 1 per read, 5 per write; at most 255 transfers.
+      const bool with_then = at + words * 4 >= last && !then_done && 3 + 5 + words + 5 * then.size() <= packet_size_ &&
+                             requests.size() + then.size() <= 255;
+      if (with_then) {
+        requests.insert(requests.end(), then.begin(), then.end());
+        then_done = true;
+      }
+      const TransferReply reply = transfer(requests, words);
+      const bool in_then = with_then && reply.data.size() == words;  // failed after every read: the write
+      expect_ok(reply, in_then ? then_address : at, in_then ? 4 : words * 4);
+      for (const std::uint32_t word : reply.data) {
+        for (unsigned i = 0; i < 4; ++i) bytes.push_back(static_cast<std::uint8_t>(word >> (8 * i)));
+      }
+      at += words * 4;
+    }
+    if (!then_done) checked(then, 0, then_address, 4);
+    return {bytes.begin() + static_cast<std::ptrdiff_t>(address - first),
+            bytes.begin() + static_cast<std::ptrdiff_t>(address - first + length)};
   }
 
   // A transfer that must succeed; `address` and `length` name the memory for a FAULT.

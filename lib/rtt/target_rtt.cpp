@@ -150,17 +150,22 @@ UpRead UpChannel::read(target::TargetMemory& memory, std::vector<std::uint8_t>& 
   const std::uint32_t margin = now.mode() == Mode::no_block_skip ? now.size / 8 : 0;
   result.full = pieces.total() + 1 + margin >= now.size;
   if (pieces.total() == 0) return result;
-  const auto first = memory.read(now.buffer + pieces.first_offset, pieces.first_length);
-  out.insert(out.end(), first.begin(), first.end());
-  if (pieces.second_length != 0) {
-    const auto second = memory.read(now.buffer, pieces.second_length);
-    out.insert(out.end(), second.begin(), second.end());
-  }
+  // RdOff goes back with the ring's last read (one exchange on a probe), and only after it.
   const std::uint32_t read = (now.read + pieces.total()) % now.size;
   const std::array<std::uint8_t, 4> word{static_cast<std::uint8_t>(read), static_cast<std::uint8_t>(read >> 8U),
                                          static_cast<std::uint8_t>(read >> 16U),
                                          static_cast<std::uint8_t>(read >> 24U)};
-  memory.write(buffer_.descriptor + descriptor_read_offset, word);
+  const std::uint64_t read_offset_at = buffer_.descriptor + descriptor_read_offset;
+  if (pieces.second_length == 0) {
+    const auto bytes =
+        memory.read_then_write(now.buffer + pieces.first_offset, pieces.first_length, read_offset_at, word);
+    out.insert(out.end(), bytes.begin(), bytes.end());
+  } else {
+    const auto first = memory.read(now.buffer + pieces.first_offset, pieces.first_length);
+    out.insert(out.end(), first.begin(), first.end());
+    const auto second = memory.read_then_write(now.buffer, pieces.second_length, read_offset_at, word);
+    out.insert(out.end(), second.begin(), second.end());
+  }
   last_read_ = read;
   result.bytes = pieces.total();
   return result;

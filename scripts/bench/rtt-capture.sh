@@ -7,7 +7,8 @@
 #   one poll's reads per run (the descriptor, the 1 KiB ring, RdOff written back: what a user
 #   would script), in ms per poll and the bytes/s that gives;
 # - over CMSIS-DAP (the emulated probe of tests/usb under the real libusb): DAP_Transfer
-#   commands per poll and bytes per command, against the probe's limit (a v2 packet of 512
+#   commands per poll (the descriptor's) and per poll with data (the ring's, RdOff written back
+#   in the same command), bytes per command, against the probe's limit (a v2 packet of 512
 #   bytes carries 127 words read; v1's 64-byte report 15).
 # Usage: scripts/bench/rtt-capture.sh [GDB_POLLS]   (default 20)
 set -euo pipefail
