@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <future>
 #include <memory>
+#include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
@@ -52,14 +55,13 @@ bool is_creds_file(const std::string& path) {
 
 void on_disconnected(natsConnection* connection, void* closure) {
   if (natsConnection_IsClosed(connection)) return;  // our own close()
-  (*static_cast<NatsEventHandler*>(closure))(NatsEvent::disconnected,
-                                             "disconnected from the NATS server; reconnecting");
+  (*static_cast<NatsEventSink*>(closure))(NatsEvent::disconnected, "disconnected from the NATS server; reconnecting");
 }
 void on_reconnected(natsConnection*, void* closure) {
-  (*static_cast<NatsEventHandler*>(closure))(NatsEvent::reconnected, "reconnected to the NATS server");
+  (*static_cast<NatsEventSink*>(closure))(NatsEvent::reconnected, "reconnected to the NATS server");
 }
 void on_async_error(natsConnection*, natsSubscription*, natsStatus status, void* closure) {
-  (*static_cast<NatsEventHandler*>(closure))(NatsEvent::error, fmt::format("NATS: {}", natsStatus_GetText(status)));
+  (*static_cast<NatsEventSink*>(closure))(NatsEvent::error, fmt::format("NATS: {}", natsStatus_GetText(status)));
 }
 
 }  // namespace
@@ -98,8 +100,14 @@ void check_nats(natsStatus status, std::string_view what) {
   throw Error(exit_code_for(status), message);
 }
 
+void NatsEventSink::operator()(NatsEvent event, std::string_view text) {
+  const std::lock_guard lock(mutex);
+  if (handler) handler(event, text);
+}
+
 NatsLink::NatsLink(NatsSettings settings, NatsEventHandler on_event)
-    : settings_(std::move(settings)), on_event_(std::move(on_event)) {
+    : settings_(std::move(settings)), events_(std::make_unique<NatsEventSink>()) {
+  events_->handler = std::move(on_event);
   check_nats(natsOptions_Create(&options_), "creating NATS options");
   std::vector<std::string> urls;
   for (std::size_t start = 0; start <= settings_.servers.size();) {
@@ -121,9 +129,9 @@ NatsLink::NatsLink(NatsSettings settings, NatsEventHandler on_event)
   natsOptions_SetPingInterval(options_, 2000);  // a dead link is noticed within seconds
   natsOptions_SetMaxPingsOut(options_, 3);
   natsOptions_SetIgnoreDiscoveredServers(options_, settings_.only_given_servers);
-  natsOptions_SetDisconnectedCB(options_, on_disconnected, &on_event_);
-  natsOptions_SetReconnectedCB(options_, on_reconnected, &on_event_);
-  natsOptions_SetErrorHandler(options_, on_async_error, &on_event_);
+  natsOptions_SetDisconnectedCB(options_, on_disconnected, events_.get());
+  natsOptions_SetReconnectedCB(options_, on_reconnected, events_.get());
+  natsOptions_SetErrorHandler(options_, on_async_error, events_.get());
   if (!settings_.creds.empty()) {
     if (is_creds_file(settings_.creds)) {
       check_nats(natsOptions_SetUserCredentialsFromFiles(options_, settings_.creds.c_str(), nullptr),
@@ -180,14 +188,45 @@ void NatsLink::flush(std::int64_t timeout_ms) {
   check_nats(natsConnection_FlushTimeout(connection_, timeout_ms), "flushing to the NATS server");
 }
 
+namespace {
+
+// cnats 3.4.1 can lose the wakeup of a flusher thread that a reconnection started (one was
+// found waiting with its stop flag set: the close's signal went to another waiter), and
+// natsConnection_Close then joins it forever (fleet_faults under ASan, all three servers
+// restarted). So the close runs on a thread of its own and is given up after a deadline.
+bool closed_in_time(natsConnection* connection) {
+  auto closed = std::make_shared<std::promise<void>>();
+  std::future<void> done = closed->get_future();
+  try {
+    std::thread([connection, closed] {
+      natsConnection_Close(connection);
+      natsConnection_Destroy(connection);
+      closed->set_value();
+    }).detach();
+  } catch (const std::system_error&) {  // no thread to be had: close here, as before
+    natsConnection_Close(connection);
+    natsConnection_Destroy(connection);
+    return true;
+  }
+  return done.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+}
+
+}  // namespace
+
 void NatsLink::close() noexcept {
   if (jetstream_ != nullptr) jsCtx_Destroy(jetstream_);
   jetstream_ = nullptr;
-  if (connection_ != nullptr) {
-    natsConnection_Close(connection_);
-    natsConnection_Destroy(connection_);
+  if (connection_ != nullptr && !closed_in_time(std::exchange(connection_, nullptr))) {
+    (*events_)(NatsEvent::error,
+               "closing the NATS connection did not end within 10 s (a cnats thread that "
+               "never wakes): left to the process's exit");
+    {
+      const std::lock_guard lock(events_->mutex);
+      events_->handler = nullptr;  // what it reaches is the caller's, about to go
+    }
+    // The stuck close's threads may still call back: the sink stays for them, to the end.
+    static_cast<void>(events_.release());
   }
-  connection_ = nullptr;
   if (options_ != nullptr) natsOptions_Destroy(options_);
   options_ = nullptr;
 }

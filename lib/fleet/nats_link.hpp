@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +32,14 @@ struct NatsSettings {
 enum class NatsEvent : std::uint8_t { disconnected, reconnected, error };
 using NatsEventHandler = std::function<void(NatsEvent event, std::string_view text)>;
 
+// What cnats's connection callbacks reach: the tool's handler, which NatsLink::close() can
+// take away (a close given up leaves the connection's threads running until the process ends).
+struct NatsEventSink {
+  std::mutex mutex;
+  NatsEventHandler handler;
+  void operator()(NatsEvent event, std::string_view text);
+};
+
 // The text of a cnats status with the library's last error detail.
 [[nodiscard]] std::string nats_error_text(natsStatus status);
 // Throws Error for a failed cnats call: `what` is what was being done.
@@ -53,12 +62,12 @@ class NatsLink {
   [[nodiscard]] const NatsSettings& settings() const noexcept { return settings_; }
   // Flushes what the client buffered and waits for the server to have seen it.
   void flush(std::int64_t timeout_ms);
-  // Drains and closes (pending acks are not waited for: the caller did that).
+  // Closes (pending acks are not waited for: the caller did that); gives up after 10 s.
   void close() noexcept;
 
  private:
   NatsSettings settings_;
-  NatsEventHandler on_event_;
+  std::unique_ptr<NatsEventSink> events_;
   natsOptions* options_ = nullptr;
   natsConnection* connection_ = nullptr;
   jsCtx* jetstream_ = nullptr;

@@ -90,7 +90,12 @@ class LiveShipper:
 
     def finish(self):
         self.thread.join(600)
-        self.proc.communicate(timeout=300)
+        try:
+            self.proc.communicate(timeout=300)
+        except subprocess.TimeoutExpired:  # a shipper that never ends fails the check, and is not left behind
+            self.proc.kill()
+            self.proc.communicate()
+            return None, self.stderr() + "\n(trace-ship had not ended 300 s after its input did: killed)", None
         err = self.stderr()
         return self.proc.returncode, err, engines.stats_of(err)
 
