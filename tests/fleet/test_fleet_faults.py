@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 sys.path.insert(0, HERE)
 from checks import Checks  # noqa: E402
-from waits import wait_until  # noqa: E402
+from waits import wait_settled, wait_until  # noqa: E402
 import engines  # noqa: E402
 
 TOOLS = sys.argv[1]
@@ -28,23 +28,6 @@ SHIP, PULL = os.path.join(TOOLS, "trace-ship"), os.path.join(TOOLS, "trace-pull"
 check = Checks()
 engines.require_tools()
 work = tempfile.mkdtemp(prefix="tp-fleet-faults-")
-
-
-def settled_value(read, what, quiet_s=2.0, timeout=60):
-    """read()'s value once it has stayed the same for quiet_s (a deadline fails the wait)."""
-    value, since = read(), time.monotonic()
-    seen = [value]
-
-    def quiet():
-        nonlocal value, since
-        now = read()
-        if now != value:
-            value, since = now, time.monotonic()
-            seen.append(now)
-        return time.monotonic() - since >= quiet_s
-
-    wait_until(quiet, what, lambda: f"values {seen[-8:]}", timeout=timeout)
-    return value
 
 
 def simulated_records(seed, max_bytes):
@@ -223,7 +206,7 @@ import('nats').then(async ({{ connect }}) => {{
     # What the proxy had already passed (a pump thread mid-sendall, the hub's socket buffer, a
     # batch the hub is storing and replicating) still lands: wait until the hub's count stops
     # moving, then nothing more may arrive while the link stays held.
-    held_at = settled_value(hub_messages, "the hub stored what had passed the proxy before the hold")
+    held_at = wait_settled(hub_messages, "the hub stored what had passed the proxy before the hold")
     time.sleep(8)  # must-not-happen: the hub gains nothing while every byte of the link is held
     held_end = hub_messages()
     check(held_end <= held_at, "link held: the hub gains nothing", f"{held_at} -> {held_end}")

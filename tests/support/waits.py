@@ -23,6 +23,24 @@ def wait_until(condition, what, seen=lambda: "", timeout=DEADLINE_S):
         time.sleep(0.02)  # pace: the polling interval of a wait with a deadline
 
 
+def wait_settled(read, what, quiet_s=2.0, timeout=DEADLINE_S):
+    """read()'s value once it has stayed the same for quiet_s (what is on its way has landed);
+    raises WaitTimeout, naming the last values seen, when it keeps moving past the deadline."""
+    value, since = read(), time.monotonic()
+    seen = [value]
+
+    def quiet():
+        nonlocal value, since
+        now = read()
+        if now != value:
+            value, since = now, time.monotonic()
+            seen.append(now)
+        return time.monotonic() - since >= quiet_s
+
+    wait_until(quiet, what, lambda: f"values {seen[-8:]}", timeout=timeout)
+    return value
+
+
 def file_size(path):
     try:
         return os.path.getsize(path)
