@@ -25,7 +25,7 @@ tools = sys.argv[1]
 check = Checks(show_passes=True)
 SANITIZED = os.environ.get("TRACEPIPE_SANITIZED") == "1"
 RSS_BOUND_KB = 96 * 1024  # a 16 MiB line buffer, simdjson's padding, the process: flat whatever the input
-# itm-decode: the README and its man page say "at most about 16 MB"; the bound is twice that.
+# itm-decode: docs/tools/itm-decode.md says "at most about 16 MB"; the bound is twice that.
 ITM_DECODE_RSS_KB = 2 * 16 * 1024
 MB = 1 << 20
 RANDOM_MB = 20 if SANITIZED else 100  # a sanitizer build is ~5x slower: the same cases, less input

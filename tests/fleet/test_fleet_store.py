@@ -2,7 +2,7 @@
 """trace-store and trace-query against a real clickhouse-server (and nats-server): every record
 once in ClickHouse (counted by clickhouse-client, FINAL), through ClickHouse killed under
 trace-store and restarted; stored records back out byte for byte as trace-pull writes them;
-the README's five queries run against the real server and checked against the same answers
+docs/tools/fleet.md's five queries run against the real server and checked against the same answers
 computed here from the records; a durable trace-pull that sees no record twice across runs.
 
 Usage: test_fleet_store.py BUILD_TOOLS_DIR PROJECT_ROOT"""
@@ -63,8 +63,8 @@ def pull(*args):
     return result.stdout
 
 
-def readme_queries():
-    text = open(os.path.join(ROOT, "README.md")).read()
+def documented_queries():
+    text = open(os.path.join(ROOT, "docs", "tools", "fleet.md")).read()
     return dict(re.findall(r"<!-- fleet-query: (\w+) -->\n```sql\n(.*?)```", text, re.S))
 
 
@@ -132,10 +132,10 @@ try:
     check(bad.returncode == 1 and "no_such_column" in bad.stderr, "a bad --where: exit 1 with ClickHouse's message",
           bad.stderr[-300:])
 
-    # The README's five queries, against answers computed here.
-    queries = readme_queries()
+    # docs/tools/fleet.md's five queries, against answers computed here.
+    queries = documented_queries()
     check(sorted(queries) == sorted(["exceptions_per_hour", "top_isrs", "before_hardfault", "load_rose",
-                                     "text_search"]), "the README has the five queries", sorted(queries))
+                                     "text_search"]), "docs/tools/fleet.md has the five queries", sorted(queries))
 
     def rows(name):
         return [line.split("\t") for line in clickhouse.query(queries[name]).splitlines()]

@@ -8,11 +8,11 @@ Inside each folder, the graph of its units (a .hpp and its .cpp are one unit) mu
 cycle either: unit A -> unit B when a file of A includes B's header. A cycle there is
 reported the same way (exit 1).
 
-With --readme FILE, the architecture table of FILE (lines "    layer N  folder  text", a
+With --readme FILE, the architecture table of FILE (docs/architecture.md) (lines "    layer N  folder  text", a
 folder's further lines indented past it) must give every folder the layer printed here:
 each difference is reported (exit 1).
 
-Usage: include_graph.py LIB_DIR [--readme README.md]"""
+Usage: include_graph.py LIB_DIR [--readme docs/architecture.md]"""
 import os
 import re
 import sys
@@ -67,7 +67,7 @@ def unit_graphs(lib_dir):
 
 
 def readme_layers(path):
-    """folder -> layer, from the architecture table of a README."""
+    """folder -> layer, from the architecture table of a document (docs/architecture.md)."""
     table, layer = {}, None
     with open(path, encoding="utf-8") as f:
         for line in f:

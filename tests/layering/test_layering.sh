@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The layering of lib/: the include graph derived from the sources has no cycle, between
-# folders or between the files of one folder; the README's architecture table gives every
+# folders or between the files of one folder; docs/architecture.md's table gives every
 # folder its layer; and the build's check (cmake/CheckLayers.cmake, run before anything is
 # compiled) accepts the real tree and refuses each kind of violation planted in a copy of it;
 # every tool's main is wiring, at most 120 lines.
@@ -25,10 +25,10 @@ plant() {  # plant NAME FILE LINE: a fresh copy of lib/ with LINE added at the t
   sed -i "1i $3" "$work/$1/$2"
 }
 
-python3 "$graph" "$src/lib" --readme "$src/README.md" > "$work/layers.txt"
+python3 "$graph" "$src/lib" --readme "$src/docs/architecture.md" > "$work/layers.txt"
 graph_status=$?
 cat "$work/layers.txt"
-check "the include graph of lib/ has no cycle, between folders or files, and the README agrees" \
+check "the include graph of lib/ has no cycle, between folders or files, and docs/architecture.md agrees" \
   test "$graph_status" -eq 0
 check "the graph puts core and itm at the bottom" grep -q "^layer 0: core (uses nothing), itm (uses nothing)$" "$work/layers.txt"
 check "the build's check accepts lib/" layer_check "$src/lib"
@@ -44,9 +44,9 @@ check "a planted cycle between the files of a folder is found" \
   grep -q "^include cycle between the files of lib/serve: " "$work/files.txt"
 check "the file cycle names the include that closes it" grep -qF "lib/serve/session_host.hpp:1" "$work/files.txt"
 
-sed 's/^    layer 1  records /    layer 2  records /' "$src/README.md" > "$work/README.md"
-python3 "$graph" "$src/lib" --readme "$work/README.md" > "$work/readme.txt"
-check "a README table that moves a folder is caught" \
+sed 's/^    layer 1  records /    layer 2  records /' "$src/docs/architecture.md" > "$work/architecture.md"
+python3 "$graph" "$src/lib" --readme "$work/architecture.md" > "$work/readme.txt"
+check "an architecture table that moves a folder is caught" \
   grep -qF "the architecture table puts records in layer 2; its includes put it in layer 1" "$work/readme.txt"
 
 plant upward net/tcp_connect.cpp '#include "swo/rate.hpp"'
