@@ -10,7 +10,7 @@
 
 namespace tp {
 
-// Documented exit codes, identical across tools (see README "Exit codes").
+// Documented exit codes, identical across tools (docs/design.md "Exit codes").
 enum class ExitCode : int {
   ok = 0,
   failure = 1,            // anything not covered below

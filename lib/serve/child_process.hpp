@@ -29,7 +29,7 @@ std::vector<std::string> substitute_placeholders(const std::vector<std::string>&
 inline constexpr std::size_t max_placeholder_value = 128;
 std::optional<std::string> refuse_placeholder_value(std::string_view field, std::string_view value);
 
-// Callisto's code for a tracepipe exit status (README "Exit codes"): usage and bad input are
+// Callisto's code for a tracepipe exit status (docs/design.md "Exit codes"): usage and bad input are
 // INVALID_PARAMETERS, anything without a closer code TARGET_NOT_RESPONDING; never none, so a
 // client's Error always has a code its schema knows.
 ErrorCode callisto_code_for_exit(int exit_code) noexcept;
