@@ -3,13 +3,16 @@
 # folders or between the files of one folder; the README's architecture table gives every
 # folder its layer; and the build's check (cmake/CheckLayers.cmake, run before anything is
 # compiled) accepts the real tree and refuses each kind of violation planted in a copy of it;
-# every tool's main is wiring, at most 120 lines.
+# every tool's main is wiring, at most 120 lines; the web viewer's ES modules import each other
+# without a cycle (import_graph.py), which a cycle planted in each form of import breaks.
 # Usage: test_layering.sh SOURCE_DIR LAYER_TABLE (the build's lib/layers.cmake)
 set -u
 source "$(dirname "$0")/../support/checks.sh"
 src=$1
 table=$2
 graph=$src/tests/layering/include_graph.py
+imports=$src/tests/layering/import_graph.py
+viewer=$src/lib/serve/viewer
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -64,4 +67,33 @@ check "an undeclared folder fails it" refused "$work/folder" "lib/undeclared/ is
 for main in "$src"/tools/*/main.cpp; do
   check "$(basename "$(dirname "$main")")'s main is at most 120 lines ($(wc -l < "$main"))" test "$(wc -l < "$main")" -le 120
 done
+
+python3 "$imports" "$viewer" > "$work/imports.txt"
+imports_status=$?
+cat "$work/imports.txt"
+check "the viewer's modules import each other without a cycle" test "$imports_status" -eq 0
+check "the viewer's entry composes the modules: main.js alone on the top layer" \
+  grep -q "^layer [0-9]*: main.js (imports [^)]*)$" <(tail -n 1 "$work/imports.txt")
+plant_js() {  # plant_js NAME TEXT: a copy of the viewer with TEXT (printf %b) above the first line of config.js
+  rm -rf "${work:?}/$1"
+  cp -r "$viewer" "$work/$1"
+  { printf '%b\n' "$2"; cat "$viewer/config.js"; } > "$work/$1/config.js"
+}
+# config.js imports nothing; ring.js imports it: any import of ring.js from config.js closes a cycle.
+for form in "import { ring } from './ring.js';" "import {\n  ring,\n} from \"./ring.js\";" \
+            "export { ring } from './ring.js';" "export * from './ring.js';" "import './ring.js';" \
+            "const later = () => import('./ring.js');"; do
+  plant_js planted "$form"
+  python3 "$imports" "$work/planted" > "$work/planted.txt"
+  check "a cycle planted as $(printf '%b' "$form" | tr -s '\n ' ' ') is found" \
+    grep -q "^import cycle between modules: .*config.js -> ring.js" "$work/planted.txt"
+  check "  and named by the import that closes it" grep -qF "config.js -> ring.js: $work/planted/config.js:1" "$work/planted.txt"
+done
+plant_js commented "// import { ring } from './ring.js';\n/* import('./ring.js') */"
+python3 "$imports" "$work/commented" > "$work/commented.txt"
+check "an import in a comment is no edge" test $? -eq 0
+plant_js missing "import { ring } from './rings.js';"
+python3 "$imports" "$work/missing" > "$work/missing.txt"
+check "an import of a file that is not a viewer module is reported" \
+  grep -qF "$work/missing/config.js:1: imports ./rings.js, which is not a module of $work/missing" "$work/missing.txt"
 summary
