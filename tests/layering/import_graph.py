@@ -6,10 +6,16 @@ when the graph has a cycle, naming the imports that close it, or when a module i
 file that is not a module of the folder; otherwise prints the modules as layers, each above
 everything it imports (the entry, main.js, composes them all).
 
+With --entry MODULE, a module that MODULE does not reach through imports is reported (exit 1):
+nothing would load it. With --embedded CMAKELISTS, the files of TRACEPIPE_VIEWER_FILES there
+(what trace-serve embeds and serves) must be the folder's modules: one missing would be a
+404 in the page, one extra a file that is not there.
+
 Comments are left out before reading (an import in a comment is no edge); a string that
 looks like an import is read as one (the viewer has none).
 
-Usage: import_graph.py VIEWER_DIR"""
+Usage: import_graph.py VIEWER_DIR [--entry MODULE] [--embedded CMAKELISTS]"""
+import argparse
 import os
 import re
 import sys
@@ -68,8 +74,38 @@ def import_graph(viewer_dir):
     return graph, problems
 
 
+def unreached(graph, entry):
+    """The modules `entry` does not import, directly or through others."""
+    seen, todo = {entry}, [entry]
+    while todo:
+        for used in graph.get(todo.pop(), {}):
+            if used not in seen:
+                seen.add(used)
+                todo.append(used)
+    return sorted(set(graph) - seen)
+
+
+def embedded_modules(cmakelists):
+    """The .js files of TRACEPIPE_VIEWER_FILES in a CMakeLists.txt."""
+    with open(cmakelists, encoding="utf-8") as f:
+        match = re.search(r"set\(TRACEPIPE_VIEWER_FILES\s([^)]*)\)", f.read())
+    return {name for name in match.group(1).split() if name.endswith(".js")} if match else set()
+
+
 def main():
-    graph, problems = import_graph(sys.argv[1])
+    parser = argparse.ArgumentParser()
+    parser.add_argument("viewer_dir")
+    parser.add_argument("--entry")
+    parser.add_argument("--embedded")
+    args = parser.parse_args()
+    graph, problems = import_graph(args.viewer_dir)
+    if args.entry:
+        problems += [f"{args.viewer_dir}/{m}: not reached from {args.entry}" for m in unreached(graph, args.entry)]
+    if args.embedded:
+        listed = embedded_modules(args.embedded)
+        problems += [f"{args.viewer_dir}/{m}: not in TRACEPIPE_VIEWER_FILES ({args.embedded})" for m in sorted(set(graph) - listed)]
+        problems += [f"{args.embedded}: TRACEPIPE_VIEWER_FILES has {m}, which is not a module of {args.viewer_dir}"
+                     for m in sorted(listed - set(graph))]
     for problem in problems:
         print(problem)
     cycle = find_cycle(graph)
