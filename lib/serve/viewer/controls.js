@@ -1,10 +1,10 @@
-// The controls: tabs, pause, clear, search, exports. `render(tab)` draws a tab now (main.js
-// owns the views).
+// The controls: tabs, pause, clear, search, exports (a button with data-png="ID" saves the
+// canvas ID as ID.png). `render(tab)` draws a tab now (main.js owns the views).
 import { $, HISTORY } from './config.js';
 import { ring } from './ring.js';
 import { state } from './state.js';
 import { rebuildAggregates } from './aggregates.js';
-import { download, exportCsv, exportNdjson } from './export.js';
+import { download, exportCsv, exportNdjson, exportPng } from './export.js';
 
 export function setupControls(render) {
   for (const button of document.querySelectorAll('#tabs button[data-tab]')) {
@@ -35,6 +35,9 @@ export function setupControls(render) {
   });
   $('export-ndjson').addEventListener('click', () => download('records.ndjson', exportNdjson(), 'application/x-ndjson'));
   $('export-csv').addEventListener('click', () => download('records.csv', exportCsv(), 'text/csv'));
+  for (const button of document.querySelectorAll('button[data-png]')) {
+    button.addEventListener('click', () => exportPng($(button.dataset.png), `${button.dataset.png}.png`));
+  }
   for (const tab of ['console', 'records']) {
     // The virtual lists draw the rows scrolled into view at once.
     $(`tab-${tab}`).addEventListener('scroll', () => { if (state.activeTab === tab && !state.paused) render(tab); });
