@@ -1,11 +1,13 @@
 // The web viewer in a real browser: headless Debian Chromium driven by playwright-core
 // loads the page from trace-serve, is fed a known stream, and the test checks the console
 // text, the timeline's task bars, the counter plot's points, the exception and PC views,
-// the port/kind filters, search, pause and export; it saves a screenshot.
+// the port/kind filters, search, pause and export (records, and the canvases as PNG); it
+// saves a screenshot.
 // Usage: node test_browser.mjs PROJECT_ROOT BUILD_DIR ARTIFACT_DIR
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { check, finish, startServer, generateRecords, feed, sleep, waitInPage, DEADLINE_MS } from './lib.mjs';
 
 const [, buildDir, artifacts] = process.argv.slice(2);
@@ -35,6 +37,34 @@ for (let i = 0; i < 50; i++) {
   known.push({ timestamp: 800 + i * 10, port: 3, event: { kind: 'Counter', data: { counter_id: 1, value: i * i } }, source: 'itm', clock: 'cycles' });
 }
 const knownLines = known.map((r) => JSON.stringify(r));
+
+// The first pixel of a PNG as "R,G,B,A": the first row's first pixel is stored as is, whatever
+// the row's filter (its left and upper neighbours count as 0).
+function firstPngPixel(png) {
+  const data = [];
+  for (let at = 8; at < png.length; at += 12 + png.readUInt32BE(at)) {
+    if (png.toString('ascii', at + 4, at + 8) === 'IDAT') data.push(png.subarray(at + 8, at + 8 + png.readUInt32BE(at)));
+  }
+  const colourType = png[25];  // 6: RGBA, 2: RGB (opaque); 8 bits a channel
+  const rows = zlib.inflateSync(Buffer.concat(data));
+  return [...rows.subarray(1, colourType === 6 ? 5 : 4), ...(colourType === 6 ? [] : [255])].join(',');
+}
+
+// A canvas view's Export PNG: a PNG named after it, of the canvas's pixel size, on the page's
+// background where nothing is drawn (its top-left corner; #0d1014), opaque.
+async function checkPngExport(page, id) {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click(`button[data-png="${id}"]`)]);
+  const saved = path.join(artifacts, `viewer-export-${id}.png`);  // for a person to look at
+  await download.saveAs(saved);
+  const png = fs.readFileSync(saved);
+  const size = await page.evaluate((canvasId) => [document.getElementById(canvasId).width, document.getElementById(canvasId).height], id);
+  const isPng = png.subarray(0, 8).equals(Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]));
+  check(isPng && download.suggestedFilename() === `${id}.png` && png.readUInt32BE(16) === size[0] && png.readUInt32BE(20) === size[1],
+        `Export PNG saves the ${id} canvas as ${id}.png at its size (${download.suggestedFilename()}, ` +
+        `${isPng ? `${png.readUInt32BE(16)}x${png.readUInt32BE(20)}` : 'not a PNG'}, canvas ${size.join('x')})`);
+  const corner = isPng ? firstPngPixel(png) : '';
+  check(corner === '13,16,20,255', `the ${id} PNG is on the page's background, opaque (top-left pixel ${corner})`);
+}
 const generated = generateRecords(buildDir, 3000000, 4).split('\n').filter((l) => l);
 
 const server = await startServer(path.join(buildDir, 'tools/trace-serve'), ['--cpu-hz', '48000000', '--top-interval', '0.2']);
@@ -94,6 +124,7 @@ try {
   const points = Number(await page.getAttribute('#counters', 'data-points'));
   check(points === 50, `the counter plot has a point per Counter record (${points})`);
   check((await page.textContent('#counter-legend')).includes('counter 1: 2401'), 'the legend shows the latest counter value');
+  await checkPngExport(page, 'counters');
 
   await page.click('#tabs button[data-tab="markers"]');
   await waitInPage(page, () => document.querySelector('#markers tbody').textContent.includes('checkpoint'), null, 'the marker list',
@@ -233,6 +264,7 @@ try {
   await page.dblclick('#timeline');
   await page.evaluate(() => window.tracepipe.render());  // drawn now, not at the next frame
   await page.screenshot({ path: path.join(artifacts, 'viewer-live.png') });
+  await checkPngExport(page, 'timeline');
   check(fs.statSync(path.join(artifacts, 'viewer-live.png')).size > 10000, `screenshots saved in ${artifacts}`);
   // Every tab after the stream, for a person to look at; hovering a bar shows its details.
   const timelineBox = await page.locator('#timeline').boundingBox();

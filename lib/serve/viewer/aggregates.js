@@ -2,6 +2,7 @@
 import { $, CONSOLE_LINES, MAX_BARS_PER_LANE, MAX_SERIES_POINTS, MAX_TICKS, TABLE_ROWS } from './config.js';
 import { ring, ringRecords } from './ring.js';
 import { live, state, visible } from './state.js';
+import { idName } from './names.js';
 
 export function freshAggregates() {
   return {
@@ -40,11 +41,6 @@ export function addStatistics(kind, data, clock) {
 function pushBounded(list, item, limit) {
   list.push(item);
   if (list.length > limit * 1.25) list.splice(0, list.length - limit);
-}
-
-export function idName(port, id) {
-  const names = state.portIdNames[port];
-  return names ? names[id] : undefined;
 }
 
 // A lane by key; `named`: the label comes from the record itself (a name it carries), which

@@ -1,13 +1,13 @@
-// The connection: the Callisto protocol over a WebSocket, reconnecting.
+// The connection: the Callisto protocol over a WebSocket, reconnecting. What arrives goes to
+// `sink` (main.js composes it): the ingest's functions (ingest.js) and `portMap()`, called
+// when the port map changed.
 import { $, BATCH_PROTOCOL } from './config.js';
-import { live, state } from './state.js';
-import { addEventMessage, addEventRecord, addFramesLine, recordStarts } from './ingest.js';
-import { rebuildPortFilters } from './controls.js';
+import { state } from './state.js';
 
 let socket = null;
 let retryMs = 500;
 
-export function connect() {
+export function connect(sink) {
   const params = new URLSearchParams(location.search);
   const token = params.get('token');
   const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws` +
@@ -19,10 +19,10 @@ export function connect() {
     retryMs = 500;
     state.batched = socket.protocol === BATCH_PROTOCOL;
   };
-  socket.onmessage = (event) => onText(event.data, token);
+  socket.onmessage = (event) => onText(event.data, token, sink);
   socket.onclose = () => {
     setConnection('disconnected: retrying', 'bad');
-    setTimeout(connect, retryMs);
+    setTimeout(() => connect(sink), retryMs);
     retryMs = Math.min(retryMs * 2, 10000);
   };
 }
@@ -31,18 +31,16 @@ function send(message) {
   if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
 }
 
-function onText(text, token) {
+function onText(text, token, sink) {
   const message = JSON.parse(text);
   if (message.type === 'Events') {
-    const starts = recordStarts(text, message);
-    message.data.forEach((line, i) => (line.frames ? addFramesLine(line)
-                                                   : addEventRecord(line, text, starts[i], message.lengths[i])));
+    sink.addEventsMessage(message, text);
     return;
   }
-  onMessage(message, token, text);
+  onMessage(message, token, text, sink);
 }
 
-function onMessage(message, token, text) {
+function onMessage(message, token, text, sink) {
   switch (message.type) {
     case 'Hello':
       send({ type: 'Connect', data: { probe_selector: null, chip: null, token: token || null } });
@@ -66,14 +64,14 @@ function onMessage(message, token, text) {
         if (config.names) state.portIdNames[port] = config.names;
       }
       state.cpuHz = message.data.cpu_hz || null;
-      rebuildPortFilters();
+      sink.portMap();
       state.dirty = true;
       break;
     case 'Event':
-      addEventMessage(message, text);
+      sink.addEventMessage(message, text);
       break;
     case 'Itm':
-      addFramesLine(message.data);
+      sink.addFramesLine(message.data);
       break;
     case 'Stats':
       state.stats = message.data;

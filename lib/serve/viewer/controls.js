@@ -1,42 +1,12 @@
-// The filters and controls: ports, kinds, search, pause, clear, tabs.
+// The controls: tabs, pause, clear, search, exports (a button with data-png="ID" saves the
+// canvas ID as ID.png). `render(tab)` draws a tab now (main.js owns the views).
 import { $, HISTORY } from './config.js';
 import { ring } from './ring.js';
 import { state } from './state.js';
 import { rebuildAggregates } from './aggregates.js';
-import { download, exportCsv, exportNdjson } from './export.js';
-import { setupTimelineInput } from './timeline.js';
-import { RENDERERS } from './main.js';
+import { download, exportCsv, exportNdjson, exportPng } from './export.js';
 
-export function portLabel(port) {
-  return state.portNames[port] ? `${port} ${state.portNames[port]}` : `${port}`;
-}
-
-function checkbox(label, checked, onChange, dataset) {
-  const wrapper = document.createElement('label');
-  const input = document.createElement('input');
-  input.type = 'checkbox';
-  input.checked = checked;
-  Object.assign(input.dataset, dataset);
-  input.addEventListener('change', () => { onChange(input.checked); rebuildAggregates(); });
-  wrapper.append(input, ` ${label}`);
-  return wrapper;
-}
-
-export function rebuildPortFilters() {
-  const box = $('port-filters');
-  box.replaceChildren(...[...state.seenPorts].sort((a, b) => a - b).map((port) =>
-    checkbox(portLabel(port), !state.hiddenPorts.has(port),
-             (on) => (on ? state.hiddenPorts.delete(port) : state.hiddenPorts.add(port)), { port: String(port) })));
-}
-
-export function rebuildKindFilters() {
-  const box = $('kind-filters');
-  box.replaceChildren(...[...state.seenKinds].sort().map((kind) =>
-    checkbox(kind, !state.hiddenKinds.has(kind),
-             (on) => (on ? state.hiddenKinds.delete(kind) : state.hiddenKinds.add(kind)), { kind })));
-}
-
-export function setupControls() {
+export function setupControls(render) {
   for (const button of document.querySelectorAll('#tabs button[data-tab]')) {
     button.addEventListener('click', () => {
       document.querySelectorAll('#tabs button[data-tab]').forEach((b) => b.classList.toggle('active', b === button));
@@ -65,9 +35,11 @@ export function setupControls() {
   });
   $('export-ndjson').addEventListener('click', () => download('records.ndjson', exportNdjson(), 'application/x-ndjson'));
   $('export-csv').addEventListener('click', () => download('records.csv', exportCsv(), 'text/csv'));
+  for (const button of document.querySelectorAll('button[data-png]')) {
+    button.addEventListener('click', () => exportPng($(button.dataset.png), `${button.dataset.png}.png`));
+  }
   for (const tab of ['console', 'records']) {
     // The virtual lists draw the rows scrolled into view at once.
-    $(`tab-${tab}`).addEventListener('scroll', () => { if (state.activeTab === tab && !state.paused) RENDERERS[tab](); });
+    $(`tab-${tab}`).addEventListener('scroll', () => { if (state.activeTab === tab && !state.paused) render(tab); });
   }
-  setupTimelineInput();
 }

@@ -2,7 +2,7 @@
 import { $ } from './config.js';
 import { live, state } from './state.js';
 import { formatCount, formatSpan } from './time.js';
-import { AXIS_HEIGHT, COLOURS, fitCanvas } from './timeline.js';
+import { AXIS_HEIGHT, COLOURS, fitCanvas } from './canvas.js';
 
 export function renderCounters() {
   const canvas = $('counters');

@@ -1,4 +1,4 @@
-// Export of the records held, as NDJSON or CSV.
+// Export of the records held, as NDJSON or CSV, and of a view's canvas as PNG.
 import { $ } from './config.js';
 import { ringRecords } from './ring.js';
 import { visible } from './state.js';
@@ -31,10 +31,27 @@ export function exportCsv() {
   return `${rows.join('\n')}\n`;
 }
 
-export function download(name, text, type) {
+function downloadBlob(name, blob) {
   const link = document.createElement('a');
-  link.href = URL.createObjectURL(new Blob([text], { type }));
+  link.href = URL.createObjectURL(blob);
   link.download = name;
   link.click();
   setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+}
+
+export function download(name, text, type) {
+  downloadBlob(name, new Blob([text], { type }));
+}
+
+// The canvas as drawn, at its pixel size, on the page's background (the canvas itself is
+// transparent where nothing is drawn; light text on it would not show in another viewer).
+export function exportPng(canvas, name) {
+  const copy = document.createElement('canvas');
+  copy.width = canvas.width;
+  copy.height = canvas.height;
+  const context = copy.getContext('2d');
+  context.fillStyle = getComputedStyle(canvas).backgroundColor;
+  context.fillRect(0, 0, copy.width, copy.height);
+  context.drawImage(canvas, 0, 0);
+  copy.toBlob((blob) => downloadBlob(name, blob), 'image/png');
 }

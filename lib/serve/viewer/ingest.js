@@ -3,62 +3,73 @@ import { HISTORY } from './config.js';
 import { CLOCKS, kindId, ring, ringText } from './ring.js';
 import { state, visible } from './state.js';
 import { TOP_KINDS, addStatistics, aggregate } from './aggregates.js';
-import { rebuildKindFilters, rebuildPortFilters } from './controls.js';
-import { frame } from './main.js';
 
-// `message`, `start`, `length`: where the record's exact text is (see the ring).
-function addRecord(t, port, kind, clock, message, start, length, data) {
-  const at = ring.head;
-  ring.time[at] = t;
-  ring.port[at] = port;
-  ring.kind[at] = kindId(kind);
-  ring.clock[at] = Math.max(0, CLOCKS.indexOf(clock));
-  ring.message[at] = message;
-  ring.start[at] = start;
-  ring.length[at] = length;
-  ring.head = (at + 1) % HISTORY;
-  if (ring.count < HISTORY) ring.count++;
-  const seq = state.total++;
-  if (state.newest === null || t > state.newest) state.newest = t;
-  if (clock) state.clock = clock;
-  if (!state.seenPorts.has(port)) { state.seenPorts.add(port); rebuildPortFilters(); }
-  if (!state.seenKinds.has(kind)) { state.seenKinds.add(kind); rebuildKindFilters(); }
-  if (visible(port, kind, () => ringText(at))) aggregate(t, port, kind, clock, data, seq);
-  state.dirty = true;
-}
-
-// A record (an Event's data) whose exact text is message[start, start + length).
-export function addEventRecord(record, message, start, length) {
-  if (record.source === 'trace-top' && TOP_KINDS.has(record.event.kind)) {
-    addStatistics(record.event.kind, record.event.data || {}, record.clock || null);
-    return;
+// The functions that take a message's records in. `seen.port()` and `seen.kind()`: called when
+// a record shows a port or a kind for the first time (main.js rebuilds the filters).
+export function createIngest(seen) {
+  // `message`, `start`, `length`: where the record's exact text is (see the ring).
+  function addRecord(t, port, kind, clock, message, start, length, data) {
+    const at = ring.head;
+    ring.time[at] = t;
+    ring.port[at] = port;
+    ring.kind[at] = kindId(kind);
+    ring.clock[at] = Math.max(0, CLOCKS.indexOf(clock));
+    ring.message[at] = message;
+    ring.start[at] = start;
+    ring.length[at] = length;
+    ring.head = (at + 1) % HISTORY;
+    if (ring.count < HISTORY) ring.count++;
+    const seq = state.total++;
+    if (state.newest === null || t > state.newest) state.newest = t;
+    if (clock) state.clock = clock;
+    if (!state.seenPorts.has(port)) { state.seenPorts.add(port); seen.port(); }
+    if (!state.seenKinds.has(kind)) { state.seenKinds.add(kind); seen.kind(); }
+    if (visible(port, kind, () => ringText(at))) aggregate(t, port, kind, clock, data, seq);
+    state.dirty = true;
   }
-  addRecord(record.timestamp, record.port, record.event.kind, record.clock || null, message, start, length,
-            record.event.data || {});
-}
 
-export function addFramesLine(line) {
-  for (const frame of line.frames) {
-    const text = JSON.stringify(frame);
-    addRecord(frame.timestamp ?? line.timestamp, frame.port, 'Itm', null, text, 0, text.length, { data: frame.data });
+  // A record (an Event's data) whose exact text is message[start, start + length).
+  function addEventRecord(record, message, start, length) {
+    if (record.source === 'trace-top' && TOP_KINDS.has(record.event.kind)) {
+      addStatistics(record.event.kind, record.event.data || {}, record.clock || null);
+      return;
+    }
+    addRecord(record.timestamp, record.port, record.event.kind, record.clock || null, message, start, length,
+              record.event.data || {});
   }
-}
 
-// A single Event: the message is {"type":"Event","data":RECORD}; the record's exact text.
-export function addEventMessage(message, text) {
-  const prefix = '{"type":"Event","data":';
-  if (text.startsWith(prefix)) addEventRecord(message.data, text, prefix.length, text.length - prefix.length - 1);
-  else {
-    const record = JSON.stringify(message.data);
-    addEventRecord(message.data, record, 0, record.length);
+  function addFramesLine(line) {
+    for (const frame of line.frames) {
+      const text = JSON.stringify(frame);
+      addRecord(frame.timestamp ?? line.timestamp, frame.port, 'Itm', null, text, 0, text.length, { data: frame.data });
+    }
   }
+
+  // A single Event: the message is {"type":"Event","data":RECORD}; the record's exact text.
+  function addEventMessage(message, text) {
+    const prefix = '{"type":"Event","data":';
+    if (text.startsWith(prefix)) addEventRecord(message.data, text, prefix.length, text.length - prefix.length - 1);
+    else {
+      const record = JSON.stringify(message.data);
+      addEventRecord(message.data, record, 0, record.length);
+    }
+  }
+
+  // A batched Events message (below): each item a record or an Itm frames line.
+  function addEventsMessage(message, text) {
+    const starts = recordStarts(text, message);
+    message.data.forEach((line, i) => (line.frames ? addFramesLine(line)
+                                                   : addEventRecord(line, text, starts[i], message.lengths[i])));
+  }
+
+  return { addEventMessage, addEventsMessage, addFramesLine };
 }
 
 // The batched form: {"type":"Events","lengths":[N, ...],"data":[RECORD or FRAMES LINE, ...]}
 // with each item's length in UTF-16 units, so the records' exact texts (which the export
 // promises) are found without scanning the message. Where the lengths do not add up, the
 // message is scanned instead.
-export function recordStarts(message, parsed) {
+function recordStarts(message, parsed) {
   const marker = '],"data":[';
   let at = message.indexOf(marker) + marker.length;
   const starts = new Array(parsed.lengths.length);

@@ -2,7 +2,7 @@
 import { $ } from './config.js';
 import { CLOCKS, ring, ringSlot, ringText } from './ring.js';
 import { state } from './state.js';
-import { portLabel } from './controls.js';
+import { portLabel } from './names.js';
 import { formatTime } from './time.js';
 
 function highlight(element, text) {
@@ -40,7 +40,7 @@ function logLine(r, lineText) {
 
 // An arrival number of agg.all as a record for the records view (its text cut from the ring).
 export function heldRecord(seq) {
-  const at = ringSlot(seq);
+  const at = ringSlot(seq, state.total);
   if (at < 0) return { timestamp: 0, port: 0, clock: null, json: '(no longer held)' };
   return { timestamp: ring.time[at], port: ring.port[at], clock: CLOCKS[ring.clock[at]], json: ringText(at) };
 }

@@ -8,16 +8,21 @@
 // records arrive, so a redraw never rescans the buffer. Only a change of filters or search
 // rebuilds them, once.
 //
-// The entry module: the render loop, and the start.
+// The entry module: it composes the others and runs the render loop. The modules import
+// downwards only (tests/layering fails on an import cycle): what a module must call above
+// itself, main.js hands it as a function (a tab's view to the controls, the filters'
+// rebuilds to the ingest and the connection).
 import { $ } from './config.js';
 import { ring } from './ring.js';
 import { live, state } from './state.js';
 import { freshAggregates } from './aggregates.js';
+import { createIngest } from './ingest.js';
 import { connect } from './connection.js';
+import { rebuildKindFilters, rebuildPortFilters } from './filters.js';
 import { setupControls } from './controls.js';
 import { exportCsv, exportNdjson } from './export.js';
 import { heldRecord, renderLog } from './log.js';
-import { renderTimeline } from './timeline.js';
+import { renderTimeline, setupTimelineInput } from './timeline.js';
 import { renderCounters } from './counters.js';
 import { renderExceptions, renderMarkers, renderPcSamples, renderStatistics } from './tables.js';
 
@@ -41,7 +46,8 @@ function renderStats() {
   $('stat-buffered').textContent = `${ring.count}`;
 }
 
-export const RENDERERS = {
+// Each tab's view, drawn from the aggregates.
+const RENDERERS = {
   console: () => renderLog($('console'), live.agg.console, (r) => r.data.message),
   timeline: renderTimeline,
   markers: renderMarkers,
@@ -53,7 +59,7 @@ export const RENDERERS = {
 };
 
 let lastRender = 0;
-export function frame(now) {
+function frame(now) {
   renderStats();
   // Views redraw at most 10 times a second whatever the event rate.
   if (state.dirty && !state.paused && now - lastRender > 100) {
@@ -72,6 +78,8 @@ window.tracepipe = {
 };
 
 live.agg = freshAggregates();
-setupControls();
-connect();
+setupControls((tab) => RENDERERS[tab]());
+setupTimelineInput();
+const ingest = createIngest({ port: rebuildPortFilters, kind: rebuildKindFilters });
+connect({ ...ingest, portMap: rebuildPortFilters });
 requestAnimationFrame(frame);

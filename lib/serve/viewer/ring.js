@@ -1,6 +1,5 @@
 // The record ring: a million records in little memory, columnar.
 import { HISTORY } from './config.js';
-import { state } from './state.js';
 
 // A record's exact text is not cut out on arrival: the ring keeps the message it came in
 // and where in it the record lies, so holding a million records adds no object per record
@@ -22,10 +21,10 @@ export function ringText(at) {
   return ring.message[at].slice(ring.start[at], ring.start[at] + ring.length[at]);
 }
 
-// The ring slot of the record that arrived as number `seq` (state.total before it), or -1
-// once it is no longer held.
-export function ringSlot(seq) {
-  return seq >= state.total - ring.count ? seq % HISTORY : -1;
+// The ring slot of the record that arrived as number `seq` of `total` so far (state.total),
+// or -1 once it is no longer held.
+export function ringSlot(seq, total) {
+  return seq >= total - ring.count ? seq % HISTORY : -1;
 }
 const kindNames = [];
 const kindIndex = new Map();

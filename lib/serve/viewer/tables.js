@@ -1,8 +1,7 @@
 // The Markers, Exceptions, PC samples and Statistics tabs.
 import { $, TABLE_ROWS } from './config.js';
 import { live } from './state.js';
-import { idName } from './aggregates.js';
-import { portLabel } from './controls.js';
+import { idName, portLabel } from './names.js';
 import { formatSpan, formatTime } from './time.js';
 
 function row(cells) {

@@ -1,5 +1,4 @@
 // Times and counts for people: units that keep 3-4 significant digits.
-import { $ } from './config.js';
 import { state } from './state.js';
 
 // Seconds in the unit that keeps 3-4 significant digits readable.

@@ -2,10 +2,9 @@
 import { $ } from './config.js';
 import { live, state } from './state.js';
 import { formatSpan, formatTime } from './time.js';
+import { AXIS_HEIGHT, COLOURS, fitCanvas } from './canvas.js';
 
-export const COLOURS = ['#4aa3ff', '#7bd88f', '#ffb454', '#ff6b6b', '#c792ea', '#5ccfe6', '#ffd580', '#f29e74'];
 const LABEL_WIDTH = 150;
-export const AXIS_HEIGHT = 34;
 let timelineLayout = null;  // what the last draw put where, for hover
 
 function sortedLanes() {
@@ -33,16 +32,6 @@ function* barsIn(entry, start, end) {
     const now = timelineEnd();
     if (now !== null && running.since <= end && now >= start) yield [running.since, now];
   }
-}
-
-export function fitCanvas(canvas) {
-  const ratio = window.devicePixelRatio || 1;
-  const width = Math.max(1, Math.floor(canvas.clientWidth * ratio));
-  const height = Math.max(1, Math.floor(canvas.clientHeight * ratio));
-  if (canvas.width !== width || canvas.height !== height) { canvas.width = width; canvas.height = height; }
-  const context = canvas.getContext('2d');
-  context.setTransform(ratio, 0, 0, ratio, 0, 0);
-  return { context, width: canvas.clientWidth, height: canvas.clientHeight };
 }
 
 export function renderTimeline() {
