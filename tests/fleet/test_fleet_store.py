@@ -258,8 +258,12 @@ try:
 
     wait_until(lambda: stored("live") > 10000, "trace-store inserts the live board's records",
                lambda: str(stored("live")))
+    stored_at_kill = stored("live")
     clickhouse.kill()
     killed_at = fed["n"]
+    check(store.poll() is None and 0 < stored_at_kill < len(live_lines) and killed_at < len(live_lines),
+          "ClickHouse killed mid-run: trace-store running, part of the live board stored, records still to come",
+          f"store exit {store.poll()}, stored {stored_at_kill}, fed {killed_at} of {len(live_lines)}")
     wait_until(lambda: fed["n"] > killed_at + 20000 or not feeder.is_alive(), "2 s of records while ClickHouse is down")
     clickhouse.start()
     feeder.join(300)
