@@ -120,8 +120,10 @@ async function httpRaw(port, request) {
 // ---- the server, a keeper client, and an RSS sampler ----------------------------------
 const server = await startServer(serve, ['--max-clients', '256', '--queue-size', '65536', '--stats'], {});
 let peakRss = 0;
+// pace: RSS sampled every 200 ms (the peak is checked)
 const sampler = setInterval(() => { try { peakRss = Math.max(peakRss, rssKb(server.child.pid, 'VmRSS')); } catch { /* gone */ } }, 200);
 let fed = 0;
+// pace: 50 records every 20 ms, a live feed under every attack
 const feeder = setInterval(() => {
   const lines = [];
   for (let i = 0; i < 50; i++) lines.push(JSON.stringify({ timestamp: fed++, port: 0, event: { kind: 'Text', data: { message: `tick ${fed}` } }, source: 'itm', clock: 'us' }));
@@ -162,6 +164,7 @@ await step('slowloris: headers one byte a second, a frame one byte a second', as
   const request = 'GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\n';
   const started = Date.now();
   let i = 0;
+  // pace: a byte a second is the slowloris scenario
   const drip = setInterval(() => { slow.write(request[i++ % request.length]); }, 1000);
   await slow.until((r) => r.ended, 'the server drops a request that never completes', 20000).catch(() => {});
   clearInterval(drip);
@@ -170,6 +173,7 @@ await step('slowloris: headers one byte a second, a frame one byte a second', as
   const ws = await upgrade(server.port);
   const partial = frame(1, JSON.stringify({ type: 'Connect', data: { probe_selector: null, chip: null, token: null } }));
   let j = 0;
+  // pace: a byte a second is the scenario
   const dripFrame = setInterval(() => { ws.write(partial.subarray(j, j + 1)); j++; }, 1000);
   await keeperReceives('a client sending a frame one byte a second');
   clearInterval(dripFrame);

@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -139,11 +140,26 @@ class NatsNode(Process):
             return json.loads(r.read())
 
     def leaf_connections(self):
+        """The node's leaf connections, from its own monitoring; monitoring that cannot be read
+        fails the test (a check that reads 0 then would pass on nothing)."""
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}/leafz", timeout=5) as r:
                 return len(json.loads(r.read()).get("leafs") or [])
-        except OSError:
-            return 0
+        except OSError as error:
+            raise AssertionError(f"{self.name}: /leafz cannot be read: {error}") from error
+
+    def stream_messages(self, stream):
+        """The messages the node's monitoring says `stream` holds; fails the test when the
+        monitoring cannot be read or does not list the stream."""
+        try:
+            details = self.jsz("streams=true").get("account_details", [])
+        except OSError as error:
+            raise AssertionError(f"{self.name}: /jsz cannot be read: {error}") from error
+        for account in details:
+            for s in account.get("stream_detail", []):
+                if s["name"] == stream:
+                    return s["state"]["messages"]
+        raise AssertionError(f"{self.name}: /jsz does not list the stream {stream}")
 
 
 def single_node(directory, extra=""):
@@ -337,15 +353,51 @@ class ClickHouse(Process):
         return result.stdout
 
 
-def read_stream(server_url, stream, domain=None):
-    """Every record of the stream, accounted for by the official NATS JavaScript client."""
+def read_stream(server_url, stream, domain=None, inputs=None, settled=True):
+    """Every record of the stream, accounted for by the official NATS JavaScript client.
+    inputs ({board or "board run": the lines given to trace-ship}) has each stored record's
+    body checked against them (runs[key]["input"], see read_stream.mjs). A line in the stream
+    that is not a stamped record fails the read; so does, when the stream is settled (nothing
+    being shipped into it), a count of messages read other than the count the server holds."""
     argv = ["node", os.path.join(os.path.dirname(__file__), "read_stream.mjs"), server_url, stream]
     if domain:
         argv += ["--domain", domain]
-    result = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    with tempfile.TemporaryDirectory(prefix="tp-read-stream-") as work:
+        for number, (key, lines) in enumerate((inputs or {}).items()):
+            path = os.path.join(work, f"input-{number}.ndjson")
+            with open(path, "w") as f:
+                f.write("\n".join(lines) + "\n")
+            argv += ["--input", f"{key}={path}"]
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     if result.returncode != 0:
         raise AssertionError(f"read_stream.mjs: {result.stderr.strip()[-800:]}")
-    return json.loads(result.stdout)
+    account = json.loads(result.stdout)
+    if account["bad_lines"] != 0:
+        raise AssertionError(f"read_stream.mjs: {account['bad_lines']} lines in {stream} are not stamped records")
+    if settled and account["messages"] != account["stored_messages"]:
+        raise AssertionError(f"read_stream.mjs: read {account['messages']} messages of {stream}, the server holds "
+                             f"{account['stored_messages']}")
+    return account
+
+
+def body_problems(run, expected_lost=0):
+    """What is wrong with a run's records against the lines that went in (read_stream with
+    inputs): each stored record is an input line, in order, and the input lines not stored are
+    exactly expected_lost, each where the stream has a seq missing. An empty list when right."""
+    body = run.get("input") if run else None
+    if body is None:
+        return ["the run was not read against its input"]
+    problems = []
+    if body["not_in_input"]:
+        problems.append(f"records not in the input (or out of its order), seqs {body['not_in_input']}")
+    if body["lost"] != expected_lost:
+        problems.append(f"{body['lost']} input lines not stored, not {expected_lost} (input lines "
+                        f"{body['lost_ranges'][:6]})")
+    if body["unaccounted"]:
+        problems.append(f"{body['unaccounted']} input lines not stored where no seq is missing")
+    if body["matched"] + body["lost"] != body["lines"]:
+        problems.append(f"{body['matched']} stored + {body['lost']} lost != {body['lines']} written")
+    return problems
 
 
 def stats_of(stderr_text):

@@ -2,11 +2,18 @@
 // our code, reads every message of a JetStream stream and accounts for every record by the
 // fleet fields in its own lines (not trace-ship's headers): per (board, run), how many
 // records, how many seqs seen twice, which seqs are missing, how many messages came out of
-// seq order, and the Loss records' ranges.
+// seq order, and the Loss records' ranges. A message line that is not a stamped record
+// (not JSON, no board/run/seq) counts in bad_lines.
 //
-//   node read_stream.mjs nats://127.0.0.1:PORT STREAM [--domain D] [--expect-subject-prefix P]
+// With --input KEY=FILE (KEY a board, or "board run"), every record of that run is decoded
+// and checked against what went in: FILE holds the lines given to trace-ship, and each stored
+// record, without its fleet fields (the stamp trace-ship appends), must be one of them, in
+// input order; an input line that is not stored must sit where the stream has a seq missing.
+//
+//   node read_stream.mjs nats://127.0.0.1:PORT STREAM [--domain D] [--input KEY=FILE]...
 //
 // Prints one JSON object on stdout.
+import { readFileSync } from 'node:fs';
 import { connect } from 'nats';
 
 const [server, stream, ...rest] = process.argv.slice(2);
@@ -15,6 +22,14 @@ const option = (name) => {
   return at >= 0 ? rest[at + 1] : undefined;
 };
 const domain = option('--domain');
+const inputs = new Map();
+rest.forEach((arg, at) => {
+  if (arg !== '--input') return;
+  const [key, path] = [rest[at + 1].slice(0, rest[at + 1].indexOf('=')), rest[at + 1].slice(rest[at + 1].indexOf('=') + 1)];
+  inputs.set(key, readFileSync(path, 'utf8').split('\n').filter((line) => line !== ''));
+});
+// The stamp trace-ship appends to a record, last in its line (docs/design.md, fleet fields).
+const STAMP = /,"board":"[^"\\]*","run":"[^"\\]*","seq":\d+,"host_us":\d+\}$/;
 
 const nc = await connect({ servers: server, ignoreClusterUpdates: true, timeout: 10000 });
 // A cluster that has just been restarted answers late for a while (the manager itself asks for
@@ -52,9 +67,14 @@ if (total > 0) {
         badLines += 1;
         continue;
       }
+      if (record === null || typeof record !== 'object' || typeof record.board !== 'string' ||
+          typeof record.run !== 'string' || !Number.isSafeInteger(record.seq) || record.seq < 0) {
+        badLines += 1;
+        continue;
+      }
       const key = `${record.board} ${record.run}`;
       if (!runs.has(key)) {
-        runs.set(key, { seen: new Map(), max: -1, outOfOrder: 0, losses: [], lastChunkFirst: -1 });
+        runs.set(key, { seen: new Map(), max: -1, outOfOrder: 0, losses: [], lastChunkFirst: -1, bodies: new Map() });
       }
       const run = runs.get(key);
       const seq = record.seq;
@@ -68,6 +88,8 @@ if (total > 0) {
       if (record.event && record.event.kind === 'Loss') {
         const d = record.event.data;
         run.losses.push([d.first_seq, d.last_seq, d.reason]);
+      } else if (!run.bodies.has(seq)) {
+        run.bodies.set(seq, STAMP.test(line) ? line.replace(STAMP, '}') : null);
       }
     }
     if (m.info.pending === 0) break;
@@ -75,6 +97,58 @@ if (total > 0) {
   await sub.close();
 }
 await nc.close();
+
+// The stored records of a run against the lines that went in: each body must be an input line,
+// later in the input than the one before it; the input lines passed over between two stored
+// records are lost, and must be no more than the seqs missing between those two records.
+function againstInput(run, lines) {
+  const at = new Map();
+  lines.forEach((line, index) => {
+    if (!at.has(line)) at.set(line, []);
+    at.get(line).push(index);
+  });
+  const firstAfter = (indices, from) => {
+    let [low, high] = [0, indices.length];
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (indices[mid] < from) low = mid + 1;
+      else high = mid;
+    }
+    return low < indices.length ? indices[low] : -1;
+  };
+  const missingBetween = (first, last) => {
+    let count = 0;
+    for (let seq = first + 1; seq < last; seq += 1) if (!run.seen.has(seq)) count += 1;
+    return count;
+  };
+  const out = { lines: lines.length, matched: 0, not_in_input: [], lost: 0, lost_ranges: [], unaccounted: 0 };
+  let next = 0;
+  let previousSeq = -1;
+  const passOver = (upTo, seq) => {
+    const skipped = upTo - next;
+    if (skipped > 0) {
+      out.lost += skipped;
+      out.lost_ranges.push([next, upTo - 1]);
+    }
+    out.unaccounted += Math.max(0, skipped - missingBetween(previousSeq, seq));
+  };
+  for (const seq of [...run.bodies.keys()].sort((a, b) => a - b)) {
+    const body = run.bodies.get(seq);
+    const index = body === null ? -1 : firstAfter(at.get(body) || [], next);
+    if (index < 0) {
+      if (out.not_in_input.length < 10) out.not_in_input.push(seq);
+      else out.not_in_input_more = (out.not_in_input_more || 0) + 1;
+      continue;
+    }
+    passOver(index, seq);
+    out.matched += 1;
+    next = index + 1;
+    previousSeq = seq;
+  }
+  passOver(lines.length, run.max + 1);
+  out.lost_ranges = out.lost_ranges.slice(0, 20);
+  return out;
+}
 
 const result = { messages, stored_messages: total, bad_lines: badLines, runs: {} };
 for (const [key, run] of runs) {
@@ -98,5 +172,7 @@ for (const [key, run] of runs) {
     out_of_order: run.outOfOrder,
     losses: run.losses,
   };
+  const lines = inputs.get(key) || inputs.get(key.split(' ')[0]);
+  if (lines) result.runs[key].input = againstInput(run, lines);
 }
 console.log(JSON.stringify(result));

@@ -89,6 +89,8 @@ def exact(account, board, expected, what, allow_out_of_order=True):
     ok = (len(runs) == 1 and run["records"] == expected and run["max_seq"] == expected - 1 and run["doubled"] == 0 and
           run["missing"] == [] and run["losses"] == [])
     check(ok, f"{what}: {expected} records, each exactly once, none lost", run)
+    problems = engines.body_problems(run)
+    check(not problems, f"{what}: the records stored are the lines that went in, in order", problems)
     if not allow_out_of_order:
         check(run is not None and run["out_of_order"] == 0, f"{what}: none out of order", run)
     return run
@@ -108,22 +110,34 @@ records = simulated_records(seed=11, max_bytes="3M")
 hub = engines.cluster_of_three(os.path.join(work, "hub"))
 urls = ",".join(node.url() for node in hub)
 try:
-    def through_fault(board, extra, wait_before, kill, records_down, restart, what):
+    def through_fault(board, extra, wait_before, kill, records_down, restart, what, proven):
         """Ships the records live, does kill() after 20k, restart() after records_down more,
-        then checks every seq once in the stream and in order through trace-pull."""
+        then checks every seq once in the stream and in order through trace-pull. The kill
+        lands mid-run (the shipper running, records still to feed); proven() then shows, from
+        the servers' own view, that the fault happened."""
         shipper = LiveShipper(records, ["--board", board, "--server", urls, "--ack-timeout", "2000", *extra],
                               per_second=10000)
         wait_until(lambda: wait_before() and shipper.fed > 20000, f"{what}: 20k records fed",
                    lambda: f"fed {shipper.fed}, exit {shipper.proc.poll()}: {shipper.stderr()[-300:]}")
+        running = shipper.proc.poll() is None
         note = kill()
         killed_at = shipper.fed
+        check(running and killed_at + records_down < len(records),
+              f"{what}: the fault lands mid-run (the shipper running, {len(records) - killed_at} records to come)",
+              f"running {running}, fed {killed_at} of {len(records)}")
         wait_until(lambda: shipper.fed > killed_at + records_down or not shipper.thread.is_alive(),
                    f"{what}: {records_down} records while down")
+        fed_while_down = shipper.fed - killed_at
+        proven()
         restart()
         code, err, stats = shipper.finish()
+        check(fed_while_down >= records_down, f"{what}: {records_down} records fed while down", fed_while_down)
         check(code == 0 and stats and stats["unacknowledged"] == 0 and stats["lost_buffer_full"] == 0,
               f"{what}: the shipper acknowledged everything, lost nothing", err[-600:])
-        account = engines.read_stream(hub[0].url(), "TRACE")
+        # The shipper went through the fault: chunks it sent were not acknowledged in time, and sent again.
+        check(stats is not None and stats["retries"] > 0, f"{what}: the shipper resent what the fault left "
+              "unacknowledged", stats)
+        account = engines.read_stream(hub[0].url(), "TRACE", inputs={board: records})
         run = exact(account, board, len(records), what)
         pulled_in_order(urls, "TRACE", board, len(records), what)
         if stats and run:
@@ -139,8 +153,14 @@ try:
         killed[0].kill()
         return f" ({name})"
 
+    def new_leader():
+        # The cluster's own view: another node leads the stream while the old leader is down.
+        wait_until(lambda: engines.stream_leader(hub, "TRACE") not in (None, killed[0].server_name),
+                   "leader killed: another node leads the stream", lambda: str(engines.stream_leader(hub, "TRACE")))
+        check(not killed[0].running(), "leader killed: the old leader is down", killed[0].server_name)
+
     through_fault("leader", ["--create-stream", "--replicas", "3"], lambda: engines.stream_leader(hub, "TRACE"),
-                  kill_leader, 30000, lambda: killed[0].start(), "leader killed")
+                  kill_leader, 30000, lambda: killed[0].start(), "leader killed", new_leader)
 
     # --- All three nodes killed for seconds, then restarted.
     def kill_all():
@@ -152,7 +172,11 @@ try:
         for node in hub:
             node.start(wait=False)
 
-    through_fault("all3", [], lambda: True, kill_all, 40000, start_all, "all three killed")
+    def all_down():
+        check(not any(node.running() for node in hub) and not any(engines.port_open(node.port) for node in hub),
+              "all three killed: no node runs or listens", [node.running() for node in hub])
+
+    through_fault("all3", [], lambda: True, kill_all, 40000, start_all, "all three killed", all_down)
 finally:
     for node in hub:
         node.kill()
@@ -190,16 +214,11 @@ import('nats').then(async ({{ connect }}) => {{
                           per_second=5000)
 
     def hub_messages():
-        total = 0
-        for node in hub:
-            try:
-                for account in node.jsz("streams=true").get("account_details", []):
-                    for s in account.get("stream_detail", []):
-                        if s["name"] == "FLEET":
-                            total = max(total, s["state"]["messages"])
-            except OSError:
-                pass
-        return total
+        # Every hub node runs here: one whose monitoring cannot be read fails the test.
+        return max(node.stream_messages("FLEET") for node in hub)
+
+    def leaf_messages_now():
+        return leaf.stream_messages("TRACE")
 
     wait_until(lambda: hub_messages() > 20, "the hub has the rack's first messages")
     proxy.set_mode("hold")
@@ -207,28 +226,36 @@ import('nats').then(async ({{ connect }}) => {{
     # batch the hub is storing and replicating) still lands: wait until the hub's count stops
     # moving, then nothing more may arrive while the link stays held.
     held_at = wait_settled(hub_messages, "the hub stored what had passed the proxy before the hold")
+    leaf_at_hold = leaf_messages_now()
     time.sleep(8)  # must-not-happen: the hub gains nothing while every byte of the link is held
     held_end = hub_messages()
-    check(held_end <= held_at, "link held: the hub gains nothing", f"{held_at} -> {held_end}")
+    leaf_gain = leaf_messages_now() - leaf_at_hold
+    # The hold cut real traffic: the leaf kept storing what the shipper sent, the hub's count froze.
+    check(held_end == held_at and leaf_gain > 0, "link held: the leaf gains messages, the hub's count is frozen",
+          f"hub {held_at} -> {held_end}, leaf +{leaf_gain}")
     proxy.set_mode("cut")
     cut_at = hub_messages()
+    leaf_at_cut = leaf_messages_now()
     accepted_at_cut = proxy.accepted
     time.sleep(20)  # must-not-happen: the leaf finds no way around the cut link (advertise)
     leafs = sum(n.leaf_connections() for n in hub)
-    check(leafs == 0 and hub_messages() == cut_at, "link cut for 20 s: no leaf connection, the hub gains nothing",
-          f"leafs {leafs}, {cut_at} -> {hub_messages()}")
+    cut_end = hub_messages()
+    leaf_gain = leaf_messages_now() - leaf_at_cut
+    check(leafs == 0 and cut_end == cut_at and leaf_gain > 0,
+          "link cut for 20 s: no leaf connection, the leaf gains messages, the hub's count is frozen",
+          f"leafs {leafs}, hub {cut_at} -> {cut_end}, leaf +{leaf_gain}")
     proxy.set_mode("pass")
     code, err, stats = shipper.finish()
     check(code == 0 and stats and stats["retries"] == 0 and stats["unacknowledged"] == 0 and
           stats["lost_buffer_full"] == 0, "the shipper saw no error through the hold and the cut (its leaf is local)",
           err[-600:])
-    leaf_messages = engines.read_stream(leaf.url(), "TRACE")["stored_messages"]
+    leaf_messages = engines.read_stream(leaf.url(), "TRACE", inputs={"rack3-b07": records})["stored_messages"]
     reconnected = time.monotonic()
     wait_until(lambda: hub_messages() >= leaf_messages, "the hub caught up with the leaf",
                lambda: f"{hub_messages()} of {leaf_messages}", timeout=180)
     print(f"     (leaf link: the hub caught up {time.monotonic() - reconnected:.1f} s after the shipper ended; "
           f"{proxy.accepted - accepted_at_cut} reconnections, all through the proxy)")
-    account = engines.read_stream(hub[0].url(), "FLEET")
+    account = engines.read_stream(hub[0].url(), "FLEET", inputs={"rack3-b07": records})
     exact(account, "rack3-b07", len(records), "leaf link held and cut", allow_out_of_order=False)
     pulled_in_order(hub[0].url(), "FLEET", "rack3-b07", len(records), "leaf link held and cut")
 finally:

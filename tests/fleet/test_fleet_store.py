@@ -58,9 +58,24 @@ def store_until_idle(*extra):
 
 
 def pull(*args):
+    """trace-pull's output; a run that does not end with exit 0 fails the check (an empty
+    output from a crash is not "nothing new")."""
     result = subprocess.run([tool("trace-pull"), "--server", nats.url(), *args], capture_output=True, text=True,
                             timeout=300)
+    check(result.returncode == 0, f"trace-pull {' '.join(args)}: exit 0", f"{result.returncode} {result.stderr[-400:]}")
     return result.stdout
+
+
+FLEET_FIELDS = ("board", "run", "seq", "host_us")
+
+
+def bodies(lines):
+    """The records without their fleet fields, as comparable values (the stamp is trace-ship's)."""
+    out = []
+    for line in lines:
+        record = json.loads(line)
+        out.append(json.dumps({k: v for k, v in record.items() if k not in FLEET_FIELDS}, sort_keys=True))
+    return out
 
 
 def documented_queries():
@@ -106,6 +121,13 @@ try:
     ship("s1", "r2", s1_run2)
     ship("s2", "r2", base2)
     total = len(s1_run1) + len(base2) + len(s1_run2) + len(base2)
+    shipped = {"s1 r1": s1_run1, "s2 r1": base2, "s1 r2": s1_run2, "s2 r2": base2}
+    account = engines.read_stream(nats.url(), "TRACE", inputs=shipped)
+    for key in shipped:
+        run = account["runs"].get(key)
+        check(run is not None and run["doubled"] == 0 and run["missing"] == [] and
+              not engines.body_problems(run), f"the stream holds run {key} as shipped (the official client)",
+              run and engines.body_problems(run))
 
     result, stats = store_until_idle("--create-table")
     check(result.returncode == 0 and stats and stats["rows"] == total and stats["bad_lines"] == 0,
@@ -121,8 +143,14 @@ try:
                              capture_output=True, text=True, timeout=300).stdout
     check(pulled == queried and len(queried.splitlines()) == len(s1_run1) + len(s1_run2),
           "trace-query --board s1 writes exactly what trace-pull writes", f"{len(pulled)} vs {len(queried)}")
-    records = [json.loads(line) for line in pull().splitlines()]
+    every_line = pull().splitlines()
+    records = [json.loads(line) for line in every_line]
     check(len(records) == total, "trace-pull of every board", len(records))
+    for key, lines in shipped.items():
+        board, run = key.split(" ")
+        got = [line for line, r in zip(every_line, records) if r["board"] == board and r["run"] == run]
+        check(bodies(got) == bodies(lines), f"trace-pull: run {key} is the lines shipped, in order",
+              f"{len(got)} records vs {len(lines)} lines")
     exceptions = subprocess.run([tool("trace-query"), "--clickhouse", clickhouse.url(), "--board", "s?",
                                  "--kind", "Exception"], capture_output=True, text=True).stdout.splitlines()
     check(len(exceptions) == sum(1 for r in records if r["event"]["kind"] == "Exception"),
@@ -230,8 +258,12 @@ try:
 
     wait_until(lambda: stored("live") > 10000, "trace-store inserts the live board's records",
                lambda: str(stored("live")))
+    stored_at_kill = stored("live")
     clickhouse.kill()
     killed_at = fed["n"]
+    check(store.poll() is None and 0 < stored_at_kill < len(live_lines) and killed_at < len(live_lines),
+          "ClickHouse killed mid-run: trace-store running, part of the live board stored, records still to come",
+          f"store exit {store.poll()}, stored {stored_at_kill}, fed {killed_at} of {len(live_lines)}")
     wait_until(lambda: fed["n"] > killed_at + 20000 or not feeder.is_alive(), "2 s of records while ClickHouse is down")
     clickhouse.start()
     feeder.join(300)

@@ -216,6 +216,7 @@ try {
   const floorLines = [...generated, ...generated].slice(0, floorRate * 10);
   const before = await page.evaluate(() => ({ total: window.tracepipe.state.total, dropped: window.tracepipe.state.stats?.dropped_total ?? 0 }));
   let slowestFrame = 0;
+  // pace: a frame-latency sample every 250 ms while the records flow
   const frames = setInterval(async () => {
     const took = await page.evaluate(() => new Promise((resolve) => {
       const t0 = performance.now();

@@ -199,7 +199,7 @@ TEST_CASE("batched writer with an encoder: every batch encoded once, in order, b
       ++by_owner;
     } else {
       ++by_thread;
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      std::this_thread::sleep_for(std::chrono::microseconds(200));  // pace: a slow encoder is the scenario
     }
     std::size_t start = 0;
     while (start < batch.size()) {
@@ -317,7 +317,8 @@ TEST_CASE("batched writer in the background: its thread blocks every signal, so 
   for (const std::string& id : after) {
     if (std::find(before.begin(), before.end(), id) != before.end()) continue;
     auto [sleeping, blocked] = status_of(id);
-    for (int tries = 0; !sleeping && tries < 2000; ++tries) {
+    for (int tries = 0; !sleeping && tries < 60'000; ++tries) {
+      // pace: the polling interval of a wait on /proc with a deadline (REQUIRE below)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
       std::tie(sleeping, blocked) = status_of(id);
     }

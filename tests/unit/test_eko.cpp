@@ -3,6 +3,7 @@
 // layout files, the memory snapshot and the collector against an in-memory target,
 // CMSIS-DAP SWD encoders and parsers, argument resolution.
 #include <doctest/doctest.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -23,6 +24,13 @@ using Bytes = std::vector<std::uint8_t>;
 using tp::elf::Endian;
 
 namespace {
+
+// Waits until fd is ready for events (or its peer is gone); false when a minute passes first,
+// a deadline whose expiry ends the peer thread and so fails the test's checks.
+bool ready_for(int fd, short events) {
+  pollfd ready{fd, events, 0};
+  return ::poll(&ready, 1, 60'000) > 0;
+}
 
 void put(Bytes& b, std::size_t at, std::uint64_t v, unsigned size, Endian e) {
   if (b.size() < at + size) b.resize(at + size);
@@ -109,8 +117,7 @@ class ScriptedStub {
       const ssize_t n = ::read(peer_.get(), buffer, sizeof buffer);
       if (n == 0) return;
       if (n < 0) {
-        if (errno != EAGAIN) return;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        if (errno != EAGAIN || !ready_for(peer_.get(), POLLIN)) return;
         continue;
       }
       if (n == 1 && buffer[0] == 0x03) {
@@ -348,7 +355,7 @@ class Flood {
     peer_ = tp::FileDescriptor(fds[1]);
     thread_ = std::thread([this, chunk = repeat(unit)] {
       while (::send(peer_.get(), chunk.data(), chunk.size(), MSG_NOSIGNAL) != 0 && errno != EPIPE) {
-        if (errno == EAGAIN) std::this_thread::sleep_for(std::chrono::microseconds(200));
+        if (errno == EAGAIN && !ready_for(peer_.get(), POLLOUT)) return;
         errno = 0;
       }
     });

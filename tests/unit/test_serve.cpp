@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <simdjson.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -666,8 +667,15 @@ std::string read_all(int fd) {
   return out;
 }
 
+// The child's exit as the kernel reports it (its pidfd turns readable), with a deadline whose
+// expiry leaves the exit code empty, which fails the caller's check.
 std::optional<int> wait_exit(ChildProcess& child) {
-  for (int i = 0; i < 500 && !child.poll(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const FileDescriptor exited(static_cast<int>(::syscall(SYS_pidfd_open, child.pid(), 0)));
+  if (exited.valid()) {
+    pollfd ready{exited.get(), POLLIN, 0};
+    (void)::poll(&ready, 1, 60'000);
+  }
+  (void)child.poll();
   return child.exit_code();
 }
 }  // namespace

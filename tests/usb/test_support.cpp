@@ -74,7 +74,7 @@ Run run_program(const std::string& program, const std::string& work_dir, const s
       std::ifstream out(out_path, std::ios::binary | std::ios::ate);
       watch(pid, out ? static_cast<std::size_t>(out.tellg()) : 0);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // pace: the polling interval of a wait with a deadline
   }
   run.wall_seconds = std::chrono::duration<double>(Clock::now() - started).count();
   run.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +

@@ -214,6 +214,7 @@ void lpclink2_replugged() {
       bus.unplug(emulator, first);
       unplugged = true;
     } else if (unplugged && !replugged) {
+      // pace: the probe stays away 0.7 s (the scenario: swo-capture finds no probe a while and keeps looking)
       std::this_thread::sleep_for(std::chrono::milliseconds(700));
       bus.plug(again);  // the same kind of probe comes back on another address
       replugged = true;
