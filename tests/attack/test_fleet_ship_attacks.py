@@ -54,8 +54,11 @@ def ship(args, input_path=None, stdin=None, timeout=120, limit_memory=False):
 
     def bound_memory():  # a tool that reads without bound fails here instead of taking the machine
         resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
-    return subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=timeout,
-                          preexec_fn=bound_memory if limit_memory else None)
+    try:
+        return subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=timeout,
+                              preexec_fn=bound_memory if limit_memory else None)
+    except subprocess.TimeoutExpired as e:  # a hang is a failure of its case, not of the whole test
+        return subprocess.CompletedProcess(argv, None, "", f"(killed after {timeout} s) {e.stderr or ''}")
 
 
 def stream_tool(url, *args, timeout=120):
