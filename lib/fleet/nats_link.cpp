@@ -341,8 +341,6 @@ namespace {
 // per-subject limit counts them too) and as many bytes as that window at full chunks; and a
 // few minutes of age, so that a reader away for a short while (a restart, an election) still
 // finds what was acknowledged. Larger limits are the operator's retention.
-constexpr std::int64_t min_max_age_s = 300;
-
 void refuse_small_limits(const jsStreamConfig& config, std::size_t chunk_bytes, std::size_t window,
                          const std::function<void(const std::string&)>& refuse) {
   const auto least_messages = static_cast<std::int64_t>(window);
@@ -366,11 +364,11 @@ void refuse_small_limits(const jsStreamConfig& config, std::size_t chunk_bytes, 
                     "(at least {}; or lower --window or --chunk-bytes)",
                     config.MaxBytes, how, window, chunk_bytes, least_bytes));
   }
-  if (config.MaxAge > 0 && config.MaxAge < min_max_age_s * 1'000'000'000) {
+  if (config.MaxAge > 0 && config.MaxAge < min_stream_max_age_s * 1'000'000'000) {
     refuse(
         fmt::format("it keeps a message {} s: a reader away for a few minutes would find acknowledged records "
                     "gone (at least {} s)",
-                    config.MaxAge / 1'000'000'000, min_max_age_s));
+                    config.MaxAge / 1'000'000'000, min_stream_max_age_s));
   }
 }
 

@@ -110,6 +110,8 @@ struct StreamSettings {
 // The smallest duplicate window trace-ship accepts: a resend later than this after the first
 // send would be stored twice.
 inline constexpr std::int64_t min_duplicate_window_s = 60;
+// The shortest max_age trace-ship accepts (ensure_stream says why).
+inline constexpr std::int64_t min_stream_max_age_s = 300;
 
 // Creates the stream when `create` (an existing one with other settings is left as it is and
 // checked), then checks that publishing `subject` in chunks of up to `chunk_bytes`, `window`

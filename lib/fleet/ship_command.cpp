@@ -376,6 +376,16 @@ void check_ship_options(const ShipOptions& o) {
   if (o.stream.duplicate_window_s < min_duplicate_window_s) {
     throw Error(ExitCode::usage, fmt::format("--duplicate-window must be at least {} s", min_duplicate_window_s));
   }
+  // What ensure_stream would refuse once the stream exists, said before creating it.
+  if (o.stream.max_age_s > 0 && o.stream.max_age_s < min_stream_max_age_s) {
+    throw Error(ExitCode::usage, fmt::format("--max-age must be 0 (no limit) or at least {} s", min_stream_max_age_s));
+  }
+  const auto window_bytes = static_cast<std::int64_t>(o.ship.window * o.chunk.max_bytes);
+  if (o.stream.max_bytes > 0 && o.stream.max_bytes < window_bytes) {
+    throw Error(ExitCode::usage, fmt::format("--max-bytes must be -1 (no limit) or at least --window times "
+                                             "--chunk-bytes ({})",
+                                             window_bytes));
+  }
 }
 
 ExitCode ship(const ShipOptions& options_in, const Logger& log) {

@@ -165,9 +165,11 @@ JournalState parse_ship_journal(std::string_view text, const std::string& path) 
       good = state.run.empty() && is_fleet_name(rest);
       state.run = rest;
     } else if (what == "chunk") {
+      // First sends go in seq order: a chunk that starts at or before the last one's end is
+      // not of a journal trace-ship wrote (and would make the plan cut records twice).
       const auto chunk = chunk_of(rest);
-      if (chunk) published.push_back(*chunk);
-      good = chunk.has_value();
+      good = chunk && (published.empty() || chunk->range.first > published.back().range.last);
+      if (good) published.push_back(*chunk);
     } else if (what == "acked") {
       good = read_acked(rest, state);
     }
@@ -214,6 +216,9 @@ void ShipJournal::append(const std::string& text) {
 }
 
 void ShipJournal::chunk_published(const PlannedChunk& chunk) {
+  // A resume sends the chunks it re-cut from the journal as first sends: told already.
+  if (!published_.empty() && chunk.range.first <= published_.back().range.last) return;
+  if (acked_ && chunk.range.last <= *acked_) return;
   published_.push_back(chunk);
   append(fmt::format("chunk {} {} {}\n", chunk.range.first, chunk.range.last, mark_text(chunk.after)));
 }

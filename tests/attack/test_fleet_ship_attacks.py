@@ -182,6 +182,29 @@ try:
     check(result.returncode == 0, "stale journal: the same file grown resumes", result.stderr[-400:])
     exactly(url, "TRACE", "b6", grown, "stale journals refused, the grown file resumed")
 
+    # --- 6: SIGHUP (not a stop signal: the process just ends) mid-run on a pipe, then the
+    # resume from the whole file: the prefix the pipe carried is the same bytes, so it resumes.
+    journal = os.path.join(work, "hup.journal")
+    hup_input = os.path.join(work, "hup.ndjson")
+    hup_lines = write_records(hup_input, 6000, tag="hup")
+    reader_end, writer_end = os.pipe()
+    hup = subprocess.Popen([SHIP, "--board", "bhup", "--server", url, "--state", journal, "--chunk-bytes", "2048"],
+                           stdin=reader_end, stderr=subprocess.PIPE, text=True)
+    os.close(reader_end)
+    os.write(writer_end, "".join(line + "\n" for line in hup_lines[:3000]).encode())
+    wait_until(lambda: any(l.startswith("acked ") for l in open(journal).read().splitlines()) if os.path.exists(journal)
+               else False, "the shipper's first acknowledged seq journaled")
+    hup.send_signal(signal.SIGHUP)
+    code = hup.wait(timeout=60)
+    os.close(writer_end)
+    check(code == -signal.SIGHUP, "SIGHUP mid-run: the shipper ended by it (the fault landed)", code)
+    result = ship(["--board", "bhup", "--server", url, "--state", journal], hup_input)
+    check(result.returncode == 0, "SIGHUP mid-run: resumed from the whole file", result.stderr[-400:])
+    exactly(url, "TRACE", "bhup", hup_lines, "SIGHUP then resume")
+    again = ship(["--board", "bhup", "--server", url, "--state", journal], hup_input)
+    check(again.returncode == 0 and engines.stats_of(again.stderr)["skipped"] == len(hup_lines),
+          "the cron job's second run on the same file: nothing to do, exit 0", again.stderr[-300:])
+
     # --- 6: a journal cut inside its run id, a version-1 journal, a garbled line.
     for what, text in (("cut inside its run id", "tracepipe-ship-journal 2\nboard b6\nrun 20261127T1010"),
                        ("of version 1", "tracepipe-ship-journal 1\nboard b6\nrun r1\nacked 999\n"),
@@ -209,6 +232,12 @@ try:
         check(result.returncode == 9, f"a stream with {what}: refused (exit 9)", (result.returncode, result.stderr[-300:]))
         check(json.loads(stream_tool(url, "probe", name, f"{prefix}.none", "0"))["held"] == 0,
               f"a stream with {what}: nothing shipped to it")
+    for what, option in (("--max-age 60", ["--max-age", "60", "--duplicate-window", "60"]),
+                         ("--max-bytes 10000", ["--max-bytes", "10000"])):
+        result = ship(["--board", "b7", "--server", url, "--stream", "NEWSMALL", "--subject-prefix", "newsmall",
+                       "--create-stream", *option], full_input)
+        check(result.returncode == 2, f"--create-stream {what}: a usage error before creating anything",
+              (result.returncode, result.stderr[-300:]))
     big = json.dumps({"max_msgs_per_subject": 100000, "max_bytes": 1 << 30, "max_age": 86400})
     stream_tool(url, "create", "ROOMY", "roomy.>", big)
     result = ship(["--board", "b7", "--server", url, "--stream", "ROOMY", "--subject-prefix", "roomy"], full_input)

@@ -293,6 +293,40 @@ TEST_CASE("ship queue: the window, the buffer, oldest first, back-off, retry on 
   CHECK(queue.acked_through()->seq == 49);  // the refused chunk is behind (a Loss record tells it)
 }
 
+TEST_CASE("ship queue: once the journal failed, only chunks sent before go out; the rest stays, unsent") {
+  ShipLimits limits;
+  limits.window = 4;
+  limits.buffer_bytes = 250;
+  limits.min_backoff_us = 0;
+  limits.max_backoff_us = 0;
+  ShipQueue queue(limits);
+  const auto keep = [](const Chunk&) {};
+  REQUIRE(queue.offer(chunk_of(0, 9)));
+  REQUIRE(queue.offer(chunk_of(10, 19)));
+  const auto sent = queue.next(0, 0, keep);
+  REQUIRE(sent);
+  CHECK(sent->first_seq == 0);
+  auto second = queue.next(0, 0, keep);
+  REQUIRE(second);
+  queue.not_sent(second->first_seq);  // its journal line could not be written: never sent
+  queue.hold_unsent();
+  CHECK(queue.offer(chunk_of(20, 29), true));  // over the buffer, taken without waiting
+  queue.failed(0, 0);
+  const auto resend = queue.next(1, 1, keep);
+  REQUIRE(resend);
+  CHECK(resend->first_seq == 0);
+  CHECK(resend->resend);
+  CHECK_FALSE(queue.next(2, 2, keep));  // 10-19 and 20-29 were never sent: held
+  queue.acked(0, false);
+  CHECK_FALSE(queue.finished());  // the input is still open
+  queue.close_input();
+  CHECK(queue.finished());  // what remains was never sent
+  const auto left = queue.unacknowledged();
+  REQUIRE(left.size() == 1);
+  CHECK(left[0].first == 10);
+  CHECK(left[0].last == 29);
+}
+
 TEST_CASE("ship queue: failures of one round double the back-off once") {
   ShipLimits limits;
   limits.window = 8;
@@ -399,9 +433,11 @@ TEST_CASE("ship journal: refused when malformed, cut in its header, of version 1
   refused("tracepipe-ship-journal 2\nboard b\n", "without its board and run");
   refused("tracepipe-ship-journal 2\nboard b\nrun r\nchunk x 1 1 0000000000000001\n", "j:4: not a journal line");
   refused("tracepipe-ship-journal 2\nboard b\nrun r\nchunk 5 1 1 0000000000000001\n", "j:4");  // backwards
-  refused("tracepipe-ship-journal 2\nboard b\nrun r\nacked 1\n", "j:4");                       // no mark
-  refused("tracepipe-ship-journal 2\nboard b\nrun r\nacked 1 2 12\n", "j:4");                  // short hash
-  refused("tracepipe-ship-journal 2\nboard b\nrun r\nrun s\n", "j:4");                         // a second run
+  refused("tracepipe-ship-journal 2\nboard b\nrun r\nchunk 0 9 1 0000000000000001\nchunk 5 7 1 0000000000000001\n",
+          "j:5");                                                              // overlapping the chunk before
+  refused("tracepipe-ship-journal 2\nboard b\nrun r\nacked 1\n", "j:4");       // no mark
+  refused("tracepipe-ship-journal 2\nboard b\nrun r\nacked 1 2 12\n", "j:4");  // short hash
+  refused("tracepipe-ship-journal 2\nboard b\nrun r\nrun s\n", "j:4");         // a second run
   refused("tracepipe-ship-journal 2\nboard a.b\nrun r\n", "j:2");
   refused("tracepipe-ship-journal 2\nboard b\nrun r\n\n", "j:4");
   std::string huge = "tracepipe-ship-journal 2\nboard b\nrun r\n";
@@ -418,6 +454,10 @@ TEST_CASE("ship journal: written, cut by a full disk's short write, read back; n
     journal.chunk_published(PlannedChunk{SeqRange{0, 4}, InputMark{50, 7}});
     journal.chunk_published(PlannedChunk{SeqRange{5, 9}, InputMark{100, 8}});
     journal.acked_through(4, InputMark{50, 7});
+  }
+  {
+    ShipJournal resumed(path, "b", "r");  // a resume sends the chunk it re-cut: not told twice
+    resumed.chunk_published(PlannedChunk{SeqRange{5, 9}, InputMark{100, 8}});
   }
   {
     std::FILE* file = std::fopen(path.c_str(), "a");
