@@ -14,11 +14,13 @@ namespace {
 // lock-free atomic is both async-signal-safe and free of data races.
 std::atomic<int> g_stop_signal{0};
 std::atomic<int> g_wake_fd{-1};
+std::atomic<unsigned> g_stop_count{0};
 static_assert(std::atomic<int>::is_always_lock_free);
 
 extern "C" void on_stop_signal(int signo) {
   const int saved_errno = errno;
   g_stop_signal.store(signo, std::memory_order_relaxed);
+  g_stop_count.fetch_add(1, std::memory_order_relaxed);
   if (const int wake = g_wake_fd.load(std::memory_order_relaxed); wake >= 0) {
     const std::uint64_t one = 1;
     [[maybe_unused]] const auto n = ::write(wake, &one, sizeof one);  // async-signal-safe
@@ -44,12 +46,16 @@ void install_stop_signal_handlers() {
 int stop_requested() noexcept {
   return g_stop_signal.load(std::memory_order_relaxed);
 }
+unsigned stop_requests() noexcept {
+  return g_stop_count.load(std::memory_order_relaxed);
+}
 int stop_wake_fd() noexcept {
   return g_wake_fd.load(std::memory_order_relaxed);
 }
 
 void reset_stop_request() noexcept {
   g_stop_signal.store(0, std::memory_order_relaxed);
+  g_stop_count.store(0, std::memory_order_relaxed);
   if (const int wake = g_wake_fd.load(); wake >= 0) {
     std::uint64_t count = 0;
     [[maybe_unused]] const auto n = ::read(wake, &count, sizeof count);  // readable no more

@@ -9,6 +9,9 @@ void install_stop_signal_handlers();
 // The signal number that asked us to stop, or 0.
 [[nodiscard]] int stop_requested() noexcept;
 
+// How many SIGINT/SIGTERM came (a second one cuts a drain short).
+[[nodiscard]] unsigned stop_requests() noexcept;
+
 // A descriptor that becomes readable (and stays so) once a stop was requested, for a thread
 // that waits in poll(2), whatever its signal mask; -1 before the handlers are installed.
 [[nodiscard]] int stop_wake_fd() noexcept;

@@ -26,11 +26,30 @@
 
 namespace tp {
 
+// Where the input stood: how many bytes were read and a hash (FNV-1a, 64 bits) of them all.
+// The ship journal records it at each seq it keeps, so that a resume can tell whether the
+// input it reads again is the one it recorded (ship_journal.hpp).
+struct InputMark {
+  std::uint64_t bytes = 0;
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  void add(std::string_view data) noexcept;
+  friend bool operator==(const InputMark&, const InputMark&) = default;
+};
+
+// A chunk of an earlier process to cut again at the same seqs, and where the input stood
+// after its last record.
+struct PlannedChunk {
+  SeqRange range;
+  InputMark after;
+};
+
 struct Chunk {
   std::string payload;  // whole stamped record lines, each ending with '\n'
   std::uint64_t first_seq = 0;
   std::uint64_t last_seq = 0;
   std::int64_t opened_us = 0;  // host time of its first record
+  InputMark before;            // the input up to the line of seq first_seq - 1
+  InputMark after;             // the input up to the line of seq last_seq
 };
 
 struct ChunkLimits {
@@ -47,14 +66,20 @@ class ChunkBuilder {
 
   ChunkBuilder(std::string board, std::string run, ChunkLimits limits, Sink sink);
 
-  // Resume after an earlier process: seqs <= skip_through are skipped, then chunks are cut at
-  // the given ranges (in order) before the limits rule again.
-  void resume(std::uint64_t skip_through, std::deque<SeqRange> plan);
+  // Resume after an earlier process: seqs <= skip_through (if any) are skipped, then chunks are cut at
+  // the given ranges (in order) before the limits rule again. The input must stand at
+  // `skipped` after seq skip_through and at each planned chunk's mark after its last seq:
+  // otherwise it is not the input the journal recorded, and add() throws Error (bad_input)
+  // before anything of it is shipped.
+  void resume(std::optional<std::uint64_t> skip_through, InputMark skipped, std::deque<PlannedChunk> plan);
+  // Throws Error (bad_input) when a resume's input ended before the seq it skips to.
+  void check_resumed_input_complete() const;
 
-  // A checked record line without its newline (ends with '}'), received at host_us.
-  void add(std::string_view record, std::int64_t host_us);
+  // A checked record line without its newline (ends with '}'), received at host_us; `mark`:
+  // where the input stands after its line.
+  void add(std::string_view record, std::int64_t host_us, InputMark mark = {});
   // A line too long to hold (over the largest message): numbered, not shipped, told lost.
-  void add_too_large(std::int64_t host_us);
+  void add_too_large(std::int64_t host_us, InputMark mark = {});
   // Seals the open chunk when it is max_age old at now_us (the input went quiet).
   void seal_if_due(std::int64_t now_us);
   // Seals the open chunk whatever its age (end of input, stop).
@@ -77,6 +102,10 @@ class ChunkBuilder {
   void append(std::string_view record, std::int64_t host_us);
   void append_loss(SeqRange range, std::string_view reason, std::int64_t host_us);
   [[nodiscard]] bool planned_end_reached() const noexcept;
+  // Counts one skipped seq of a resume; true when `seq` was one.
+  bool skip(std::uint64_t seq, InputMark mark);
+  void end_planned_chunk();
+  void check_planned(const Chunk& chunk) const;
 
   std::string board_;
   std::string run_;
@@ -86,7 +115,9 @@ class ChunkBuilder {
   bool is_open_ = false;
   std::uint64_t next_seq_ = 0;
   std::uint64_t skip_through_plus_one_ = 0;
-  std::deque<SeqRange> plan_;
+  std::optional<InputMark> skipped_mark_;  // where the input must stand after the last skipped seq
+  std::deque<PlannedChunk> plan_;
+  InputMark mark_;  // where the input stands after the last numbered line
   std::optional<SeqRange> pending_loss_;
   std::optional<SeqRange> told_in_open_;  // the loss the open chunk's first record tells
   std::uint64_t skipped_ = 0;

@@ -1,10 +1,13 @@
 #include "fleet/nats_link.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
-#include <fstream>
 #include <future>
 #include <memory>
 #include <system_error>
@@ -13,6 +16,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/file_descriptor.hpp"
 #include "fleet/fleet_subject.hpp"
 
 namespace tp {
@@ -38,19 +42,89 @@ ExitCode exit_code_for(natsStatus status) {
   }
 }
 
-std::string read_secret(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(ExitCode::not_found, fmt::format("cannot read the credentials file {}", path));
-  std::string first;
-  std::getline(in, first);
-  while (!first.empty() && (first.back() == '\r' || first.back() == ' ')) first.pop_back();
-  return first;
+// A file named by an option (--creds, --tls-ca, ...), opened for reading: a missing one is
+// not found (3), one we may not read is 4, a directory or a device is a usage error (2).
+FileDescriptor open_option_file(const std::string& path, std::string_view option) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) throw_system_error(errno, fmt::format("{} {}", option, path));
+  FileDescriptor opened(fd);
+  struct stat status {};
+  if (::fstat(opened.get(), &status) != 0) throw_system_error(errno, fmt::format("{} {}", option, path));
+  if (!S_ISREG(status.st_mode)) {
+    throw Error(ExitCode::usage, fmt::format("{} {}: {}, not a file", option, path,
+                                             S_ISDIR(status.st_mode) ? "a directory" : "a device, FIFO or socket"));
+  }
+  return opened;
 }
 
-bool is_creds_file(const std::string& path) {
-  std::ifstream in(path);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return text.find("BEGIN NATS USER JWT") != std::string::npos;
+// The credentials file's text: a .creds file is a few KiB; an empty one is refused, one that
+// others than its owner may read is told (ssh refuses such keys; a service's group may need
+// to read it, so it is a warning here).
+std::string read_credentials(const std::string& path, const std::function<void(std::string_view)>& warn) {
+  constexpr std::size_t most = std::size_t{64} * 1024;
+  const FileDescriptor fd = open_option_file(path, "--creds");
+  struct stat status {};
+  if (::fstat(fd.get(), &status) == 0 && (status.st_mode & 077U) != 0) {
+    warn(fmt::format("--creds {}: readable by others than its owner (mode {:04o}): chmod 600 it", path,
+                     status.st_mode & 07777U));
+  }
+  std::string text(most + 1, '\0');
+  std::size_t size = 0;
+  while (size < text.size()) {
+    const ssize_t n = ::read(fd.get(), text.data() + size, text.size() - size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw_system_error(errno, "reading --creds " + path);
+    if (n == 0) break;
+    size += static_cast<std::size_t>(n);
+  }
+  text.resize(size);
+  if (size > most) {
+    throw Error(ExitCode::bad_input,
+                fmt::format("--creds {}: larger than a credentials file ({} bytes at most)", path, most));
+  }
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    throw Error(ExitCode::bad_input, fmt::format("--creds {}: empty (a .creds file, or user:password or a token "
+                                                 "on its first line)",
+                                                 path));
+  }
+  return text;
+}
+
+// cnats (conn.c, _connectProto, 3.4.1 and since) writes user, password and token into the
+// CONNECT JSON as given, escaping only a JWT: a '"' or '\\' in a password broke the JSON (the
+// server refused CONNECT). Given to it JSON-escaped, they reach the server as written.
+std::string json_escaped(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+void set_credentials(natsOptions* options, const std::string& path, const std::function<void(std::string_view)>& warn) {
+  const std::string text = read_credentials(path, warn);
+  if (text.find("BEGIN NATS USER JWT") != std::string::npos) {
+    check_nats(natsOptions_SetUserCredentialsFromFiles(options, path.c_str(), nullptr),
+               "loading the credentials " + path);
+    return;
+  }
+  std::string first = text.substr(0, text.find('\n'));
+  while (!first.empty() && (first.back() == '\r' || first.back() == ' ')) first.pop_back();
+  const std::size_t colon = first.find(':');
+  if (colon == std::string::npos) {
+    check_nats(natsOptions_SetToken(options, json_escaped(first).c_str()), "the token of " + path);
+  } else {
+    check_nats(natsOptions_SetUserInfo(options, json_escaped(first.substr(0, colon)).c_str(),
+                                       json_escaped(first.substr(colon + 1)).c_str()),
+               "the user and password of " + path);
+  }
 }
 
 void on_disconnected(natsConnection* connection, void* closure) {
@@ -133,19 +207,15 @@ NatsLink::NatsLink(NatsSettings settings, NatsEventHandler on_event)
   natsOptions_SetReconnectedCB(options_, on_reconnected, events_.get());
   natsOptions_SetErrorHandler(options_, on_async_error, events_.get());
   if (!settings_.creds.empty()) {
-    if (is_creds_file(settings_.creds)) {
-      check_nats(natsOptions_SetUserCredentialsFromFiles(options_, settings_.creds.c_str(), nullptr),
-                 "loading the credentials " + settings_.creds);
-    } else {
-      const std::string secret = read_secret(settings_.creds);
-      const std::size_t colon = secret.find(':');
-      if (colon == std::string::npos) {
-        natsOptions_SetToken(options_, secret.c_str());
-      } else {
-        natsOptions_SetUserInfo(options_, secret.substr(0, colon).c_str(), secret.substr(colon + 1).c_str());
-      }
-    }
+    set_credentials(options_, settings_.creds, [this](std::string_view text) { (*events_)(NatsEvent::warning, text); });
   }
+  // A TLS file that is missing is not found (3), not a TLS failure (9).
+  const auto check_file = [](const std::string& path, std::string_view option) {
+    if (!path.empty()) static_cast<void>(open_option_file(path, option));
+  };
+  check_file(settings_.tls_ca, "--tls-ca");
+  check_file(settings_.tls_cert, "--tls-cert");
+  check_file(settings_.tls_key, "--tls-key");
   if (!settings_.tls_ca.empty()) {
     check_nats(natsOptions_SetSecure(options_, true), "turning TLS on");
     check_nats(natsOptions_LoadCATrustedCertificates(options_, settings_.tls_ca.c_str()),
@@ -262,8 +332,50 @@ natsStatus ask_jetstream(std::string_view what, const std::function<natsStatus()
   return status;
 }
 
+namespace {
+
+// A stream that keeps less than what one trace-ship has in flight drops records it has just
+// acknowledged, before any reader could fetch them (with discard new: refuses all but the
+// first few, for good): refused, not warned about. The bounds are the least a stream must
+// hold: the window of chunks in flight (a board's chunks all go on one subject, so a
+// per-subject limit counts them too) and as many bytes as that window at full chunks; and a
+// few minutes of age, so that a reader away for a short while (a restart, an election) still
+// finds what was acknowledged. Larger limits are the operator's retention.
+void refuse_small_limits(const jsStreamConfig& config, std::size_t chunk_bytes, std::size_t window,
+                         const std::function<void(const std::string&)>& refuse) {
+  const auto least_messages = static_cast<std::int64_t>(window);
+  const auto least_bytes = static_cast<std::int64_t>(window * chunk_bytes);
+  const std::string_view how = config.Discard == js_DiscardNew ? "refuses new messages" : "drops acknowledged messages";
+  if (config.MaxMsgsPerSubject > 0 && config.MaxMsgsPerSubject < least_messages) {
+    refuse(
+        fmt::format("it keeps {} messages per subject and {} beyond them: a board's chunks all go on one subject, "
+                    "and the {} in flight (--window) need room (at least {})",
+                    config.MaxMsgsPerSubject, how, window, least_messages));
+  }
+  if (config.MaxMsgs > 0 && config.MaxMsgs < least_messages) {
+    refuse(
+        fmt::format("it keeps {} messages and {} beyond them: the {} chunks in flight (--window) need room (at "
+                    "least {})",
+                    config.MaxMsgs, how, window, least_messages));
+  }
+  if (config.MaxBytes > 0 && config.MaxBytes < least_bytes) {
+    refuse(
+        fmt::format("it keeps {} bytes and {} beyond them: the {} chunks in flight of up to {} bytes need room "
+                    "(at least {}; or lower --window or --chunk-bytes)",
+                    config.MaxBytes, how, window, chunk_bytes, least_bytes));
+  }
+  if (config.MaxAge > 0 && config.MaxAge < min_stream_max_age_s * 1'000'000'000) {
+    refuse(
+        fmt::format("it keeps a message {} s: a reader away for a few minutes would find acknowledged records "
+                    "gone (at least {} s)",
+                    config.MaxAge / 1'000'000'000, min_stream_max_age_s));
+  }
+}
+
+}  // namespace
+
 void ensure_stream(jsCtx* jetstream, const StreamSettings& settings, bool create, std::string_view subject,
-                   std::size_t chunk_bytes, const std::function<void(std::string_view)>& warn) {
+                   std::size_t chunk_bytes, std::size_t window, const std::function<void(std::string_view)>& warn) {
   jsStreamInfo* info = nullptr;
   auto code = static_cast<jsErrCode>(0);
   natsStatus status = ask_jetstream(
@@ -329,6 +441,7 @@ void ensure_stream(jsCtx* jetstream, const StreamSettings& settings, bool create
     refuse(fmt::format("its largest message is {} bytes, smaller than a chunk ({} bytes): lower --chunk-bytes",
                        config.MaxMsgSize, chunk_bytes));
   }
+  refuse_small_limits(config, chunk_bytes, window, refuse);
   if (config.Discard == js_DiscardNew && (config.MaxBytes > 0 || config.MaxMsgs > 0)) {
     warn(fmt::format("stream {} refuses new messages when full (discard new): chunks will wait, then be told lost",
                      settings.name));

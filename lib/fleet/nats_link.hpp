@@ -28,8 +28,9 @@ struct NatsSettings {
   std::int64_t api_timeout_ms = 5000;
 };
 
-// Things a connection reports as it lives (a disconnection, a reconnection, an async error).
-enum class NatsEvent : std::uint8_t { disconnected, reconnected, error };
+// Things a connection reports as it lives (a disconnection, a reconnection, an async error),
+// and a warning about its settings (a credentials file others may read).
+enum class NatsEvent : std::uint8_t { disconnected, reconnected, error, warning };
 using NatsEventHandler = std::function<void(NatsEvent event, std::string_view text)>;
 
 // What cnats's connection callbacks reach: the tool's handler, which NatsLink::close() can
@@ -109,11 +110,14 @@ struct StreamSettings {
 // The smallest duplicate window trace-ship accepts: a resend later than this after the first
 // send would be stored twice.
 inline constexpr std::int64_t min_duplicate_window_s = 60;
+// The shortest max_age trace-ship accepts (ensure_stream says why).
+inline constexpr std::int64_t min_stream_max_age_s = 300;
 
 // Creates the stream when `create` (an existing one with other settings is left as it is and
-// checked), then checks that publishing `subject` in chunks of up to `chunk_bytes` to it can
-// neither double nor lose records without a word: throws Error naming the setting otherwise.
+// checked), then checks that publishing `subject` in chunks of up to `chunk_bytes`, `window`
+// of them in flight, to it can neither double nor lose records without a word (nor keep so
+// little that what was just acknowledged is gone): throws Error naming the setting otherwise.
 void ensure_stream(jsCtx* jetstream, const StreamSettings& settings, bool create, std::string_view subject,
-                   std::size_t chunk_bytes, const std::function<void(std::string_view)>& warn);
+                   std::size_t chunk_bytes, std::size_t window, const std::function<void(std::string_view)>& warn);
 
 }  // namespace tp

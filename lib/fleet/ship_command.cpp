@@ -39,13 +39,15 @@ struct ReaderCounts {
 // The reader thread: lines -> checked records -> the builder.
 class Reader {
  public:
-  Reader(const ShipOptions& options, ChunkBuilder& builder, ShipQueue& queue, const Logger& log, ReaderCounts& counts)
-      : options_(options), builder_(builder), queue_(queue), log_(log), counts_(counts) {}
+  // `halt`: stop reading (the journal failed); `marks`: keep where the input stands (a journal).
+  Reader(const ShipOptions& options, ChunkBuilder& builder, ShipQueue& queue, const Logger& log, ReaderCounts& counts,
+         const std::atomic<bool>& halt, bool marks)
+      : options_(options), builder_(builder), queue_(queue), log_(log), counts_(counts), halt_(halt), marks_(marks) {}
 
   void run() {
     ByteSource source = ByteSource::open(options_.input);
     std::vector<std::uint8_t> buffer(std::size_t{256} * 1024);
-    while (stop_requested() == 0) {
+    while (stop_requested() == 0 && !halt_) {
       const auto due = builder_.due_us();
       const std::int64_t now = realtime_us();
       const int timeout_ms = due ? static_cast<int>(std::clamp<std::int64_t>((*due - now) / 1000 + 1, 1, 50)) : 50;
@@ -57,20 +59,26 @@ class Reader {
       }
       builder_.seal_if_due(host_us);
     }
-    if (stop_requested() == 0 && (!partial_.empty() || skipping_)) end_line(partial_, realtime_us());
+    const bool whole_input = stop_requested() == 0 && !halt_;
+    if (whole_input && (!partial_.empty() || skipping_)) end_line(partial_, realtime_us());
     builder_.tell_loss(realtime_us());
     queue_.close_input();
+    if (whole_input) builder_.check_resumed_input_complete();
   }
 
  private:
   void take(std::string_view data, std::int64_t host_us) {
     while (!data.empty()) {
       const std::size_t newline = data.find('\n');
+      if (marks_) mark_.add(data.substr(0, newline == std::string_view::npos ? data.size() : newline + 1));
       if (newline == std::string_view::npos) {
         if (!skipping_) {
           partial_.append(data);
           if (partial_.size() > options_.chunk.max_message) {  // too long to ever ship: not held
             skipping_ = true;
+            // Only a line that starts as a JSON object may be a record; another is a bad line.
+            const std::size_t start = partial_.find_first_not_of(" \t\r");
+            skipping_record_ = start != std::string::npos && partial_[start] == '{';
             partial_.clear();
           }
         }
@@ -91,8 +99,12 @@ class Reader {
     ++counts_.lines;
     if (skipping_) {
       skipping_ = false;
-      ++counts_.records;
-      builder_.add_too_large(host_us);
+      if (skipping_record_) {
+        ++counts_.records;
+        builder_.add_too_large(host_us, mark_);
+      } else {
+        count_bad_line("a line too long to hold that does not start with '{'");
+      }
       return;
     }
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -100,9 +112,13 @@ class Reader {
     std::string problem;
     if (is_record(line, problem)) {
       ++counts_.records;
-      builder_.add(line, host_us);
+      builder_.add(line, host_us, mark_);
       return;
     }
+    count_bad_line(problem);
+  }
+
+  void count_bad_line(std::string_view problem) {
     const std::uint64_t bad = ++counts_.bad_lines;
     if (bad <= warned_bad_lines) {
       log_.warn(fmt::format("line {}: not a record ({}): not shipped{}", counts_.lines.load(), problem,
@@ -147,8 +163,12 @@ class Reader {
   ReaderCounts& counts_;
   RecordShapes shapes_;
   simdjson::dom::parser parser_;
+  const std::atomic<bool>& halt_;
+  bool marks_;
+  InputMark mark_;  // the input up to the end of the last line taken
   std::string partial_;
   bool skipping_ = false;
+  bool skipping_record_ = false;
 };
 
 struct AckContext {
@@ -207,15 +227,51 @@ std::optional<JournalState> journal_to_resume(ShipOptions& o) {
   return resumed;
 }
 
+// The journal as the publisher keeps it: when a write fails, the reader is halted, nothing
+// more is sent for the first time (the journal could not tell it), and why is kept.
+struct JournalKeeper {
+  ShipJournal* journal;  // nullptr without --state, or once it failed
+  std::atomic<bool>& halt_reader;
+  ShipQueue& queue;
+  std::string failure;  // why it failed, if it did
+  std::optional<std::uint64_t> acked_in_journal;
+
+  template <typename Write>
+  void write(Write&& what) {
+    if (journal == nullptr) return;
+    try {
+      what(*journal);
+    } catch (const Error& e) {
+      failure = e.what();
+      journal = nullptr;
+      halt_reader = true;
+      queue.hold_unsent();
+    }
+  }
+  void acked(ShipQueue::AckedPoint point) {
+    write([&](ShipJournal& j) {
+      j.acked_through(point.seq, point.mark);
+      acked_in_journal = point.seq;
+    });
+  }
+};
+
 struct PublishContext {
   const ShipOptions& o;
   const std::string& subject;
   jsCtx* jetstream;
   ShipQueue& queue;
-  ShipJournal* journal;  // nullptr without --state
+  JournalKeeper& journal;
   const std::atomic<bool>& reader_done;
   const Logger& log;
 };
+
+// A second SIGINT/SIGTERM during the drain ends it at once (as in most tools).
+bool drain_cut_short(const Logger& log) {
+  if (stop_requests() < 2) return false;
+  log.warn("a second stop signal: the drain is cut short");
+  return true;
+}
 
 // The publisher: sends what the queue gives, with its headers, until every chunk is
 // acknowledged or, once the reader is done or a stop was asked, the drain timeout passes.
@@ -236,8 +292,8 @@ void publish_until_done(const PublishContext& c) {
       queue.expire(now - o.ship.ack_timeout_us);
       expire_due = now + 100'000;
     }
-    if (c.journal != nullptr && now >= journal_due) {
-      if (const auto through = queue.acked_through()) c.journal->acked_through(*through);
+    if (now >= journal_due) {
+      if (const auto through = queue.acked_through()) c.journal.acked(*through);
       journal_due = now + 100'000;
     }
     natsMsg* message = nullptr;
@@ -253,10 +309,19 @@ void publish_until_done(const PublishContext& c) {
         drain_deadline = static_cast<std::int64_t>(monotonic_us()) + o.drain_timeout_ms * 1000;
       }
       if (drain_deadline && static_cast<std::int64_t>(monotonic_us()) >= *drain_deadline) break;
+      if (drain_deadline && drain_cut_short(c.log)) break;
       continue;
     }
     check_nats(made, "making a message");
-    if (c.journal != nullptr && !send->resend) c.journal->chunk_published(SeqRange{send->first_seq, send->last_seq});
+    if (!send->resend) {
+      const PlannedChunk planned{SeqRange{send->first_seq, send->last_seq}, send->after};
+      c.journal.write([&](ShipJournal& j) { j.chunk_published(planned); });
+      if (!c.journal.failure.empty()) {  // not told in the journal: not sent (held, reported at the end)
+        natsMsg_Destroy(message);
+        queue.not_sent(send->first_seq);
+        continue;
+      }
+    }
     const std::string id = message_id(o.board, o.run, send->first_seq);
     const std::string first = std::to_string(send->first_seq);
     const std::string last = std::to_string(send->last_seq);
@@ -273,6 +338,19 @@ void publish_until_done(const PublishContext& c) {
       queue.failed(first_seq, static_cast<std::int64_t>(monotonic_us()));
     }
   }
+}
+
+// What a journal that could not be written cost: the shipping stopped there; what was read
+// and not acknowledged (never sent, or sent and not acknowledged in the drain) is in no
+// store for sure, and a resume with the journal on the same input ships it again.
+Error journal_failed(const JournalKeeper& keeper, std::uint64_t next_seq, const std::vector<SeqRange>& unacknowledged) {
+  return Error(ExitCode::io_error,
+               fmt::format("{}: stopped reading the input after seq {}; not acknowledged (not sent or not answered): "
+                           "{}; the journal says acknowledged through {}: trace-ship resumed with it on the same "
+                           "input ships the rest again (what the server has is dropped by its id)",
+                           keeper.failure, next_seq == 0 ? std::string("none") : std::to_string(next_seq - 1),
+                           unacknowledged.empty() ? std::string("none") : ranges_text(unacknowledged),
+                           keeper.acked_in_journal ? std::to_string(*keeper.acked_in_journal) : std::string("no seq")));
 }
 
 }  // namespace
@@ -298,6 +376,16 @@ void check_ship_options(const ShipOptions& o) {
   if (o.stream.duplicate_window_s < min_duplicate_window_s) {
     throw Error(ExitCode::usage, fmt::format("--duplicate-window must be at least {} s", min_duplicate_window_s));
   }
+  // What ensure_stream would refuse once the stream exists, said before creating it.
+  if (o.stream.max_age_s > 0 && o.stream.max_age_s < min_stream_max_age_s) {
+    throw Error(ExitCode::usage, fmt::format("--max-age must be 0 (no limit) or at least {} s", min_stream_max_age_s));
+  }
+  const auto window_bytes = static_cast<std::int64_t>(o.ship.window * o.chunk.max_bytes);
+  if (o.stream.max_bytes > 0 && o.stream.max_bytes < window_bytes) {
+    throw Error(ExitCode::usage, fmt::format("--max-bytes must be -1 (no limit) or at least --window times "
+                                             "--chunk-bytes ({})",
+                                             window_bytes));
+  }
 }
 
 ExitCode ship(const ShipOptions& options_in, const Logger& log) {
@@ -310,6 +398,10 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
   ShipQueue queue(o.ship);
   std::atomic<std::uint64_t> events{0};
   NatsLink link(o.nats, [&](NatsEvent event, std::string_view text) {
+    if (event == NatsEvent::warning) {
+      log.warn(text);
+      return;
+    }
     ++events;
     log.verbose(text);
     if (event == NatsEvent::reconnected) queue.retry_now();  // the server is back: no back-off
@@ -317,7 +409,7 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
   AckContext ack_context{&queue, &log};
   jsCtx* jetstream = link.jetstream(on_publish_ack, &ack_context, static_cast<std::int64_t>(o.ship.window) * 4 + 64);
   if (o.stream.subjects.empty()) o.stream.subjects = o.prefix + ".>";
-  ensure_stream(jetstream, o.stream, o.create_stream, subject, o.chunk.max_bytes,
+  ensure_stream(jetstream, o.stream, o.create_stream, subject, o.chunk.max_bytes, o.ship.window,
                 [&](std::string_view w) { log.warn(w); });
   const auto server_max = static_cast<std::size_t>(link.max_payload());
   if (server_max <= header_room + 1024) throw Error(ExitCode::unsupported, "the server's max_payload is too small");
@@ -331,19 +423,22 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
   ChunkBuilder builder(o.board, o.run, o.chunk, [&](Chunk&& chunk, bool must_wait) {
     return queue.offer(std::move(chunk), input_waits || must_wait);
   });
-  if (resumed && resumed->acked_through) {
-    builder.resume(*resumed->acked_through, resumed->published_after_acked);
+  if (resumed && (resumed->acked_through || !resumed->published_after_acked.empty())) {
+    builder.resume(resumed->acked_through, resumed->acked_mark, resumed->published_after_acked);
     log.info(fmt::format("resuming run {} of {} after seq {} ({} chunks to send again with their ids)", o.run, o.board,
-                         *resumed->acked_through, resumed->published_after_acked.size()));
+                         resumed->acked_through ? std::to_string(*resumed->acked_through) : "none",
+                         resumed->published_after_acked.size()));
   }
   log.verbose(fmt::format("shipping board {} run {} to {} (stream {})", o.board, o.run, subject, o.stream.name));
 
   ReaderCounts reader_counts;
   std::exception_ptr reader_error;
   std::atomic<bool> reader_done{false};
+  std::atomic<bool> halt_reader{false};
+  JournalKeeper keeper{journal ? &*journal : nullptr, halt_reader, queue, {}, std::nullopt};
   std::thread reader_thread([&] {
     try {
-      Reader(o, builder, queue, log, reader_counts).run();
+      Reader(o, builder, queue, log, reader_counts, halt_reader, journal.has_value()).run();
     } catch (...) {
       reader_error = std::current_exception();
       queue.close_input();
@@ -352,13 +447,18 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
     queue.wake();
   });
 
-  publish_until_done(PublishContext{o, subject, jetstream, queue, journal ? &*journal : nullptr, reader_done, log});
+  std::exception_ptr publisher_error;
+  try {
+    publish_until_done(PublishContext{o, subject, jetstream, queue, keeper, reader_done, log});
+  } catch (...) {  // the reader is stopped and joined before the error goes on
+    publisher_error = std::current_exception();
+    halt_reader = true;
+  }
   const bool stopped = stop_requested() != 0;
   queue.abandon();
   reader_thread.join();
-  if (journal) {
-    if (const auto through = queue.acked_through()) journal->acked_through(*through);
-  }
+  if (publisher_error) std::rethrow_exception(publisher_error);
+  if (const auto through = queue.acked_through()) keeper.acked(*through);
   const ShipCounts counts = queue.counts();
   const auto unacknowledged = queue.unacknowledged();
   std::uint64_t unacked_records = 0;
@@ -373,6 +473,12 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
       builder.lost_buffer_full(), builder.lost_too_large(), unacked_records, builder.skipped(),
       counts.peak_buffered_bytes, events.load());
   if (o.stats) log.report("stats " + summary);
+  if (!keeper.failure.empty()) {
+    const Error failed = journal_failed(keeper, builder.next_seq(), unacknowledged);
+    if (!stopped) throw failed;
+    log.warn(failed.what());  // a stop ends as stopped (130/143), with why the journal failed
+    return ExitCode::ok;
+  }
   if (reader_error) std::rethrow_exception(reader_error);
   if (builder.untold_loss()) {
     const SeqRange lost = *builder.untold_loss();

@@ -12,8 +12,10 @@ ShipQueue::ShipQueue(ShipLimits limits) : limits_(limits) {}
 bool ShipQueue::offer(Chunk&& chunk, bool wait) {
   std::unique_lock lock(mutex_);
   ++counts_.chunks_offered;
-  last_offered_seq_ = chunk.last_seq;
-  const auto fits = [&] { return counts_.buffered_bytes + chunk.payload.size() <= limits_.buffer_bytes; };
+  last_offered_ = AckedPoint{chunk.last_seq, chunk.after};
+  const auto fits = [&] {
+    return hold_unsent_ || counts_.buffered_bytes + chunk.payload.size() <= limits_.buffer_bytes;
+  };
   while (wait && !fits() && !entries_.empty() && !abandoned_) {
     changed_.wait_for(lock, std::chrono::milliseconds(50));
   }
@@ -49,6 +51,26 @@ void ShipQueue::abandon() {
   changed_.notify_all();
 }
 
+void ShipQueue::hold_unsent() {
+  const std::lock_guard lock(mutex_);
+  hold_unsent_ = true;
+  changed_.notify_all();
+}
+
+bool ShipQueue::done_locked() const {
+  if (!input_closed_) return false;
+  return std::all_of(entries_.begin(), entries_.end(),
+                     [&](const auto& entry) { return hold_unsent_ && entry.second.sends == 0; });
+}
+
+std::optional<std::uint64_t> ShipQueue::next_to_send_locked() const {
+  if (in_flight_ >= limits_.window) return std::nullopt;
+  const auto it = std::find_if(waiting_.begin(), waiting_.end(),
+                               [&](std::uint64_t first) { return !hold_unsent_ || entries_.at(first).sends > 0; });
+  if (it == waiting_.end()) return std::nullopt;
+  return *it;
+}
+
 void ShipQueue::wake() {
   const std::lock_guard lock(mutex_);
   woken_ = true;
@@ -63,19 +85,20 @@ std::optional<ShipQueue::Send> ShipQueue::next(std::int64_t now_us, std::int64_t
       woken_ = false;
       return std::nullopt;
     }
-    if (input_closed_ && entries_.empty()) return std::nullopt;
-    if (!waiting_.empty() && in_flight_ < limits_.window && now_us >= resume_at_us_) {
-      const std::uint64_t first = *waiting_.begin();
+    if (done_locked()) return std::nullopt;
+    const std::optional<std::uint64_t> sendable = next_to_send_locked();
+    if (sendable && now_us >= resume_at_us_) {
+      const std::uint64_t first = *sendable;
       Entry& entry = entries_.at(first);
       take(entry.chunk);
-      const Send send{first, entry.chunk.last_seq, entry.sends > 0};
+      const Send send{first, entry.chunk.last_seq, entry.sends > 0, entry.chunk.after};
       mark_sent(entry, now_us);
       return send;
     }
     if (now_us >= until_us) return std::nullopt;
     // Wait for a change, the end of a back-off or the caller's deadline.
     std::int64_t wake_at = until_us;
-    if (!waiting_.empty() && in_flight_ < limits_.window) wake_at = std::min(wake_at, resume_at_us_);
+    if (sendable) wake_at = std::min(wake_at, resume_at_us_);
     changed_.wait_for(lock, std::chrono::microseconds(std::max<std::int64_t>(wake_at - now_us, 0)));
     now_us = static_cast<std::int64_t>(monotonic_us());
   }
@@ -140,19 +163,30 @@ void ShipQueue::failed(std::uint64_t first_seq, std::int64_t now_us) {
   if (it != entries_.end()) fail_locked(it, now_us);
 }
 
-bool ShipQueue::finished() const {
+void ShipQueue::not_sent(std::uint64_t first_seq) {
   const std::lock_guard lock(mutex_);
-  return input_closed_ && entries_.empty();
+  const auto it = entries_.find(first_seq);
+  if (it == entries_.end() || it->second.state != State::in_flight) return;
+  it->second.state = State::waiting;
+  it->second.sends = 0;
+  --in_flight_;
+  waiting_.insert(first_seq);
+  changed_.notify_all();
 }
 
-std::optional<std::uint64_t> ShipQueue::acked_through() const {
+bool ShipQueue::finished() const {
+  const std::lock_guard lock(mutex_);
+  return done_locked();
+}
+
+std::optional<ShipQueue::AckedPoint> ShipQueue::acked_through() const {
   const std::lock_guard lock(mutex_);
   if (!entries_.empty()) {
-    const std::uint64_t first = entries_.begin()->first;
+    const auto& [first, entry] = *entries_.begin();
     if (first == 0) return std::nullopt;
-    return first - 1;
+    return AckedPoint{first - 1, entry.chunk.before};
   }
-  return last_offered_seq_;
+  return last_offered_;
 }
 
 ShipCounts ShipQueue::counts() const {

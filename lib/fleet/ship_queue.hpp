@@ -64,6 +64,7 @@ class ShipQueue {
     std::uint64_t first_seq = 0;
     std::uint64_t last_seq = 0;
     bool resend = false;
+    InputMark after;  // the input after last_seq's line
   };
   std::optional<Send> next(std::int64_t now_us, std::int64_t until_us, const std::function<void(const Chunk&)>& take);
   // Sends whose ack is overdue count as failed.
@@ -72,6 +73,8 @@ class ShipQueue {
   // Acknowledgement side (any thread).
   void acked(std::uint64_t first_seq, bool duplicate);
   void failed(std::uint64_t first_seq, std::int64_t now_us);
+  // A chunk next() gave that was not sent after all: it waits again as never sent.
+  void not_sent(std::uint64_t first_seq);
 
   // Ends the back-off (the connection is back) and sends again what failed at once.
   void retry_now();
@@ -79,10 +82,19 @@ class ShipQueue {
   void wake();
   // The publisher gave up (its drain ran out): a reader waiting for room stops waiting.
   void abandon();
+  // From now on only chunks sent before are sent (again): the others stay, unsent, taken
+  // without waiting for room (the journal could not record them; the reader is stopping).
+  void hold_unsent();
 
+  // The input is closed and every chunk acknowledged (with hold_unsent: every chunk sent).
   [[nodiscard]] bool finished() const;
-  // Every seq up to this one was acknowledged or refused (told by a Loss record), if any.
-  [[nodiscard]] std::optional<std::uint64_t> acked_through() const;
+  // Every seq up to this one was acknowledged or refused (told by a Loss record), if any,
+  // and where the input stood after its line.
+  struct AckedPoint {
+    std::uint64_t seq = 0;
+    InputMark mark;
+  };
+  [[nodiscard]] std::optional<AckedPoint> acked_through() const;
   [[nodiscard]] ShipCounts counts() const;
   // The seq ranges not acknowledged (at a stop): what may be lost.
   [[nodiscard]] std::vector<SeqRange> unacknowledged() const;
@@ -97,6 +109,8 @@ class ShipQueue {
   };
   void fail_locked(std::map<std::uint64_t, Entry>::iterator it, std::int64_t now_us);
   void mark_sent(Entry& entry, std::int64_t now_us);
+  [[nodiscard]] bool done_locked() const;
+  [[nodiscard]] std::optional<std::uint64_t> next_to_send_locked() const;
 
   ShipLimits limits_;
   mutable std::mutex mutex_;
@@ -107,7 +121,8 @@ class ShipQueue {
   bool input_closed_ = false;
   bool woken_ = false;
   bool abandoned_ = false;
-  std::optional<std::uint64_t> last_offered_seq_;
+  bool hold_unsent_ = false;
+  std::optional<AckedPoint> last_offered_;
   std::int64_t resume_at_us_ = 0;
   unsigned failures_in_a_row_ = 0;
   std::minstd_rand jitter_{12345};

@@ -35,7 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
       const tp::JournalState state = tp::parse_ship_journal(bytes, "fuzz");
       std::uint64_t previous = 0;
-      for (const tp::SeqRange& range : state.published_after_acked) {
+      for (const tp::PlannedChunk& chunk : state.published_after_acked) {
+        const tp::SeqRange range = chunk.range;
         if (range.last < range.first || range.first < previous) std::abort();
         if (state.acked_through && range.last <= *state.acked_through) std::abort();
         previous = range.first;

@@ -1,8 +1,13 @@
 // The fleet's state machines and parsers (lib/fleet): subjects and globs, the chunk builder's
 // numbering and Loss records, the ship queue's window, back-off and accounting, the reorder
 // window, the resume journal, ClickHouse rows both ways, --since.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <doctest/doctest.h>
 #include <simdjson.h>
+#include <cstdio>
+#include <filesystem>
 
 #include <string>
 #include <vector>
@@ -184,7 +189,9 @@ TEST_CASE("chunk builder: a resumed run skips what was acknowledged and cuts the
     taken.push_back(std::move(chunk));
     return true;
   });
-  builder.resume(4, {SeqRange{2, 4}, SeqRange{5, 7}, SeqRange{8, 8}});
+  builder.resume(
+      4, InputMark{},
+      {PlannedChunk{SeqRange{2, 4}, {}}, PlannedChunk{SeqRange{5, 7}, {}}, PlannedChunk{SeqRange{8, 8}, {}}});
   for (int i = 0; i < 12; ++i) builder.add(record(static_cast<std::uint64_t>(i)), 1);
   builder.seal();
   CHECK(builder.skipped() == 5);
@@ -258,9 +265,9 @@ TEST_CASE("ship queue: the window, the buffer, oldest first, back-off, retry on 
   CHECK(queue.counts().retries == 1);
 
   queue.acked(10, false);
-  CHECK(queue.acked_through() == std::nullopt);  // seq 0-9 still out
+  CHECK_FALSE(queue.acked_through().has_value());  // seq 0-9 still out
   queue.acked(0, true);
-  CHECK(queue.acked_through() == 19);
+  CHECK(queue.acked_through()->seq == 19);
   CHECK(queue.counts().duplicates == 1);
   CHECK(queue.counts().records_acked == 20);
 
@@ -288,7 +295,41 @@ TEST_CASE("ship queue: the window, the buffer, oldest first, back-off, retry on 
   queue.acked(40, false);
   queue.close_input();
   CHECK(queue.finished());
-  CHECK(queue.acked_through() == 49);  // the refused chunk is behind (a Loss record tells it)
+  CHECK(queue.acked_through()->seq == 49);  // the refused chunk is behind (a Loss record tells it)
+}
+
+TEST_CASE("ship queue: once the journal failed, only chunks sent before go out; the rest stays, unsent") {
+  ShipLimits limits;
+  limits.window = 4;
+  limits.buffer_bytes = 250;
+  limits.min_backoff_us = 0;
+  limits.max_backoff_us = 0;
+  ShipQueue queue(limits);
+  const auto keep = [](const Chunk&) {};
+  REQUIRE(queue.offer(chunk_of(0, 9)));
+  REQUIRE(queue.offer(chunk_of(10, 19)));
+  const auto sent = queue.next(0, 0, keep);
+  REQUIRE(sent);
+  CHECK(sent->first_seq == 0);
+  auto second = queue.next(0, 0, keep);
+  REQUIRE(second);
+  queue.not_sent(second->first_seq);  // its journal line could not be written: never sent
+  queue.hold_unsent();
+  CHECK(queue.offer(chunk_of(20, 29), true));  // over the buffer, taken without waiting
+  queue.failed(0, 0);
+  const auto resend = queue.next(1, 1, keep);
+  REQUIRE(resend);
+  CHECK(resend->first_seq == 0);
+  CHECK(resend->resend);
+  CHECK_FALSE(queue.next(2, 2, keep));  // 10-19 and 20-29 were never sent: held
+  queue.acked(0, false);
+  CHECK_FALSE(queue.finished());  // the input is still open
+  queue.close_input();
+  CHECK(queue.finished());  // what remains was never sent
+  const auto left = queue.unacknowledged();
+  REQUIRE(left.size() == 1);
+  CHECK(left[0].first == 10);
+  CHECK(left[0].last == 29);
 }
 
 TEST_CASE("ship queue: failures of one round double the back-off once") {
@@ -369,22 +410,144 @@ TEST_CASE("chunk order: what never comes is a gap, after max_wait, max_held, or 
   CHECK(probe.order.held() == 0);
 }
 
-TEST_CASE("ship journal: the run, the acknowledged seq, the chunks after it; a torn last line") {
+TEST_CASE("ship journal: the run, the acknowledged seq and mark, the chunks after it; a cut last line") {
   const std::string text =
-      "tracepipe-ship-journal 1\nboard b07\nrun r-1\nchunk 0 9\nchunk 10 19\nacked 9\nchunk 20 29\nchunk 30 3";
+      "tracepipe-ship-journal 2\nboard b07\nrun r-1\nchunk 0 9 90 00000000000000a1\nchunk 10 19 190 00000000000000a2\n"
+      "acked 9 90 00000000000000a1\nchunk 20 29 290 00000000000000a3\nchunk 30 39 390 000000000";
   const JournalState state = parse_ship_journal(text, "j");
   CHECK(state.board == "b07");
   CHECK(state.run == "r-1");
   CHECK(state.acked_through == 9);
-  REQUIRE(state.published_after_acked.size() == 2);  // "chunk 30 3" is torn (30 > 3): never sent
-  CHECK(state.published_after_acked[0].first == 10);
-  CHECK(state.published_after_acked[1].last == 29);
-  CHECK_THROWS_WITH_AS((void)parse_ship_journal("hello\n", "j"), doctest::Contains("not a trace-ship journal"), Error);
-  CHECK_THROWS_WITH_AS((void)parse_ship_journal("tracepipe-ship-journal 1\nboard b\nrun r\nchunk x 1\nacked 1\n", "j"),
-                       doctest::Contains("j:4: not a journal line"), Error);
-  CHECK_THROWS_WITH_AS((void)parse_ship_journal("tracepipe-ship-journal 1\nboard b\n", "j"),
-                       doctest::Contains("without its board and run"), Error);
-  CHECK_THROWS_AS((void)parse_ship_journal("tracepipe-ship-journal 1\nboard a.b\nrun r\n", "j"), Error);
+  CHECK(state.acked_mark == InputMark{90, 0xa1});
+  REQUIRE(state.published_after_acked.size() == 2);  // the cut "chunk 30 ..." line never was
+  CHECK(state.published_after_acked[0].range.first == 10);
+  CHECK(state.published_after_acked[0].after == InputMark{190, 0xa2});
+  CHECK(state.published_after_acked[1].range.last == 29);
+}
+
+TEST_CASE("ship journal: refused when malformed, cut in its header, of version 1, or too large") {
+  const auto refused = [](const std::string& text, const char* why) {
+    CHECK_THROWS_WITH_AS((void)parse_ship_journal(text, "j"), doctest::Contains(why), Error);
+  };
+  refused("hello\n", "not a trace-ship journal");
+  refused("", "not a trace-ship journal");
+  refused("tracepipe-ship-jour", "not a trace-ship journal");
+  refused("tracepipe-ship-journal 3\nboard b\nrun r\n", "not a trace-ship journal");
+  refused("tracepipe-ship-journal 1\nboard b\nrun r\nacked 999\n", "version-1 journal");
+  refused("tracepipe-ship-journal 2\nboard b\nrun 20261127T1010", "without its board and run");  // cut in the run id
+  refused("tracepipe-ship-journal 2\nboard b\n", "without its board and run");
+  refused("tracepipe-ship-journal 2\nboard b\nrun r\nchunk x 1 1 0000000000000001\n", "j:4: not a journal line");
+  refused("tracepipe-ship-journal 2\nboard b\nrun r\nchunk 5 1 1 0000000000000001\n", "j:4");  // backwards
+  refused("tracepipe-ship-journal 2\nboard b\nrun r\nchunk 0 9 1 0000000000000001\nchunk 5 7 1 0000000000000001\n",
+          "j:5");                                                              // overlapping the chunk before
+  refused("tracepipe-ship-journal 2\nboard b\nrun r\nacked 1\n", "j:4");       // no mark
+  refused("tracepipe-ship-journal 2\nboard b\nrun r\nacked 1 2 12\n", "j:4");  // short hash
+  refused("tracepipe-ship-journal 2\nboard b\nrun r\nrun s\n", "j:4");         // a second run
+  refused("tracepipe-ship-journal 2\nboard a.b\nrun r\n", "j:2");
+  refused("tracepipe-ship-journal 2\nboard b\nrun r\n\n", "j:4");
+  std::string huge = "tracepipe-ship-journal 2\nboard b\nrun r\n";
+  huge.resize(max_journal_bytes + 1, '\n');
+  refused(huge, "larger than any trace-ship journal");
+}
+
+TEST_CASE("ship journal: written, cut by a full disk's short write, read back; not a regular file: refused") {
+  char directory_template[] = "/tmp/tp-journal-XXXXXX";
+  const std::string directory = ::mkdtemp(directory_template);
+  const std::string path = directory + "/j";
+  {
+    ShipJournal journal(path, "b", "r");
+    journal.chunk_published(PlannedChunk{SeqRange{0, 4}, InputMark{50, 7}});
+    journal.chunk_published(PlannedChunk{SeqRange{5, 9}, InputMark{100, 8}});
+    journal.acked_through(4, InputMark{50, 7});
+  }
+  {
+    ShipJournal resumed(path, "b", "r");  // a resume sends the chunk it re-cut: not told twice
+    resumed.chunk_published(PlannedChunk{SeqRange{5, 9}, InputMark{100, 8}});
+  }
+  {
+    std::FILE* file = std::fopen(path.c_str(), "a");
+    std::fputs("chunk 10 14 150 00000000", file);  // what a full disk leaves of a line
+    std::fclose(file);
+  }
+  const auto state = read_ship_journal(path);
+  REQUIRE(state);
+  CHECK(state->acked_through == 4);
+  CHECK(state->acked_mark == InputMark{50, 7});
+  REQUIRE(state->published_after_acked.size() == 1);
+  CHECK(state->published_after_acked[0].after == InputMark{100, 8});
+  CHECK_FALSE(read_ship_journal(directory + "/none"));
+  CHECK_THROWS_WITH_AS((void)read_ship_journal(directory), doctest::Contains("a directory"), Error);
+  CHECK_THROWS_WITH_AS((void)read_ship_journal("/dev/zero"), doctest::Contains("not a regular file"), Error);
+  const std::string fifo = directory + "/fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH_AS((void)read_ship_journal(fifo), doctest::Contains("not a regular file"), Error);
+  REQUIRE(::truncate(path.c_str(), static_cast<off_t>(max_journal_bytes) + 1) == 0);
+  CHECK_THROWS_WITH_AS((void)read_ship_journal(path), doctest::Contains("larger than any"), Error);
+  std::filesystem::remove_all(directory);
+}
+
+TEST_CASE("chunk builder: a resume refuses an input that is not the one recorded, before shipping any of it") {
+  std::vector<Chunk> taken;
+  const auto builder_of = [&] {
+    return ChunkBuilder("b", "r", ChunkLimits{}, [&](Chunk&& chunk, bool) {
+      taken.push_back(std::move(chunk));
+      return true;
+    });
+  };
+  const auto marks = [](const std::vector<std::string>& lines) {
+    std::vector<InputMark> out;
+    InputMark mark;
+    for (const std::string& line : lines) {
+      mark.add(line + "\n");
+      out.push_back(mark);
+    }
+    return out;
+  };
+  const std::vector<std::string> recorded{record(1), record(2), record(3), record(4)};
+  const std::vector<std::string> other{record(1), record(9), record(3), record(4)};
+  const auto recorded_marks = marks(recorded);
+  const auto other_marks = marks(other);
+  ChunkBuilder same = builder_of();
+  same.resume(1, recorded_marks[1], {PlannedChunk{SeqRange{2, 3}, recorded_marks[3]}});
+  for (std::size_t i = 0; i < 4; ++i) same.add(recorded[i], 1, recorded_marks[i]);
+  same.check_resumed_input_complete();
+  REQUIRE(taken.size() == 1);
+  CHECK(taken[0].first_seq == 2);
+
+  taken.clear();
+  ChunkBuilder stale = builder_of();
+  stale.resume(1, recorded_marks[1], {});
+  stale.add(other[0], 1, other_marks[0]);
+  CHECK_THROWS_WITH_AS(stale.add(other[1], 1, other_marks[1]), doctest::Contains("not the one the journal recorded"),
+                       Error);
+  CHECK(taken.empty());
+
+  ChunkBuilder shorter = builder_of();
+  shorter.resume(9, recorded_marks[3], {});
+  for (std::size_t i = 0; i < 4; ++i) shorter.add(recorded[i], 1, recorded_marks[i]);
+  CHECK_THROWS_WITH_AS(shorter.check_resumed_input_complete(), doctest::Contains("ended before seq 9"), Error);
+
+  ChunkBuilder replanned = builder_of();  // nothing acknowledged, a chunk published: its bytes checked
+  replanned.resume(std::nullopt, InputMark{}, {PlannedChunk{SeqRange{0, 1}, recorded_marks[1]}});
+  replanned.add(other[0], 1, other_marks[0]);
+  CHECK_THROWS_WITH_AS(replanned.add(other[1], 1, other_marks[1]), doctest::Contains("differ"), Error);
+  CHECK(taken.empty());
+}
+
+TEST_CASE("chunk builder: a resume skips both seqs of a record too large (its own and its Loss record's)") {
+  std::vector<Chunk> taken;
+  ChunkBuilder builder("b", "r", ChunkLimits{}, [&](Chunk&& chunk, bool) {
+    taken.push_back(std::move(chunk));
+    return true;
+  });
+  builder.resume(3, InputMark{}, {});
+  builder.add(record(1), 1);  // seq 0
+  builder.add_too_large(1);   // seqs 1 (the record) and 2 (its Loss record)
+  builder.add(record(2), 1);  // seq 3
+  builder.add(record(3), 1);  // seq 4: the first shipped
+  builder.seal();
+  REQUIRE(taken.size() == 1);
+  CHECK(seqs_of(taken[0].payload) == std::vector<std::uint64_t>{4});
 }
 
 namespace {

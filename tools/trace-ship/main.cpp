@@ -20,7 +20,9 @@ int run_main(int argc, char** argv) {
   tp::CommonOptions common;
   app.add_option("FILE", o.input, "NDJSON records ('-' or none = stdin)");
   app.add_option("--board", o.board, "The board's name (1-64 of A-Z a-z 0-9 _ -; one NATS subject token)")->required();
-  app.add_option("--run", o.run, "The run id (default: the UTC start time and the pid; with --state: the journal's)");
+  app.add_option("--run", o.run, "The run id (default: the UTC start time and the pid; with --state: the journal's)")
+      ->check(CLI::Validator([](const std::string& run) { return run.empty() ? "a run id cannot be empty" : ""; }, "",
+                             "non-empty"));
   tp::add_nats_options(app, o.nats);
   app.add_option("--subject-prefix", o.prefix, "Subjects are PREFIX.BOARD")->default_val("trace");
   app.add_option("--stream", o.stream.name, "JetStream stream")->default_val("TRACE");
