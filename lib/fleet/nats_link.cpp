@@ -213,10 +213,20 @@ bool closed_in_time(natsConnection* connection) {
 
 }  // namespace
 
+natsSubscription* NatsLink::adopt(natsSubscription* subscription) {
+  subscriptions_.push_back(subscription);
+  return subscription;
+}
+
 void NatsLink::close() noexcept {
   if (jetstream_ != nullptr) jsCtx_Destroy(jetstream_);
   jetstream_ = nullptr;
-  if (connection_ != nullptr && !closed_in_time(std::exchange(connection_, nullptr))) {
+  const bool closed = connection_ == nullptr || closed_in_time(std::exchange(connection_, nullptr));
+  if (closed) {
+    for (natsSubscription* subscription : subscriptions_) natsSubscription_Destroy(subscription);
+  }
+  subscriptions_.clear();  // not closed: the reader may still hand them messages, so they stay
+  if (!closed) {
     (*events_)(NatsEvent::error,
                "closing the NATS connection did not end within 10 s (a cnats thread that "
                "never wakes): left to the process's exit");

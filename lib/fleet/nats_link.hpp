@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tp {
 
@@ -62,7 +63,14 @@ class NatsLink {
   [[nodiscard]] const NatsSettings& settings() const noexcept { return settings_; }
   // Flushes what the client buffered and waits for the server to have seen it.
   void flush(std::int64_t timeout_ms);
-  // Closes (pending acks are not waited for: the caller did that); gives up after 10 s.
+  // Takes `subscription` over and returns it: it is destroyed after the connection closed
+  // (its reader thread joined), never before. cnats 3.4.1's reader takes a subscription out
+  // of the connection's table without a reference and then locks it: destroying one while
+  // messages or heartbeats still come for it frees the mutex the reader is about to take
+  // (SIGSEGV in natsConn_processMsg: nats.c issue 637, fixed in 3.6.0).
+  natsSubscription* adopt(natsSubscription* subscription);
+  // Closes (pending acks are not waited for: the caller did that), then destroys the adopted
+  // subscriptions; gives up after 10 s, leaving both to the process's exit.
   void close() noexcept;
 
  private:
@@ -71,6 +79,7 @@ class NatsLink {
   natsOptions* options_ = nullptr;
   natsConnection* connection_ = nullptr;
   jsCtx* jetstream_ = nullptr;
+  std::vector<natsSubscription*> subscriptions_;
 };
 
 struct NatsMessageDeleter {

@@ -3,15 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <ctime>
+#include <limits>
 #include <memory>
 
 #include "core/batched_writer.hpp"
 #include "core/clock.hpp"
 #include "core/number.hpp"
-#include "core/quantity.hpp"
 #include "core/signals.hpp"
 #include "core/wall_clock.hpp"
 #include "records/fleet_fields.hpp"
@@ -42,10 +39,9 @@ bool caught_up(natsSubscription* subscription, jsCtx* jetstream, const PullOptio
 }
 
 // The consumer: ordered and ephemeral, or durable with explicit acks; from where the options
-// say.
-std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> subscribe(jsCtx* jetstream, const PullOptions& o,
-                                                                         const std::string& subject,
-                                                                         const Logger& log) {
+// say. The link owns it (NatsLink::adopt).
+natsSubscription* subscribe(NatsLink& link, jsCtx* jetstream, const PullOptions& o, const std::string& subject,
+                            const Logger& log) {
   const auto warn = [&](std::string_view text) { log.warn(text); };
   jsSubOptions options;
   jsSubOptions_Init(&options);
@@ -55,7 +51,7 @@ std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> subscribe(jsCtx* 
   } else if (o.start_seq) {
     options.Config.DeliverPolicy = js_DeliverByStartSequence;
     options.Config.OptStartSeq = *o.start_seq;
-  } else if (o.since_us) {
+  } else if (o.since_us && *o.since_us > 0) {  // 1970-01-01T00:00:00Z is the start: cnats refuses a time of 0
     options.Config.DeliverPolicy = js_DeliverByStartTime;
     options.Config.OptStartTime = *o.since_us * 1000;
   } else {
@@ -83,42 +79,18 @@ std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> subscribe(jsCtx* 
     throw Error(ExitCode::not_found, fmt::format("no JetStream stream {} (--stream)", o.stream));
   }
   check_nats(status, fmt::format("subscribing to {} in stream {}", subject, o.stream));
-  return {raw_subscription, natsSubscription_Destroy};
+  return link.adopt(raw_subscription);
 }
 
 }  // namespace
 
-std::int64_t parse_since(std::string_view text, std::int64_t now_us) {
-  if (text.size() >= 20 && text[4] == '-' && text[10] == 'T') {
-    std::tm utc{};
-    int fraction_digits_end = 0;
-    const std::string copy(text);
-    if (std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &utc.tm_year, &utc.tm_mon, &utc.tm_mday, &utc.tm_hour,
-                    &utc.tm_min, &utc.tm_sec, &fraction_digits_end) == 6) {
-      std::string_view rest = text.substr(static_cast<std::size_t>(fraction_digits_end));
-      std::int64_t micros = 0;
-      if (!rest.empty() && rest.front() == '.') {
-        rest.remove_prefix(1);
-        int scale = 100'000;
-        while (!rest.empty() && rest.front() >= '0' && rest.front() <= '9') {
-          micros += static_cast<std::int64_t>(rest.front() - '0') * scale;
-          scale /= 10;
-          rest.remove_prefix(1);
-        }
-      }
-      if (rest == "Z" || rest == "+00:00") {
-        utc.tm_year -= 1900;
-        utc.tm_mon -= 1;
-        return static_cast<std::int64_t>(timegm(&utc)) * 1'000'000 + micros;
-      }
-    }
-    throw Error(ExitCode::usage,
-                fmt::format("--since '{}': a time is RFC 3339 in UTC, e.g. 2026-11-27T10:00:00Z", text));
-  }
-  return now_us - std::chrono::duration_cast<std::chrono::microseconds>(parse_duration(text)).count();
-}
-
 ExitCode pull(const PullOptions& o, const Logger& log) {
+  // JetStream takes a start time in nanoseconds since 1970 in 64 bits: up to 2262-04-11.
+  if (o.since_us && *o.since_us > std::numeric_limits<std::int64_t>::max() / 1000) {
+    throw Error(ExitCode::usage,
+                fmt::format("--since {}: JetStream takes start times up to {}", format_rfc3339_utc(*o.since_us),
+                            format_rfc3339_utc(std::numeric_limits<std::int64_t>::max() / 1000)));
+  }
   for (const std::string& board : o.boards) {
     std::string letters = board;
     std::erase_if(letters, [](char c) { return c == '*' || c == '?'; });
@@ -135,9 +107,7 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
 
   NatsLink link(o.nats, [&](NatsEvent, std::string_view text) { log.verbose(text); });
   jsCtx* jetstream = link.jetstream();
-  const std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> subscription =
-      subscribe(jetstream, o, subject, log);
-  natsSubscription* raw_subscription = subscription.get();
+  natsSubscription* raw_subscription = subscribe(link, jetstream, o, subject, log);
   natsSubscription_SetPendingLimits(raw_subscription, -1, 256 * 1024 * 1024);  // bytes: chunks are large
 
   BatchedWriter writer = BatchedWriter::open(o.output, o.append);

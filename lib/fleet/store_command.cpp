@@ -197,8 +197,7 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
     throw Error(ExitCode::not_found, fmt::format("no JetStream stream {} (--stream)", o.stream));
   }
   check_nats(status, fmt::format("the durable consumer {} on stream {}", o.durable, o.stream));
-  const std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> subscription(raw_subscription,
-                                                                                    natsSubscription_Destroy);
+  link.adopt(raw_subscription);
 
   simdjson::dom::parser parser;
   Batch batch;
