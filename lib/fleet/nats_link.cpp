@@ -258,6 +258,21 @@ std::optional<ConsumerBacklog> consumer_backlog(natsSubscription* subscription, 
   return backlog;
 }
 
+void RepeatedRequest::failed(std::string_view error) {
+  ++failures_in_a_row_;
+  const std::string text = fmt::format("{}: {} ({} in a row)", what_, error, failures_in_a_row_);
+  if (failures_in_a_row_ % warn_every == 0) {
+    log_.warn(text);
+  } else {
+    log_.verbose(text);
+  }
+}
+
+void RepeatedRequest::succeeded() {
+  if (failures_in_a_row_ >= warn_every) log_.warn(fmt::format("{}: answered again", what_));
+  failures_in_a_row_ = 0;
+}
+
 natsStatus ask_jetstream(std::string_view what, const std::function<natsStatus()>& request,
                          const std::function<void(std::string_view)>& warn) {
   constexpr int tries = 8;

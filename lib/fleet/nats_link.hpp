@@ -12,7 +12,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
+
+#include "core/log.hpp"
 
 namespace tp {
 
@@ -97,6 +100,22 @@ struct ConsumerBacklog {
 [[nodiscard]] std::optional<ConsumerBacklog> consumer_backlog(natsSubscription* subscription, jsCtx* jetstream,
                                                               const std::string& stream, const std::string& durable,
                                                               std::string& error);
+
+// The failures of a JetStream request a tool repeats (a consumer's state, a fetch): each is
+// logged with -v, and one that keeps failing is warned about once in a while, so a loop
+// waiting on it is never silent.
+class RepeatedRequest {
+ public:
+  RepeatedRequest(std::string what, const Logger& log) : what_(std::move(what)), log_(log) {}
+  void failed(std::string_view error);
+  void succeeded();
+
+ private:
+  static constexpr unsigned warn_every = 20;
+  std::string what_;
+  const Logger& log_;
+  unsigned failures_in_a_row_ = 0;
+};
 
 // Makes a JetStream API request (`request`, a cnats call) again while it times out or finds
 // no responders: a cluster that has just started, or is electing a stream leader after a node

@@ -20,22 +20,20 @@ bool is_glob(std::string_view board) {
   return board.find_first_of("*?") != std::string_view::npos;
 }
 
-std::string header(natsMsg* message, const char* name) {
-  const char* value = nullptr;
-  if (natsMsgHeader_Get(message, name, &value) != NATS_OK || value == nullptr) return {};
-  return value;
-}
-
 // Whether the consumer has delivered everything the stream holds for it (and the client
 // has nothing queued): the end of a pull without follow.
-bool caught_up(natsSubscription* subscription, jsCtx* jetstream, const PullOptions& o, const Logger& log) {
+bool caught_up(natsSubscription* subscription, jsCtx* jetstream, const PullOptions& o, RepeatedRequest& asking) {
   int queued = 0;
   int queued_bytes = 0;
   if (natsSubscription_GetPending(subscription, &queued, &queued_bytes) == NATS_OK && queued > 0) return false;
   std::string error;
   const auto backlog = consumer_backlog(subscription, jetstream, o.stream, o.durable, error);
-  if (!backlog) log.verbose(fmt::format("the consumer's state: {}", error));
-  return backlog && backlog->undelivered == 0;
+  if (!backlog) {
+    asking.failed(error);
+    return false;
+  }
+  asking.succeeded();
+  return backlog->undelivered == 0;
 }
 
 // The consumer: ordered and ephemeral, or durable with explicit acks; from where the options
@@ -100,9 +98,10 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
   }
   const bool one_board = o.boards.size() == 1 && !is_glob(o.boards.front());
   const std::string subject = one_board ? board_subject(o.prefix, o.boards.front()) : all_boards_subject(o.prefix);
+  // By the records' own board (a message on one board's subject may hold another's).
   const auto wanted = [&](std::string_view board) {
-    if (o.boards.empty() || one_board) return true;
-    return std::ranges::any_of(o.boards, [board](const std::string& glob) { return board_matches(glob, board); });
+    return o.boards.empty() ||
+           std::ranges::any_of(o.boards, [board](const std::string& glob) { return board_matches(glob, board); });
   };
 
   NatsLink link(o.nats, [&](NatsEvent, std::string_view text) { log.verbose(text); });
@@ -127,8 +126,15 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
     unacknowledged.clear();
   };
   std::uint64_t messages = 0;
-  std::uint64_t foreign = 0;
+  std::uint64_t foreign = 0;  // messages without one record
+  std::string_view subject_of_message;
+  ChunkRecords records([&](std::string_view problem) {
+    if (records.bad_lines() <= 10) {
+      log.warn(fmt::format("a line on {} is {}: not written", subject_of_message, problem));
+    }
+  });
   bool done = false;
+  RepeatedRequest asking_state("reading the consumer's state", log);
   auto quiet_since = static_cast<std::int64_t>(monotonic_us());
   while (!done && stop_requested() == 0) {
     natsMsg* raw = nullptr;
@@ -137,7 +143,7 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
     if (next == NATS_TIMEOUT) {
       order.tick(now);
       flush_and_ack();
-      if (!o.follow && caught_up(raw_subscription, jetstream, o, log)) break;
+      if (!o.follow && caught_up(raw_subscription, jetstream, o, asking_state)) break;
       if (!o.follow && now - quiet_since > 30'000'000) {
         throw Error(ExitCode::timeout,
                     "nothing came for 30 s and the server did not say whether the consumer has "
@@ -153,15 +159,12 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
     check_nats(next, "reading from JetStream");
     NatsMessage message(raw);
     ++messages;
-    const std::string board = header(raw, board_header);
-    const std::string run = header(raw, run_header);
-    const auto range = seq_range_of(header(raw, first_seq_header), header(raw, last_seq_header));
-    if (board.empty() || run.empty() || !range) {
-      if (++foreign <= 3)
-        log.warn(fmt::format("a message on {} is not trace-ship's: skipped", natsMsg_GetSubject(raw)));
-    } else if (wanted(board)) {
-      const std::string_view payload(natsMsg_GetData(raw), static_cast<std::size_t>(natsMsg_GetDataLength(raw)));
-      order.add(board, run, *range, payload, now);
+    subject_of_message = natsMsg_GetSubject(raw);
+    const std::span<const ChunkRecords::Piece> pieces =
+        records.read(std::string_view(natsMsg_GetData(raw), static_cast<std::size_t>(natsMsg_GetDataLength(raw))));
+    if (pieces.empty()) ++foreign;
+    for (const ChunkRecords::Piece& piece : pieces) {
+      if (wanted(piece.board)) order.add(piece.board, piece.run, piece.range, piece.lines, now);
     }
     if (!o.follow) {
       jsMsgMetaData* meta = nullptr;
@@ -182,8 +185,9 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
   flush_and_ack();
   if (o.stats) {
     log.report(fmt::format(
-        R"(stats {{"messages":{},"records":{},"duplicates":{},"missing":{},"gaps":{},"reordered":{},"foreign":{}}})",
-        messages, order.records(), order.duplicates(), order.missing(), gaps, order.reordered(), foreign));
+        R"(stats {{"messages":{},"records":{},"duplicates":{},"missing":{},"gaps":{},"reordered":{},"foreign":{},"bad_lines":{}}})",
+        messages, order.records(), order.duplicates(), order.missing(), gaps, order.reordered(), foreign,
+        records.bad_lines()));
   }
   return ExitCode::ok;
 }
