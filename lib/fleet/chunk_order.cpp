@@ -44,11 +44,11 @@ simdjson::error_code ChunkRecords::take(NdjsonLine& line) {
   std::uint64_t seq = 0;
   if (line.root["board"].get(board) != simdjson::SUCCESS || line.root["run"].get(run) != simdjson::SUCCESS ||
       line.root["seq"].get(seq) != simdjson::SUCCESS) {
-    line.problem = "not a stamped record: no string board and run and integer seq";
+    line.problem = "without a string board and run and an integer seq";
     return simdjson::INCORRECT_TYPE;
   }
   if (!is_fleet_name(board) || !is_fleet_name(run) || seq >= seq_limit) {
-    line.problem = "not a stamped record: its board or run is not a name, or its seq is 2^63 or more";
+    line.problem = "with a board or run that is not a name, or a seq of 2^63 or more";
     return simdjson::INCORRECT_TYPE;
   }
   if (used_ > 0) {

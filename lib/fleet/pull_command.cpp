@@ -130,7 +130,7 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
   std::string_view subject_of_message;
   ChunkRecords records([&](std::string_view problem) {
     if (records.bad_lines() <= 10) {
-      log.warn(fmt::format("a line on {} is {}: not written", subject_of_message, problem));
+      log.warn(fmt::format("a line on {} is not a stamped record ({}): not written", subject_of_message, problem));
     }
   });
   bool done = false;
