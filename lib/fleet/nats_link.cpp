@@ -261,7 +261,7 @@ std::optional<ConsumerBacklog> consumer_backlog(natsSubscription* subscription, 
 void RepeatedRequest::failed(std::string_view error) {
   ++failures_in_a_row_;
   const std::string text = fmt::format("{}: {} ({} in a row)", what_, error, failures_in_a_row_);
-  if (failures_in_a_row_ % warn_every == 0) {
+  if (failures_in_a_row_ % warn_every == 1) {
     log_.warn(text);
   } else {
     log_.verbose(text);
@@ -269,7 +269,7 @@ void RepeatedRequest::failed(std::string_view error) {
 }
 
 void RepeatedRequest::succeeded() {
-  if (failures_in_a_row_ >= warn_every) log_.warn(fmt::format("{}: answered again", what_));
+  if (failures_in_a_row_ > 0) log_.info(fmt::format("{}: answered again", what_));
   failures_in_a_row_ = 0;
 }
 

@@ -101,9 +101,9 @@ struct ConsumerBacklog {
                                                               const std::string& stream, const std::string& durable,
                                                               std::string& error);
 
-// The failures of a JetStream request a tool repeats (a consumer's state, a fetch): each is
-// logged with -v, and one that keeps failing is warned about once in a while, so a loop
-// waiting on it is never silent.
+// The failures of a JetStream request a tool repeats (a consumer's state, a fetch): the
+// first of a series and every 20th are warnings, the others shown with -v, so a loop waiting
+// on it is never silent (a durable deleted under a store fails one fetch, then times out).
 class RepeatedRequest {
  public:
   RepeatedRequest(std::string what, const Logger& log) : what_(std::move(what)), log_(log) {}
