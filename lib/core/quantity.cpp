@@ -10,6 +10,8 @@
 namespace tp {
 namespace {
 
+constexpr double max_duration_ms = 9.2e15;
+
 // The number at the start of `text` and the rest (the unit); nothing if there is none.
 bool split_number(std::string_view text, double& value, std::string_view& unit) {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -32,6 +34,11 @@ std::chrono::milliseconds parse_duration(std::string_view text) {
                                                    : -1;
   if (!parsed || scale < 0 || !(value > 0) || !std::isfinite(value)) {
     throw Error(ExitCode::usage, fmt::format("'{}' is not a duration (e.g. 500ms, 2s, 1m, 1h, 1d)", text));
+  }
+  // Its microseconds must fit in 64 bits (callers turn it into them): 292,000 years.
+  if (value * scale > max_duration_ms) {
+    throw Error(ExitCode::usage,
+                fmt::format("'{}' is too long a duration (at most {:.0f} days)", text, max_duration_ms / 86'400'000));
   }
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(value * scale)));
 }

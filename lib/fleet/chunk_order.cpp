@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <tuple>
 #include <utility>
+
+#include "records/fleet_fields.hpp"
 
 namespace tp {
 namespace {
@@ -17,7 +21,62 @@ std::string_view lines_from(std::string_view payload, std::uint64_t skip) {
   return payload.substr(at);
 }
 
+// The highest seq taken: a range's end plus one must not wrap.
+constexpr std::uint64_t seq_limit = std::uint64_t{1} << 63U;
+
+bool piece_before(const ChunkRecords::Piece& a, const ChunkRecords::Piece& b) {
+  return std::tie(a.board, a.run, a.range.first) < std::tie(b.board, b.run, b.range.first);
+}
+
 }  // namespace
+
+ChunkRecords::ChunkRecords(BadLine on_bad_line)
+    : on_bad_line_(std::move(on_bad_line)),
+      reader_([this](NdjsonLine& line) { return take(line); },
+              [this](std::uint64_t, std::string_view problem) {
+                ++bad_lines_;
+                if (on_bad_line_) on_bad_line_(problem);
+              }) {}
+
+simdjson::error_code ChunkRecords::take(NdjsonLine& line) {
+  std::string_view board;
+  std::string_view run;
+  std::uint64_t seq = 0;
+  if (line.root["board"].get(board) != simdjson::SUCCESS || line.root["run"].get(run) != simdjson::SUCCESS ||
+      line.root["seq"].get(seq) != simdjson::SUCCESS) {
+    line.problem = "without a string board and run and an integer seq";
+    return simdjson::INCORRECT_TYPE;
+  }
+  if (!is_fleet_name(board) || !is_fleet_name(run) || seq >= seq_limit) {
+    line.problem = "with a board or run that is not a name, or a seq of 2^63 or more";
+    return simdjson::INCORRECT_TYPE;
+  }
+  if (used_ > 0) {
+    Piece& last = pieces_[used_ - 1];
+    if (last.range.last + 1 == seq && last.board == board && last.run == run) {
+      last.range.last = seq;
+      last.lines.append(line.text).push_back('\n');
+      return simdjson::SUCCESS;
+    }
+  }
+  if (used_ == pieces_.size()) pieces_.emplace_back();
+  Piece& piece = pieces_[used_++];
+  piece.board.assign(board);
+  piece.run.assign(run);
+  piece.range = SeqRange{seq, seq};
+  piece.lines.assign(line.text).push_back('\n');
+  return simdjson::SUCCESS;
+}
+
+std::span<const ChunkRecords::Piece> ChunkRecords::read(std::string_view payload) {
+  used_ = 0;
+  reader_.restart();
+  reader_.feed(payload);
+  reader_.finish();
+  const auto pieces = std::span<Piece>(pieces_).first(used_);
+  if (!std::ranges::is_sorted(pieces, piece_before)) std::ranges::stable_sort(pieces, piece_before);
+  return pieces;
+}
 
 ChunkOrder::ChunkOrder(Limits limits, Emit emit, Gap gap)
     : limits_(limits), emit_(std::move(emit)), gap_(std::move(gap)) {}

@@ -4,19 +4,54 @@
 // kill). A chunk that comes early is held until the chunks before it come, for at most
 // max_wait or while fewer than max_held are held; then what is missing is reported as a gap
 // and the held chunks go on. A chunk, or the part of one, that was released already (a
-// duplicate) is dropped and counted. A record's seq is its chunk's first seq plus its line's
-// index: the headers say the range, so no record is parsed.
+// duplicate) is dropped and counted. What goes in are pieces of consecutive records read by
+// ChunkRecords from the records' own fleet fields: a message's headers only name it, and a
+// peer can lie in them.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fleet/fleet_subject.hpp"
+#include "json/ndjson_reader.hpp"
 
 namespace tp {
+
+// The records of one message, by their own board, run and seq: runs of consecutive seqs of
+// one (board, run), in seq order (a chunk holding seq 9 then 7 gives 7, then 9). A line that
+// is not a stamped record (not JSON, not an object, without a fleet board, run or seq, or a
+// seq of 2^63 or more) is counted and reported, never passed on. Every value is parsed
+// (simdjson's DOM, as the record tools do): a line is passed on byte for byte.
+class ChunkRecords {
+ public:
+  struct Piece {
+    std::string board;
+    std::string run;
+    SeqRange range;
+    std::string lines;  // each with its newline
+  };
+  using BadLine = std::function<void(std::string_view problem)>;
+
+  explicit ChunkRecords(BadLine on_bad_line);
+
+  // The pieces of `payload`, valid until the next call.
+  std::span<const Piece> read(std::string_view payload);
+  [[nodiscard]] std::uint64_t bad_lines() const noexcept { return bad_lines_; }
+
+ private:
+  simdjson::error_code take(NdjsonLine& line);
+
+  BadLine on_bad_line_;
+  NdjsonReader reader_;
+  std::vector<Piece> pieces_;
+  std::size_t used_ = 0;  // pieces_ beyond used_ are kept for their buffers
+  std::uint64_t bad_lines_ = 0;
+};
 
 class ChunkOrder {
  public:

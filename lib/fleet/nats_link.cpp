@@ -283,10 +283,20 @@ bool closed_in_time(natsConnection* connection) {
 
 }  // namespace
 
+natsSubscription* NatsLink::adopt(natsSubscription* subscription) {
+  subscriptions_.push_back(subscription);
+  return subscription;
+}
+
 void NatsLink::close() noexcept {
   if (jetstream_ != nullptr) jsCtx_Destroy(jetstream_);
   jetstream_ = nullptr;
-  if (connection_ != nullptr && !closed_in_time(std::exchange(connection_, nullptr))) {
+  const bool closed = connection_ == nullptr || closed_in_time(std::exchange(connection_, nullptr));
+  if (closed) {
+    for (natsSubscription* subscription : subscriptions_) natsSubscription_Destroy(subscription);
+  }
+  subscriptions_.clear();  // not closed: the reader may still hand them messages, so they stay
+  if (!closed) {
     (*events_)(NatsEvent::error,
                "closing the NATS connection did not end within 10 s (a cnats thread that "
                "never wakes): left to the process's exit");
@@ -316,6 +326,21 @@ std::optional<ConsumerBacklog> consumer_backlog(natsSubscription* subscription, 
   const ConsumerBacklog backlog{info->NumPending, info->NumAckPending};
   jsConsumerInfo_Destroy(info);
   return backlog;
+}
+
+void RepeatedRequest::failed(std::string_view error) {
+  ++failures_in_a_row_;
+  const std::string text = fmt::format("{}: {} ({} in a row)", what_, error, failures_in_a_row_);
+  if (failures_in_a_row_ % warn_every == 1) {
+    log_.warn(text);
+  } else {
+    log_.verbose(text);
+  }
+}
+
+void RepeatedRequest::succeeded() {
+  if (failures_in_a_row_ > 0) log_.info(fmt::format("{}: answered again", what_));
+  failures_in_a_row_ = 0;
 }
 
 natsStatus ask_jetstream(std::string_view what, const std::function<natsStatus()>& request,

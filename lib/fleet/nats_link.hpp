@@ -12,6 +12,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/log.hpp"
 
 namespace tp {
 
@@ -63,7 +67,14 @@ class NatsLink {
   [[nodiscard]] const NatsSettings& settings() const noexcept { return settings_; }
   // Flushes what the client buffered and waits for the server to have seen it.
   void flush(std::int64_t timeout_ms);
-  // Closes (pending acks are not waited for: the caller did that); gives up after 10 s.
+  // Takes `subscription` over and returns it: it is destroyed after the connection closed
+  // (its reader thread joined), never before. cnats 3.4.1's reader takes a subscription out
+  // of the connection's table without a reference and then locks it: destroying one while
+  // messages or heartbeats still come for it frees the mutex the reader is about to take
+  // (SIGSEGV in natsConn_processMsg: nats.c issue 637, fixed in 3.6.0).
+  natsSubscription* adopt(natsSubscription* subscription);
+  // Closes (pending acks are not waited for: the caller did that), then destroys the adopted
+  // subscriptions; gives up after 10 s, leaving both to the process's exit.
   void close() noexcept;
 
  private:
@@ -72,6 +83,7 @@ class NatsLink {
   natsOptions* options_ = nullptr;
   natsConnection* connection_ = nullptr;
   jsCtx* jetstream_ = nullptr;
+  std::vector<natsSubscription*> subscriptions_;
 };
 
 struct NatsMessageDeleter {
@@ -89,6 +101,22 @@ struct ConsumerBacklog {
 [[nodiscard]] std::optional<ConsumerBacklog> consumer_backlog(natsSubscription* subscription, jsCtx* jetstream,
                                                               const std::string& stream, const std::string& durable,
                                                               std::string& error);
+
+// The failures of a JetStream request a tool repeats (a consumer's state, a fetch): the
+// first of a series and every 20th are warnings, the others shown with -v, so a loop waiting
+// on it is never silent (a durable deleted under a store fails one fetch, then times out).
+class RepeatedRequest {
+ public:
+  RepeatedRequest(std::string what, const Logger& log) : what_(std::move(what)), log_(log) {}
+  void failed(std::string_view error);
+  void succeeded();
+
+ private:
+  static constexpr unsigned warn_every = 20;
+  std::string what_;
+  const Logger& log_;
+  unsigned failures_in_a_row_ = 0;
+};
 
 // Makes a JetStream API request (`request`, a cnats call) again while it times out or finds
 // no responders: a cluster that has just started, or is electing a stream leader after a node

@@ -3,15 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <ctime>
+#include <limits>
 #include <memory>
 
 #include "core/batched_writer.hpp"
 #include "core/clock.hpp"
 #include "core/number.hpp"
-#include "core/quantity.hpp"
 #include "core/signals.hpp"
 #include "core/wall_clock.hpp"
 #include "records/fleet_fields.hpp"
@@ -23,29 +20,26 @@ bool is_glob(std::string_view board) {
   return board.find_first_of("*?") != std::string_view::npos;
 }
 
-std::string header(natsMsg* message, const char* name) {
-  const char* value = nullptr;
-  if (natsMsgHeader_Get(message, name, &value) != NATS_OK || value == nullptr) return {};
-  return value;
-}
-
 // Whether the consumer has delivered everything the stream holds for it (and the client
 // has nothing queued): the end of a pull without follow.
-bool caught_up(natsSubscription* subscription, jsCtx* jetstream, const PullOptions& o, const Logger& log) {
+bool caught_up(natsSubscription* subscription, jsCtx* jetstream, const PullOptions& o, RepeatedRequest& asking) {
   int queued = 0;
   int queued_bytes = 0;
   if (natsSubscription_GetPending(subscription, &queued, &queued_bytes) == NATS_OK && queued > 0) return false;
   std::string error;
   const auto backlog = consumer_backlog(subscription, jetstream, o.stream, o.durable, error);
-  if (!backlog) log.verbose(fmt::format("the consumer's state: {}", error));
-  return backlog && backlog->undelivered == 0;
+  if (!backlog) {
+    asking.failed(error);
+    return false;
+  }
+  asking.succeeded();
+  return backlog->undelivered == 0;
 }
 
 // The consumer: ordered and ephemeral, or durable with explicit acks; from where the options
-// say.
-std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> subscribe(jsCtx* jetstream, const PullOptions& o,
-                                                                         const std::string& subject,
-                                                                         const Logger& log) {
+// say. The link owns it (NatsLink::adopt).
+natsSubscription* subscribe(NatsLink& link, jsCtx* jetstream, const PullOptions& o, const std::string& subject,
+                            const Logger& log) {
   const auto warn = [&](std::string_view text) { log.warn(text); };
   jsSubOptions options;
   jsSubOptions_Init(&options);
@@ -55,7 +49,7 @@ std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> subscribe(jsCtx* 
   } else if (o.start_seq) {
     options.Config.DeliverPolicy = js_DeliverByStartSequence;
     options.Config.OptStartSeq = *o.start_seq;
-  } else if (o.since_us) {
+  } else if (o.since_us && *o.since_us > 0) {  // 1970-01-01T00:00:00Z is the start: cnats refuses a time of 0
     options.Config.DeliverPolicy = js_DeliverByStartTime;
     options.Config.OptStartTime = *o.since_us * 1000;
   } else {
@@ -83,42 +77,18 @@ std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> subscribe(jsCtx* 
     throw Error(ExitCode::not_found, fmt::format("no JetStream stream {} (--stream)", o.stream));
   }
   check_nats(status, fmt::format("subscribing to {} in stream {}", subject, o.stream));
-  return {raw_subscription, natsSubscription_Destroy};
+  return link.adopt(raw_subscription);
 }
 
 }  // namespace
 
-std::int64_t parse_since(std::string_view text, std::int64_t now_us) {
-  if (text.size() >= 20 && text[4] == '-' && text[10] == 'T') {
-    std::tm utc{};
-    int fraction_digits_end = 0;
-    const std::string copy(text);
-    if (std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &utc.tm_year, &utc.tm_mon, &utc.tm_mday, &utc.tm_hour,
-                    &utc.tm_min, &utc.tm_sec, &fraction_digits_end) == 6) {
-      std::string_view rest = text.substr(static_cast<std::size_t>(fraction_digits_end));
-      std::int64_t micros = 0;
-      if (!rest.empty() && rest.front() == '.') {
-        rest.remove_prefix(1);
-        int scale = 100'000;
-        while (!rest.empty() && rest.front() >= '0' && rest.front() <= '9') {
-          micros += static_cast<std::int64_t>(rest.front() - '0') * scale;
-          scale /= 10;
-          rest.remove_prefix(1);
-        }
-      }
-      if (rest == "Z" || rest == "+00:00") {
-        utc.tm_year -= 1900;
-        utc.tm_mon -= 1;
-        return static_cast<std::int64_t>(timegm(&utc)) * 1'000'000 + micros;
-      }
-    }
-    throw Error(ExitCode::usage,
-                fmt::format("--since '{}': a time is RFC 3339 in UTC, e.g. 2026-11-27T10:00:00Z", text));
-  }
-  return now_us - std::chrono::duration_cast<std::chrono::microseconds>(parse_duration(text)).count();
-}
-
 ExitCode pull(const PullOptions& o, const Logger& log) {
+  // JetStream takes a start time in nanoseconds since 1970 in 64 bits: up to 2262-04-11.
+  if (o.since_us && *o.since_us > std::numeric_limits<std::int64_t>::max() / 1000) {
+    throw Error(ExitCode::usage,
+                fmt::format("--since {}: JetStream takes start times up to {}", format_rfc3339_utc(*o.since_us),
+                            format_rfc3339_utc(std::numeric_limits<std::int64_t>::max() / 1000)));
+  }
   for (const std::string& board : o.boards) {
     std::string letters = board;
     std::erase_if(letters, [](char c) { return c == '*' || c == '?'; });
@@ -128,16 +98,15 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
   }
   const bool one_board = o.boards.size() == 1 && !is_glob(o.boards.front());
   const std::string subject = one_board ? board_subject(o.prefix, o.boards.front()) : all_boards_subject(o.prefix);
+  // By the records' own board (a message on one board's subject may hold another's).
   const auto wanted = [&](std::string_view board) {
-    if (o.boards.empty() || one_board) return true;
-    return std::ranges::any_of(o.boards, [board](const std::string& glob) { return board_matches(glob, board); });
+    return o.boards.empty() ||
+           std::ranges::any_of(o.boards, [board](const std::string& glob) { return board_matches(glob, board); });
   };
 
   NatsLink link(o.nats, [&](NatsEvent, std::string_view text) { log.verbose(text); });
   jsCtx* jetstream = link.jetstream();
-  const std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> subscription =
-      subscribe(jetstream, o, subject, log);
-  natsSubscription* raw_subscription = subscription.get();
+  natsSubscription* raw_subscription = subscribe(link, jetstream, o, subject, log);
   natsSubscription_SetPendingLimits(raw_subscription, -1, 256 * 1024 * 1024);  // bytes: chunks are large
 
   BatchedWriter writer = BatchedWriter::open(o.output, o.append);
@@ -157,8 +126,15 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
     unacknowledged.clear();
   };
   std::uint64_t messages = 0;
-  std::uint64_t foreign = 0;
+  std::uint64_t foreign = 0;  // messages without one record
+  std::string_view subject_of_message;
+  ChunkRecords records([&](std::string_view problem) {
+    if (records.bad_lines() <= 10) {
+      log.warn(fmt::format("a line on {} is not a stamped record ({}): not written", subject_of_message, problem));
+    }
+  });
   bool done = false;
+  RepeatedRequest asking_state("reading the consumer's state", log);
   auto quiet_since = static_cast<std::int64_t>(monotonic_us());
   while (!done && stop_requested() == 0) {
     natsMsg* raw = nullptr;
@@ -167,7 +143,7 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
     if (next == NATS_TIMEOUT) {
       order.tick(now);
       flush_and_ack();
-      if (!o.follow && caught_up(raw_subscription, jetstream, o, log)) break;
+      if (!o.follow && caught_up(raw_subscription, jetstream, o, asking_state)) break;
       if (!o.follow && now - quiet_since > 30'000'000) {
         throw Error(ExitCode::timeout,
                     "nothing came for 30 s and the server did not say whether the consumer has "
@@ -183,15 +159,12 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
     check_nats(next, "reading from JetStream");
     NatsMessage message(raw);
     ++messages;
-    const std::string board = header(raw, board_header);
-    const std::string run = header(raw, run_header);
-    const auto range = seq_range_of(header(raw, first_seq_header), header(raw, last_seq_header));
-    if (board.empty() || run.empty() || !range) {
-      if (++foreign <= 3)
-        log.warn(fmt::format("a message on {} is not trace-ship's: skipped", natsMsg_GetSubject(raw)));
-    } else if (wanted(board)) {
-      const std::string_view payload(natsMsg_GetData(raw), static_cast<std::size_t>(natsMsg_GetDataLength(raw)));
-      order.add(board, run, *range, payload, now);
+    subject_of_message = natsMsg_GetSubject(raw);
+    const std::span<const ChunkRecords::Piece> pieces =
+        records.read(std::string_view(natsMsg_GetData(raw), static_cast<std::size_t>(natsMsg_GetDataLength(raw))));
+    if (pieces.empty()) ++foreign;
+    for (const ChunkRecords::Piece& piece : pieces) {
+      if (wanted(piece.board)) order.add(piece.board, piece.run, piece.range, piece.lines, now);
     }
     if (!o.follow) {
       jsMsgMetaData* meta = nullptr;
@@ -212,8 +185,9 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
   flush_and_ack();
   if (o.stats) {
     log.report(fmt::format(
-        R"(stats {{"messages":{},"records":{},"duplicates":{},"missing":{},"gaps":{},"reordered":{},"foreign":{}}})",
-        messages, order.records(), order.duplicates(), order.missing(), gaps, order.reordered(), foreign));
+        R"(stats {{"messages":{},"records":{},"duplicates":{},"missing":{},"gaps":{},"reordered":{},"foreign":{},"bad_lines":{}}})",
+        messages, order.records(), order.duplicates(), order.missing(), gaps, order.reordered(), foreign,
+        records.bad_lines()));
   }
   return ExitCode::ok;
 }

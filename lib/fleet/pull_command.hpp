@@ -23,7 +23,7 @@ struct PullOptions {
   std::string stream = "TRACE";
   std::string prefix{default_subject_prefix};
   std::vector<std::string> boards;         // names or globs; empty: every board
-  std::optional<std::int64_t> since_us;    // wall-clock microseconds
+  std::optional<std::int64_t> since_us;    // wall-clock microseconds (core/wall_clock's parse_time_or_age)
   std::optional<std::uint64_t> start_seq;  // a stream sequence
   bool new_only = false;
   bool follow = false;
@@ -33,9 +33,6 @@ struct PullOptions {
   bool append = false;
   bool stats = false;
 };
-
-// "2h", "30m", "1d", "90s" ago from now_us, or an RFC 3339 UTC time (2026-11-27T10:00:00Z).
-[[nodiscard]] std::int64_t parse_since(std::string_view text, std::int64_t now_us);
 
 ExitCode pull(const PullOptions& options, const Logger& log);
 

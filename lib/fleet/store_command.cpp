@@ -21,11 +21,35 @@
 namespace tp {
 namespace {
 
-// Everything the stream holds is in ClickHouse: nothing undelivered, nothing unacknowledged.
-bool caught_up(natsSubscription* subscription, jsCtx* jetstream, const StoreOptions& o) {
+// Everything the stream holds is in ClickHouse: the durable consumer has nothing undelivered
+// and nothing unacknowledged, whichever of the stores sharing it took each message. Asked by
+// the durable's name: a pull subscription bound to an existing durable has no consumer name
+// in cnats 3.4.1 (natsSubscription_GetConsumerInfo answers "Invalid Subscription").
+bool caught_up(jsCtx* jetstream, const StoreOptions& o, RepeatedRequest& asking) {
   std::string error;
-  const auto backlog = consumer_backlog(subscription, jetstream, o.stream, {}, error);
-  return backlog && backlog->undelivered == 0 && backlog->unacknowledged == 0;
+  const auto backlog = consumer_backlog(nullptr, jetstream, o.stream, o.durable, error);
+  if (!backlog) {
+    asking.failed(error);
+    return false;
+  }
+  asking.succeeded();
+  return backlog->undelivered == 0 && backlog->unacknowledged == 0;
+}
+
+// How many lines `payload` holds: the most rows its message can give.
+std::size_t line_count(std::string_view payload) {
+  const auto newlines = static_cast<std::size_t>(std::ranges::count(payload, '\n'));
+  return newlines + (!payload.empty() && payload.back() != '\n' ? 1 : 0);
+}
+
+// How many messages to fetch for the batch to fill up to `batch_rows` and no further, from the
+// lines per message seen so far (a first guess before any came).
+int messages_to_fetch(std::size_t batch_rows, std::size_t batch_count, std::uint64_t lines, std::uint64_t messages) {
+  constexpr std::uint64_t first_guess = 64;
+  constexpr std::size_t most = 1024;
+  const std::uint64_t per_message = messages == 0 ? first_guess : std::max<std::uint64_t>(1, lines / messages);
+  const std::size_t room = batch_rows > batch_count ? batch_rows - batch_count : 1;
+  return static_cast<int>(std::clamp<std::uint64_t>((room + per_message - 1) / per_message, 1, most));
 }
 
 // Rows of whole messages, inserted together; the messages are acknowledged after.
@@ -197,14 +221,14 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
     throw Error(ExitCode::not_found, fmt::format("no JetStream stream {} (--stream)", o.stream));
   }
   check_nats(status, fmt::format("the durable consumer {} on stream {}", o.durable, o.stream));
-  const std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> subscription(raw_subscription,
-                                                                                    natsSubscription_Destroy);
+  link.adopt(raw_subscription);
 
   simdjson::dom::parser parser;
   Batch batch;
   std::int64_t batch_started = 0;
   std::uint64_t bad_lines = 0;
   std::uint64_t messages = 0;
+  std::uint64_t lines_fetched = 0;
   Inserter inserter(clickhouse, insert, log);
   const auto insert_batch = [&] {
     if (!batch.messages.empty()) inserter.submit(std::move(batch));
@@ -212,12 +236,16 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
     batch.rows = inserter.take_spare();
   };
 
+  RepeatedRequest fetching(fmt::format("fetching from the durable consumer {}", o.durable), log);
+  RepeatedRequest asking_state(fmt::format("reading the state of the durable consumer {}", o.durable), log);
   while (stop_requested() == 0) {
     natsMsgList list{nullptr, 0};
-    const int want = static_cast<int>(std::min<std::size_t>(1024, std::max<std::size_t>(o.batch_rows / 32, 16)));
+    const int want = messages_to_fetch(o.batch_rows, batch.count, lines_fetched, messages);
     const natsStatus fetched = natsSubscription_Fetch(&list, raw_subscription, want, 200, &code);
     if (fetched != NATS_OK && fetched != NATS_TIMEOUT) {
-      log.verbose(fmt::format("fetch: {}", nats_error_text(fetched)));
+      fetching.failed(nats_error_text(fetched));
+    } else {
+      fetching.succeeded();
     }
     const int got = list.Count;  // natsMsgList_Destroy sets Count to 0
     for (int i = 0; i < got; ++i) {
@@ -226,6 +254,10 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
       ++messages;
       std::string_view payload(natsMsg_GetData(message.get()),
                                static_cast<std::size_t>(natsMsg_GetDataLength(message.get())));
+      // Batches are cut at whole messages, before the one that would take them past the bound.
+      const std::size_t lines = line_count(payload);
+      lines_fetched += lines;
+      if (!batch.messages.empty() && batch.count + lines > o.batch_rows) insert_batch();
       while (!payload.empty()) {
         const std::size_t newline = payload.find('\n');
         const std::string_view line = payload.substr(0, newline);
@@ -250,7 +282,7 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
                                     static_cast<std::int64_t>(monotonic_ms()) - batch_started >= o.batch_ms);
     if (due) insert_batch();
     if (o.until_idle && got == 0 && batch.messages.empty() && inserter.idle() &&
-        caught_up(raw_subscription, jetstream, o)) {
+        caught_up(jetstream, o, asking_state)) {
       break;
     }
   }

@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/wall_clock.hpp"
 #include "fleet/chunk_builder.hpp"
 #include "fleet/chunk_order.hpp"
 #include "fleet/clickhouse_rows.hpp"
 #include "fleet/fleet_subject.hpp"
-#include "fleet/pull_command.hpp"
 #include "fleet/query_command.hpp"
 #include "fleet/ship_journal.hpp"
 #include "fleet/ship_queue.hpp"
@@ -662,10 +662,115 @@ TEST_CASE("trace-query: SQL from the options, quoted; --since") {
         "SELECT board, run, seq, host_us, day, timestamp, clock, port, source, time_exact, kind, data, extra FROM "
         "default.trace FINAL WHERE (board LIKE 'rack3-%' OR board LIKE 'o\\'brien\\\\__') AND kind IN "
         "('Exception') AND host_us >= 100 AND (port = 1) ORDER BY board, run, seq LIMIT 5 FORMAT TabSeparated");
-  CHECK(parse_since("2h", 10'000'000'000) == 10'000'000'000 - 7'200'000'000);
-  CHECK(parse_since("1d", 100'000'000'000) == 100'000'000'000 - 86'400'000'000);
-  CHECK(parse_since("2026-11-27T10:00:00Z", 0) == 1'795'773'600'000'000);
-  CHECK(parse_since("2026-11-27T10:00:00.25+00:00", 0) == 1'795'773'600'250'000);
-  CHECK_THROWS_AS((void)parse_since("yesterday", 0), Error);
-  CHECK_THROWS_AS((void)parse_since("2026-11-27T10:00:00+02:00", 0), Error);
+}
+
+TEST_CASE("times: --since/--until as RFC 3339 UTC or a duration ago, every field checked") {
+  const auto since = [](std::string_view text, std::int64_t now_us) {
+    return parse_time_or_age("--since", text, now_us);
+  };
+  CHECK(since("2h", 10'000'000'000) == 10'000'000'000 - 7'200'000'000);
+  CHECK(since("1d", 100'000'000'000) == 100'000'000'000 - 86'400'000'000);
+  CHECK(since("2026-11-27T10:00:00Z", 0) == 1'795'773'600'000'000);
+  CHECK(since("2026-11-27T10:00:00.25+00:00", 0) == 1'795'773'600'250'000);
+  CHECK(since("2026-11-27T10:00:00.123456789Z", 0) == 1'795'773'600'123'456);
+  CHECK(since("1970-01-01T00:00:00Z", 0) == 0);
+  CHECK(since("2024-02-29T23:59:59Z", 0) == 1'709'251'199'000'000);  // a leap day
+  CHECK(since("2000-02-29T00:00:00Z", 0) == 951'782'400'000'000);    // 2000 is a leap year
+  CHECK(since("9999-12-31T23:59:59Z", 0) == 253'402'300'799'000'000);
+  for (const char* bad : {"yesterday",
+                          "2026-11-27T10:00:00+02:00",
+                          "2026-13-01T00:00:00Z",
+                          "2026-00-10T00:00:00Z",
+                          "2026-02-29T00:00:00Z",
+                          "2026-02-30T00:00:00Z",
+                          "2026-04-31T00:00:00Z",
+                          "1900-02-29T00:00:00Z",
+                          "2026-01-00T00:00:00Z",
+                          "2026-01-01T25:61:61Z",
+                          "2026-01-01T24:00:00Z",
+                          "2026-01-01T23:60:00Z",
+                          "2026-01-01T23:59:60Z",
+                          "1969-12-31T23:59:59Z",
+                          "2026-01-01T00:00:00",
+                          "2026-01-01T00:00:00.Z",
+                          "2026-01-01T00:00:00.1234567890Z",
+                          "2026-01-01T00:00:00Zjunk",
+                          "+026-01-01T00:00:00Z",
+                          "2026-1-01T00:00:00Z",
+                          "2026-01-01 00:00:00Z",
+                          "18446744073709551615s",
+                          "1e300d",
+                          "0s",
+                          "-1s",
+                          "nan",
+                          "inf",
+                          "",
+                          "2h ago",
+                          "60000000000000d"}) {
+    CAPTURE(bad);
+    try {
+      (void)since(bad, 1'795'773'600'000'000);
+      FAIL("accepted");
+    } catch (const Error& error) {
+      CHECK(error.code() == ExitCode::usage);
+      CHECK(std::string_view(error.what()).starts_with("--since "));
+    }
+  }
+  // A duration that reaches back before 1970.
+  CHECK_THROWS_AS((void)since("2d", 86'400'000'000), Error);
+  CHECK(since("1d", 86'400'000'000) == 0);
+}
+
+TEST_CASE("chunk records: the records' own board, run and seq, in seq order; what is not a record is refused") {
+  std::vector<std::string> problems;
+  ChunkRecords records([&](std::string_view problem) { problems.emplace_back(problem); });
+  const auto record = [](std::string_view board, std::uint64_t seq) {
+    std::string out;
+    append_stamped(out, R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"x"}}})",
+                   FleetStamp{board, "r1", seq, 5});
+    return out;
+  };
+  const auto pieces = records.read(record("b", 9) + record("b", 7) + record("b", 8) + record("c", 0));
+  REQUIRE(pieces.size() == 3);
+  CHECK(pieces[0].board == "b");
+  CHECK(pieces[0].range.first == 7);
+  CHECK(pieces[0].range.last == 8);
+  CHECK(pieces[0].lines == record("b", 7) + record("b", 8));
+  CHECK(pieces[1].range.first == 9);
+  CHECK(pieces[1].lines == record("b", 9));
+  CHECK(pieces[2].board == "c");
+  CHECK(problems.empty());
+
+  const std::string junk = std::string(R"({"a":1})") + std::string("\n\xff\xfe\x00\n", 5) +
+                           R"({"board":"b","run":"r1","seq":18446744073709551615,"host_us":1})" + "\n" +
+                           R"({"board":"b c","run":"r1","seq":1,"host_us":1})" + "\n" +
+                           R"({"board":"b","run":"r1","seq":"1","host_us":1})" + "\n[1]\n{\"board\":\n" +
+                           R"(x,"board":"b","run":"r1","seq":3,"host_us":1})" + "\n";
+  CHECK(records.read(junk).empty());
+  CHECK(records.bad_lines() == 8);
+  CHECK(problems.size() == 8);
+  // A last line without its newline is still a record.
+  std::string last = record("b", 4);
+  last.pop_back();
+  const auto one = records.read(last);
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].lines == record("b", 4));
+}
+
+TEST_CASE("chunk order: pieces of one chunk out of order are written in seq order, a gap between them told") {
+  OrderProbe probe(ChunkOrder::Limits{8, 1000});
+  ChunkRecords records(nullptr);
+  std::string chunk;
+  for (const std::uint64_t seq : {9U, 7U}) {
+    append_stamped(chunk, R"({"timestamp":1})", FleetStamp{"b", "r", seq, 1});
+  }
+  for (const ChunkRecords::Piece& piece : records.read(chunk)) {
+    probe.order.add(piece.board, piece.run, piece.range, piece.lines, 0);
+  }
+  probe.order.flush();
+  CHECK(probe.gaps == std::vector<std::string>{"b r 8-8"});
+  std::string seven;
+  append_stamped(seven, R"({"timestamp":1})", FleetStamp{"b", "r", 7, 1});
+  CHECK(probe.out.starts_with(seven));
+  CHECK(probe.order.records() == 2);
 }

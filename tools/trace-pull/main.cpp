@@ -44,7 +44,7 @@ int run_main(int argc, char** argv) {
   app.add_flag("--stats", o.stats, "Print messages, records, duplicates dropped and seqs missing as JSON on stderr");
   tp::add_common_options(app, common);
   return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) {
-    if (!since.empty()) o.since_us = tp::parse_since(since, tp::realtime_us());
+    if (!since.empty()) o.since_us = tp::parse_time_or_age("--since", since, tp::realtime_us());
     if (seq_option->count() > 0) o.start_seq = start_seq;
     o.order.max_wait_us = reorder_ms * 1000;
     o.output = common.output;

@@ -34,8 +34,8 @@ int run_main(int argc, char** argv) {
   app.add_flag("--show-sql", o.show_sql, "Print the SELECT on stderr");
   tp::add_common_options(app, common);
   return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) {
-    if (!since.empty()) o.since_us = tp::parse_since(since, tp::realtime_us());
-    if (!until.empty()) o.until_us = tp::parse_since(until, tp::realtime_us());
+    if (!since.empty()) o.since_us = tp::parse_time_or_age("--since", since, tp::realtime_us());
+    if (!until.empty()) o.until_us = tp::parse_time_or_age("--until", until, tp::realtime_us());
     if (limit_option->count() > 0) o.limit = limit;
     o.output = common.output;
     o.append = common.append;

@@ -26,10 +26,10 @@ int run_main(int argc, char** argv) {
   app.add_option("--distributed", o.distributed,
                  "A ClickHouse cluster (remote_servers): create TABLE_all, Distributed by board, and insert into it")
       ->type_name("CLUSTER");
-  app.add_option(
-         "--batch-rows", o.batch_rows,
-         "Insert once a batch holds this many rows (whole messages, so often more: ClickHouse wants few large inserts)")
-      ->default_val(10000)
+  app.add_option("--batch-rows", o.batch_rows,
+                 "Most rows in one insert: batches are whole messages, cut before the one that would pass it (a "
+                 "message holding more is inserted alone); ClickHouse wants few large inserts")
+      ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{10000000}));
   app.add_option("--batch-ms", o.batch_ms, "Insert what is there after this long")
       ->default_val(1000)
