@@ -174,6 +174,16 @@ void check_nats(natsStatus status, std::string_view what) {
   throw Error(exit_code_for(status), message);
 }
 
+NatsEventHandler report_nats_events(const Logger& log) {
+  return [&log](NatsEvent event, std::string_view text) {
+    if (event == NatsEvent::warning) {
+      log.warn(text);
+    } else {
+      log.verbose(text);
+    }
+  };
+}
+
 void NatsEventSink::operator()(NatsEvent event, std::string_view text) {
   const std::lock_guard lock(mutex);
   if (handler) handler(event, text);

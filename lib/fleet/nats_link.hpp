@@ -37,6 +37,9 @@ struct NatsSettings {
 enum class NatsEvent : std::uint8_t { disconnected, reconnected, error, warning };
 using NatsEventHandler = std::function<void(NatsEvent event, std::string_view text)>;
 
+// The handler of a tool that only reports: warnings on stderr, the rest with -v.
+[[nodiscard]] NatsEventHandler report_nats_events(const Logger& log);
+
 // What cnats's connection callbacks reach: the tool's handler, which NatsLink::close() can
 // take away (a close given up leaves the connection's threads running until the process ends).
 struct NatsEventSink {

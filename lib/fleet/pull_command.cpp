@@ -104,7 +104,7 @@ ExitCode pull(const PullOptions& o, const Logger& log) {
            std::ranges::any_of(o.boards, [board](const std::string& glob) { return board_matches(glob, board); });
   };
 
-  NatsLink link(o.nats, [&](NatsEvent, std::string_view text) { log.verbose(text); });
+  NatsLink link(o.nats, report_nats_events(log));
   jsCtx* jetstream = link.jetstream();
   natsSubscription* raw_subscription = subscribe(link, jetstream, o, subject, log);
   natsSubscription_SetPendingLimits(raw_subscription, -1, 256 * 1024 * 1024);  // bytes: chunks are large

@@ -197,7 +197,7 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
   const std::string insert =
       fmt::format("INSERT INTO {}.{} ({}) FORMAT JSONEachRow", o.clickhouse.database, target, clickhouse_columns());
 
-  NatsLink link(o.nats, [&](NatsEvent, std::string_view text) { log.verbose(text); });
+  NatsLink link(o.nats, report_nats_events(log));
   jsCtx* jetstream = link.jetstream();
   jsSubOptions options;
   jsSubOptions_Init(&options);
