@@ -7,6 +7,7 @@
 #include <charconv>
 #include <chrono>
 #include <fstream>
+#include <limits>
 #include <optional>
 
 // clang-format off
@@ -146,8 +147,9 @@ struct ClickHouseHttp::Impl {
     }
     if (error == http::error::partial_message || error == http::error::end_of_stream ||
         error == boost::asio::error::eof) {
-      throw Error(ExitCode::io_error,
-                  fmt::format("ClickHouse at {} closed the connection before the end of its reply ({})", endpoint, doing));
+      throw Error(
+          ExitCode::io_error,
+          fmt::format("ClickHouse at {} closed the connection before the end of its reply ({})", endpoint, doing));
     }
     throw Error(ExitCode::io_error, fmt::format("ClickHouse at {}: {} ({})", endpoint, error.message(), doing));
   }
@@ -172,7 +174,10 @@ struct ClickHouseHttp::Impl {
     const bool was_reused = stream.has_value() && reused;
     const auto attempt = [&] {
       parser.emplace();
-      parser->body_limit(boost::none);
+      // No limit (a SELECT's reply is streamed). Not boost::none: Boost 1.74's parser compares
+      // a Content-Length with the optional limit, and any length is above none ("body limit
+      // exceeded" for every reply with a Content-Length).
+      parser->body_limit(std::numeric_limits<std::uint64_t>::max());
       boost::system::error_code error = send_once(req);
       if (!error) {
         error = await([&](auto handler) { http::async_read_header(*stream, buffer, *parser, std::move(handler)); });
@@ -190,8 +195,7 @@ struct ClickHouseHttp::Impl {
 
   // Reads the body in pieces (the silence before each is bounded, not the total), handing each
   // to `on_piece` until it returns false (then the rest is not read: the connection is dropped).
-  void read_body(Parser& parser,
-                 const std::function<bool(std::string_view piece)>& on_piece) {
+  void read_body(Parser& parser, const std::function<bool(std::string_view piece)>& on_piece) {
     std::array<char, std::size_t{64} * 1024> piece{};
     while (!parser.is_done()) {
       parser.get().body().data = piece.data();

@@ -127,8 +127,8 @@ bool fits_columns(const CheckedLine& checked, bool has_fleet_fields, std::uint64
   } else if (!has_fleet_fields) {
     problem = "no fleet fields (board, run, seq, host_us)";
   } else if (host_us > max_stored_host_us) {
-    problem = fmt::format("host_us {} is after 2105-12-31, the last day ClickHouse's Date (the day column) holds",
-                          host_us);
+    problem =
+        fmt::format("host_us {} is after 2105-12-31, the last day ClickHouse's Date (the day column) holds", host_us);
   } else if (checked.source && checked.source->empty()) {
     problem = "\"source\" is \"\" (the store keeps no source as \"\"; the schema names the sources)";
   } else {
@@ -191,9 +191,9 @@ bool append_clickhouse_row(simdjson::dom::parser& parser, std::string_view line,
     extra += simdjson::minify(member.value);
   }
   const auto at = [&](Field f) { return found[static_cast<std::size_t>(f)]; };
-  const bool has_fleet_fields = seen[static_cast<std::size_t>(Field::board)] &&
-                                seen[static_cast<std::size_t>(Field::run)] &&
-                                seen[static_cast<std::size_t>(Field::seq)] && seen[static_cast<std::size_t>(Field::host_us)];
+  const bool has_fleet_fields =
+      seen[static_cast<std::size_t>(Field::board)] && seen[static_cast<std::size_t>(Field::run)] &&
+      seen[static_cast<std::size_t>(Field::seq)] && seen[static_cast<std::size_t>(Field::host_us)];
   const std::uint64_t host_us = has_fleet_fields ? at(Field::host_us).get_uint64().value_unsafe() : 0;
   if (!checked || !fits_columns(*checked, has_fleet_fields, host_us, why)) {
     problem = fmt::format("{}: {}", identity_of(record), why);
@@ -376,9 +376,10 @@ bool write_record(simdjson::dom::parser& parser, const StoredRow& stored, std::s
   if (!stored.extra.empty() && !split_extra(parser, stored.extra, members, event_members, problem)) return false;
   thread_local OutBuffer line(1024);
   line.clear();
-  write_stored_record(line, StoredRecord{stored.timestamp, static_cast<std::uint32_t>(std::min<std::uint64_t>(stored.port, ~std::uint32_t{0})),
-                                         stored.kind, data, event_members, stored.source, stored.clock, stored.exact,
-                                         members});
+  write_stored_record(
+      line, StoredRecord{stored.timestamp,
+                         static_cast<std::uint32_t>(std::min<std::uint64_t>(stored.port, ~std::uint32_t{0})),
+                         stored.kind, data, event_members, stored.source, stored.clock, stored.exact, members});
   const std::size_t at = out.size();
   append_stamped(out, line.view().substr(0, line.size() - 1),
                  FleetStamp{stored.board, stored.run, stored.seq, stored.host_us});

@@ -35,8 +35,8 @@ std::string query_sql(const QueryOptions& o) {
   if (o.since_us) conditions.push_back(fmt::format("host_us >= {}", *o.since_us));
   if (o.until_us) conditions.push_back(fmt::format("host_us < {}", *o.until_us));
   if (!o.where.empty()) conditions.push_back("(" + o.where + ")");
-  std::string sql = fmt::format("SELECT {} FROM {} FINAL", clickhouse_columns(),
-                                qualified_table(o.clickhouse.database, o.table));
+  std::string sql =
+      fmt::format("SELECT {} FROM {} FINAL", clickhouse_columns(), qualified_table(o.clickhouse.database, o.table));
   for (std::size_t i = 0; i < conditions.size(); ++i) sql += (i == 0 ? " WHERE " : " AND ") + conditions[i];
   sql += " ORDER BY board, run, seq";
   if (o.limit) sql += fmt::format(" LIMIT {}", *o.limit);
@@ -77,7 +77,8 @@ ExitCode query(const QueryOptions& o, const Logger& log) {
       if (newline == std::string_view::npos) {
         partial.append(piece);
         if (partial.size() > row_max) {
-          throw Error(ExitCode::bad_input, fmt::format("ClickHouse sent a row longer than {} bytes: not the store's", row_max));
+          throw Error(ExitCode::bad_input,
+                      fmt::format("ClickHouse sent a row longer than {} bytes: not the store's", row_max));
         }
         return;
       }

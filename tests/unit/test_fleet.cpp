@@ -477,8 +477,7 @@ TEST_CASE("ClickHouse rows: flat columns, and back to the very same record") {
       "\n");
   rows.clear();
   CHECK_FALSE(append_clickhouse_row(
-      parser,
-      R"({"timestamp":1,"port":2,"event":{"kind":"IdleEnter"},"board":"b","run":"r","seq":"3","host_us":4})",
+      parser, R"({"timestamp":1,"port":2,"event":{"kind":"IdleEnter"},"board":"b","run":"r","seq":"3","host_us":4})",
       rows, problem));
   CHECK(problem.find("seq") != std::string::npos);
   CHECK(rows.empty());
@@ -524,13 +523,14 @@ TEST_CASE("ClickHouse rows: a record not valid under the schema, or not held as 
   std::string rows;
   std::string problem;
   REQUIRE(append_clickhouse_row(parser,
-                                R"({"timestamp":1,"port":255,)" + text + R"(,"board":"b","run":"r","seq":7,"host_us":)" +
+                                R"({"timestamp":1,"port":255,)" + text +
+                                    R"(,"board":"b","run":"r","seq":7,"host_us":)" +
                                     std::to_string(max_stored_host_us) + "}",
                                 rows, problem));
   CHECK(rows.find(R"("day":"2105-12-31")") != std::string::npos);
   // A hostile board is named as a JSON string, cut.
-  CHECK_FALSE(append_clickhouse_row(parser, R"({"timestamp":1,"port":1,"board":"a\tb\n)" + std::string(300, 'x') + "\"}",
-                                    rows, problem));
+  CHECK_FALSE(append_clickhouse_row(
+      parser, R"({"timestamp":1,"port":1,"board":"a\tb\n)" + std::string(300, 'x') + "\"}", rows, problem));
   CHECK(problem.find(R"(board "a\tb\n)") == 0);
   CHECK(problem.size() < 300);
 }
@@ -589,14 +589,19 @@ TEST_CASE("trace-query: a row that is not the store's is refused, naming its boa
   }
   std::string out = "kept\n";
   std::string problem;
-  CHECK_FALSE(append_record_from_tsv(parser, "b\tr\t9\t5\t1970-01-01\t1\tcycles\t300\titm\t1\tText\t{}\t", out, problem));
+  CHECK_FALSE(
+      append_record_from_tsv(parser, "b\tr\t9\t5\t1970-01-01\t1\tcycles\t300\titm\t1\tText\t{}\t", out, problem));
   CHECK_FALSE(append_record_from_tsv(parser, "b c\tr\t9\t5\t1970-01-01\t1\t\t1\t\t1\tText\t{\"message\":\"x\"}\t", out,
                                      problem));
   CHECK(problem.find(R"(board "b c")") == 0);
   CHECK(out == "kept\n");  // what was there stays; nothing half-written
   // A newline inside data's JSON (whitespace to JSON) does not reach the line.
   REQUIRE(append_record_from_tsv(parser, row("{\\n\"message\" : \"x\"}", ""), out, problem));
-  CHECK(out == "kept\n" R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"x"}},"source":"itm","clock":"cycles","board":"b","run":"r","seq":9,"host_us":5})" "\n");
+  CHECK(
+      out ==
+      "kept\n"
+      R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"x"}},"source":"itm","clock":"cycles","board":"b","run":"r","seq":9,"host_us":5})"
+      "\n");
 }
 
 TEST_CASE("ClickHouse identifiers: quoted in every statement, backquote and backslash escaped") {
@@ -618,12 +623,14 @@ TEST_CASE("ClickHouse errors: the first line, cut; a refusal for the data told f
   CHECK(clickhouse_error_line(std::string(100'000, 'x')).size() < 3000);
   CHECK(clickhouse_error_line("Code: 1, e.displayText() = a, Stack trace:\nmore") == "Code: 1, e.displayText() = a");
   CHECK(refused_for_data({500, "Code: 27, e.displayText() = DB::Exception: Cannot parse input: (at row 1)"}));
-  CHECK(refused_for_data({500, "Code: 49, e.displayText() = DB::Exception: Unknown element 'X' for type Enum8('Text' "
-                               "= 1): (while read the value of key k), e.what() = DB::Exception"}));
+  CHECK(refused_for_data({500,
+                          "Code: 49, e.displayText() = DB::Exception: Unknown element 'X' for type Enum8('Text' "
+                          "= 1): (while read the value of key k), e.what() = DB::Exception"}));
   CHECK_FALSE(refused_for_data({500, "Code: 252, e.displayText() = DB::Exception: Too many parts"}));
   CHECK_FALSE(refused_for_data({404, "Code: 60, e.displayText() = DB::Exception: Table default.t doesn't exist."}));
-  CHECK_FALSE(refused_for_data({500, "Code: 117, e.displayText() = DB::Exception: Unknown field found while parsing "
-                                     "JSONEachRow format: extra"}));
+  CHECK_FALSE(refused_for_data({500,
+                                "Code: 117, e.displayText() = DB::Exception: Unknown field found while parsing "
+                                "JSONEachRow format: extra"}));
   CHECK_FALSE(refused_for_data({200, ""}));
 }
 
