@@ -97,7 +97,7 @@ struct ClickHouseHttp::Impl {
     io.restart();
     while (!done) {
       io.run_one_for(std::chrono::milliseconds(100));
-      if (done || stop_requested() == 0) continue;
+      if (done || !settings.stop_ends_wait || stop_requested() == 0) continue;
       stream->close();
       while (!done) io.run_one();
       stream.reset();
@@ -142,7 +142,7 @@ struct ClickHouseHttp::Impl {
   [[noreturn]] void fail(const boost::system::error_code& error, std::string_view doing) {
     stream.reset();
     if (error == beast::error::timeout) {
-      throw Error(ExitCode::timeout, fmt::format("ClickHouse at {} said nothing for {} ms ({}); giving up", endpoint,
+      throw Error(ExitCode::timeout, fmt::format("ClickHouse at {}: no answer within {} ms ({}); giving up", endpoint,
                                                  settings.timeout_ms, doing));
     }
     if (error == http::error::partial_message || error == http::error::end_of_stream ||

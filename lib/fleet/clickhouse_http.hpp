@@ -3,7 +3,7 @@
 // Every wait is bounded by timeout_ms: the connect, each piece of a request sent, a reply's
 // headers, and the silence between pieces of its body (a large SELECT may take long in all;
 // a server that says nothing for timeout_ms is given up: Error(timeout)). A SIGINT/SIGTERM
-// ends a wait too.
+// ends a wait too, unless the settings say to finish it (an insert whose rows are fetched).
 #pragma once
 
 #include <cstddef>
@@ -20,6 +20,7 @@ struct ClickHouseSettings {
   std::string database = "default";
   std::string creds;  // a file whose first line is user:password (never on the command line)
   int timeout_ms = 30'000;
+  bool stop_ends_wait = true;  // a SIGINT/SIGTERM ends a wait (Error(io_error)); false: it runs its course
 };
 
 struct HttpReply {

@@ -226,7 +226,10 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
   if (!is_fleet_name(o.table) || !is_fleet_name(o.clickhouse.database)) {
     throw Error(ExitCode::usage, "--table and --database are names of A-Z a-z 0-9 _ -");
   }
-  ClickHouseHttp clickhouse(o.clickhouse);
+  // Stopped, it inserts (and acknowledges) what it fetched: a signal does not cut an insert short.
+  ClickHouseSettings settings = o.clickhouse;
+  settings.stop_ends_wait = false;
+  ClickHouseHttp clickhouse(settings);
   if (o.create_table) {
     clickhouse.execute(create_table_sql(o.clickhouse.database, o.table));
     if (!o.distributed.empty())

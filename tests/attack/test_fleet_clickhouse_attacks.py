@@ -281,11 +281,29 @@ def silent_peers():
     """Defect 5: a server that accepts and never answers, or stops mid-body: exit 8."""
     silent = HostileHttp(lambda conn: threading.Event().wait())
     code, err, took, _ = run_measured([tool("trace-query"), "--clickhouse", silent.url()], timeout=90)
-    check(code == 8 and "said nothing for 30000 ms" in err and 29 < took < 80,
+    check(code == 8 and "no answer within 30000 ms" in err and 29 < took < 80,
           "a silent server: trace-query gives up after the default 30 s, exit 8", f"{code} {took:.1f}s {err[-300:]}")
     code, err, took, _ = run_measured([tool("trace-query"), "--clickhouse", silent.url(), "--clickhouse-timeout",
                                        "1000"], timeout=60)
     check(code == 8 and took < 30, "--clickhouse-timeout 1000: exit 8 after about a second", f"{code} {took:.1f}s")
+
+    # A connect that is never accepted: the listen queue is full, the SYN is dropped.
+    backlog = socket.socket()
+    backlog.bind(("127.0.0.1", 0))
+    backlog.listen(0)
+    fillers = []
+    for _ in range(8):
+        filler = socket.socket()
+        filler.setblocking(False)
+        filler.connect_ex(backlog.getsockname())
+        fillers.append(filler)
+    code, err, took, _ = run_measured([tool("trace-query"), "--clickhouse",
+                                       f"http://127.0.0.1:{backlog.getsockname()[1]}", "--clickhouse-timeout", "1000"],
+                                      timeout=60)
+    check(code == 8 and "connecting" in err and took < 30, "a connect never accepted: exit 8 after the timeout",
+          f"{code} {took:.1f}s {err[-300:]}")
+    for s in [backlog, *fillers]:
+        s.close()
 
     def headers_then_silence(conn):
         conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
@@ -315,19 +333,33 @@ def silent_peers():
 
 def huge_and_cut_replies():
     """Defect 15: a 100 MB HTTP 500 body is not printed (nor held) whole; a cut reply is told."""
+    # Sent in pieces of 1 MiB: the test itself stays small (a child's ru_maxrss counts what its
+    # parent held when it forked).
+    piece = b"x" * (1 << 20)
+    head = b"Code: 1, e.displayText() = DB::Exception: "
+
     def huge_error(conn):
-        size = 100 << 20
-        conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: %d\r\n\r\n" % size)
-        conn.sendall(b"Code: 1, e.displayText() = DB::Exception: " + b"x" * (size - 43))
+        conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: %d\r\n\r\n" % (len(head) + 100 * len(piece)))
+        conn.sendall(head)
+        for _ in range(100):
+            conn.sendall(piece)
         conn.shutdown(socket.SHUT_WR)
 
-    server = HostileHttp(huge_error)
-    code, err, took, rss = run_measured([tool("trace-query"), "--clickhouse", server.url()], timeout=120)
-    check(code == 1 and len(err) < 8192 and "Code: 1" in err, "a 100 MB error body: exit 1, a few KB on stderr",
-          f"{code} {len(err)} bytes")
-    check(rss < 64 * 1024 or os.environ.get("TRACEPIPE_SANITIZED"), "a 100 MB error body is not held in memory",
-          f"{rss} KiB")
-    server.close()
+    def huge_error_chunked(conn):  # as ClickHouse sends it
+        conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\nTransfer-Encoding: chunked\r\n\r\n")
+        conn.sendall(b"%x\r\n%s\r\n" % (len(head), head))
+        for _ in range(100):
+            conn.sendall(b"%x\r\n%s\r\n" % (len(piece), piece))
+        conn.sendall(b"0\r\n\r\n")
+
+    for framing, serve in (("Content-Length", huge_error), ("chunked", huge_error_chunked)):
+        server = HostileHttp(serve)
+        code, err, took, rss = run_measured([tool("trace-query"), "--clickhouse", server.url()], timeout=120)
+        check(code == 1 and len(err) < 8192 and "Code: 1" in err,
+              f"a 100 MB error body ({framing}): exit 1, a few KB on stderr", f"{code} {len(err)} bytes {err[:200]}")
+        check(rss < 64 * 1024 or os.environ.get("TRACEPIPE_SANITIZED"),
+              f"a 100 MB error body ({framing}) is not held in memory", f"{rss} KiB")
+        server.close()
 
     def with_length(conn):
         row = b"b\tr\t0\t5\t1970-01-01\t1\tcycles\t0\titm\t1\tText\t{\"message\":\"x\"}\t\n"
