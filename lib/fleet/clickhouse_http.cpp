@@ -94,12 +94,14 @@ struct ClickHouseHttp::Impl {
       result = error;
       done = true;
     });
+    // `done` is set by the handler, which run_one() calls.
+    const auto finished = [&done] { return done; };
     io.restart();
-    while (!done) {
+    while (!finished()) {
       io.run_one_for(std::chrono::milliseconds(100));
-      if (done || !settings.stop_ends_wait || stop_requested() == 0) continue;
-      stream->close();
-      while (!done) io.run_one();
+      if (finished() || !settings.stop_ends_wait || stop_requested() == 0) continue;
+      stream->close();  // the operation ends (aborted), its handler runs
+      while (!finished()) io.run_one();
       stream.reset();
       throw Error(ExitCode::io_error, fmt::format("stopped while waiting for ClickHouse at {}", endpoint));
     }

@@ -180,6 +180,12 @@ class Inserter {
         break;
       case Outcome::refused_for_data:
         done = store_all_but_refused(batch.rows, stored, why);
+        if (done && stored == 0 && batch.count > 1) {
+          log_.warn(
+              fmt::format("ClickHouse refused every row of a batch of {} for its data: are the table's columns "
+                          "those trace-store creates?",
+                          batch.count));
+        }
         break;
       case Outcome::failed:
         break;

@@ -214,7 +214,7 @@ def hostile_rows():
           f"{result.returncode} {result.stderr[-800:]}")
     out = result.stdout.splitlines()
     check(len(out) == 1 and json.loads(out[0])["board"] == "g", "only the good row is written", out)
-    check(jq_sorted(out) == jq_sorted(out) and len(jq_sorted(out)) == len(out), "what is written is NDJSON (jq)")
+    check(len(jq_sorted(out)) == len(out), "what is written is NDJSON (jq reads each line)")
     for seq in range(1, 8):
         check(f"board h run r seq {seq}: " in result.stderr, f"the bad row seq {seq} is named", result.stderr[-1500:])
 
