@@ -136,7 +136,7 @@ class Inserter {
   bool store_all_but_refused(std::string_view rows, std::uint64_t& stored, std::string& why) {
     const auto count = static_cast<std::size_t>(std::count(rows.begin(), rows.end(), '\n'));
     if (count <= 1) {
-      report_refused(rows, why);
+      if (count == 1) report_refused(rows, why);
       return true;
     }
     std::size_t middle = 0;
