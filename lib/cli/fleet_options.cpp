@@ -29,6 +29,11 @@ void add_clickhouse_options(CLI::App& app, ClickHouseSettings& settings, std::st
       ->type_name("FILE");
   app.add_option("--database", settings.database, "ClickHouse database")->default_val("default");
   app.add_option("--table", table, "ClickHouse table")->default_val("trace");
+  app.add_option("--clickhouse-timeout", settings.timeout_ms,
+                 "Milliseconds ClickHouse may stay silent (to connect, to answer, between pieces of an answer) "
+                 "before the tool gives up (exit 8)")
+      ->default_val(settings.timeout_ms)
+      ->type_name("MS");
 }
 
 }  // namespace tp

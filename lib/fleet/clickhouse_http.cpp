@@ -1,10 +1,14 @@
 #include "fleet/clickhouse_http.hpp"
 
 #include <fmt/format.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <chrono>
 #include <fstream>
+#include <limits>
+#include <optional>
 
 // clang-format off
 #include "net/asio.hpp"
@@ -14,6 +18,7 @@
 // clang-format on
 
 #include "core/error.hpp"
+#include "core/signals.hpp"
 
 namespace tp {
 namespace {
@@ -74,28 +79,53 @@ struct ClickHouseHttp::Impl {
   std::string authorization;
   std::string endpoint;
   boost::asio::io_context io;
-  std::unique_ptr<tcp::socket> socket;
+  std::optional<beast::tcp_stream> stream;
   beast::flat_buffer buffer;
+  bool reused = false;  // the connection carried a request before (the server may have closed it)
+
+  // Starts an operation with `start(handler)` and runs until it completes, within the timeout;
+  // a stop request (SIGINT/SIGTERM) closes the connection and ends the wait.
+  template <class Start>
+  boost::system::error_code await(Start&& start) {
+    boost::system::error_code result;
+    bool done = false;
+    stream->expires_after(std::chrono::milliseconds(settings.timeout_ms));
+    std::forward<Start>(start)([&](boost::system::error_code error, auto&&...) {
+      result = error;
+      done = true;
+    });
+    // `done` is set by the handler, which run_one() calls.
+    const auto finished = [&done] { return done; };
+    io.restart();
+    while (!finished()) {
+      io.run_one_for(std::chrono::milliseconds(100));
+      if (finished() || !settings.stop_ends_wait || stop_requested() == 0) continue;
+      stream->close();  // the operation ends (aborted), its handler runs
+      while (!finished()) io.run_one();
+      stream.reset();
+      throw Error(ExitCode::io_error, fmt::format("stopped while waiting for ClickHouse at {}", endpoint));
+    }
+    return result;
+  }
 
   void connect() {
     tcp::resolver resolver(io);
     boost::system::error_code error;
     const auto endpoints = resolver.resolve(url.host, url.port, error);
     if (error) throw Error(ExitCode::not_found, fmt::format("ClickHouse at {}: {}", endpoint, error.message()));
-    socket = std::make_unique<tcp::socket>(io);
-    boost::asio::connect(*socket, endpoints, error);
+    stream.emplace(io);
+    error = await([&](auto handler) { stream->async_connect(endpoints, std::move(handler)); });
+    if (error == beast::error::timeout) fail(error, "connecting");
     if (error) {
-      socket.reset();
+      stream.reset();
       throw Error(ExitCode::not_found,
                   fmt::format("ClickHouse at {}: {}; is clickhouse-server running there?", endpoint, error.message()));
     }
-    timeval timeout{settings.timeout_ms / 1000, static_cast<suseconds_t>(settings.timeout_ms % 1000) * 1000};
-    ::setsockopt(socket->native_handle(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-    ::setsockopt(socket->native_handle(), SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
     // A request's last segment must not wait for the ack of the one before it (Nagle's
     // algorithm against the server's delayed ACK: 40 ms an insert).
-    socket->set_option(tcp::no_delay(true), error);
+    stream->socket().set_option(tcp::no_delay(true), error);
     buffer.clear();
+    reused = false;
   }
 
   // The body is the caller's, sent from where it is (a batch of rows is tens of MB).
@@ -111,26 +141,77 @@ struct ClickHouseHttp::Impl {
     return req;
   }
 
-  [[noreturn]] void fail(const boost::system::error_code& error) {
-    socket.reset();
-    if (error == boost::asio::error::would_block || error == boost::asio::error::timed_out) {
-      throw Error(ExitCode::timeout,
-                  fmt::format("ClickHouse at {} did not answer within {} ms", endpoint, settings.timeout_ms));
+  [[noreturn]] void fail(const boost::system::error_code& error, std::string_view doing) {
+    stream.reset();
+    if (error == beast::error::timeout) {
+      throw Error(ExitCode::timeout, fmt::format("ClickHouse at {}: no answer within {} ms ({}); giving up", endpoint,
+                                                 settings.timeout_ms, doing));
     }
-    throw Error(ExitCode::io_error, fmt::format("ClickHouse at {}: {}", endpoint, error.message()));
+    if (error == http::error::partial_message || error == http::error::end_of_stream ||
+        error == boost::asio::error::eof) {
+      throw Error(
+          ExitCode::io_error,
+          fmt::format("ClickHouse at {} closed the connection before the end of its reply ({})", endpoint, doing));
+    }
+    throw Error(ExitCode::io_error, fmt::format("ClickHouse at {}: {} ({})", endpoint, error.message(), doing));
   }
 
-  // Sends a request, connecting first when there is no connection (once again when a kept
-  // connection turns out closed: the server closes idle ones).
-  void send(const http::request<http::span_body<const char>>& req) {
-    for (int attempt = 0;; ++attempt) {
-      if (!socket) connect();
-      boost::system::error_code error;
-      http::write(*socket, req, error);
-      if (!error) return;
-      socket.reset();
-      if (attempt > 0) fail(error);
+  // Sends a request piece by piece (each within the timeout), connecting first when there is
+  // no connection.
+  boost::system::error_code send_once(const http::request<http::span_body<const char>>& req) {
+    if (!stream) connect();
+    http::request_serializer<http::span_body<const char>> serializer(req);
+    boost::system::error_code error;
+    while (!error && !serializer.is_done()) {
+      error = await([&](auto handler) { http::async_write_some(*stream, serializer, std::move(handler)); });
     }
+    return error;
+  }
+
+  using Parser = http::response_parser<http::buffer_body>;
+
+  // Sends a request and reads the reply's headers into a new parser. A kept connection the
+  // server closed while idle fails before any reply: then once more on a new connection.
+  void exchange(const http::request<http::span_body<const char>>& req, std::optional<Parser>& parser) {
+    const bool was_reused = stream.has_value() && reused;
+    const auto attempt = [&] {
+      parser.emplace();
+      // No limit (a SELECT's reply is streamed). Not boost::none: Boost 1.74's parser compares
+      // a Content-Length with the optional limit, and any length is above none ("body limit
+      // exceeded" for every reply with a Content-Length).
+      parser->body_limit(std::numeric_limits<std::uint64_t>::max());
+      boost::system::error_code error = send_once(req);
+      if (!error) {
+        error = await([&](auto handler) { http::async_read_header(*stream, buffer, *parser, std::move(handler)); });
+      }
+      return error;
+    };
+    boost::system::error_code error = attempt();
+    if (error && was_reused && error != beast::error::timeout) {
+      stream.reset();
+      error = attempt();
+    }
+    if (error) fail(error, "waiting for the reply's headers");
+    reused = true;
+  }
+
+  // Reads the body in pieces (the silence before each is bounded, not the total), handing each
+  // to `on_piece` until it returns false (then the rest is not read: the connection is dropped).
+  void read_body(Parser& parser, const std::function<bool(std::string_view piece)>& on_piece) {
+    std::array<char, std::size_t{64} * 1024> piece{};
+    while (!parser.is_done()) {
+      parser.get().body().data = piece.data();
+      parser.get().body().size = piece.size();
+      boost::system::error_code error =
+          await([&](auto handler) { http::async_read_some(*stream, buffer, parser, std::move(handler)); });
+      if (error == http::error::need_buffer) error = {};
+      if (error) fail(error, "reading the reply's body");
+      if (!on_piece(std::string_view(piece.data(), piece.size() - parser.get().body().size))) {
+        stream.reset();
+        return;
+      }
+    }
+    if (!parser.get().keep_alive()) stream.reset();
   }
 };
 
@@ -148,43 +229,29 @@ const std::string& ClickHouseHttp::endpoint() const noexcept {
 }
 
 HttpReply ClickHouseHttp::post(std::string_view query, std::string_view body) {
-  impl_->send(impl_->request(query, body));
-  http::response<http::string_body> response;
-  boost::system::error_code error;
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(boost::none);
-  http::read(*impl_->socket, impl_->buffer, parser, error);
-  if (error) impl_->fail(error);
-  response = parser.release();
-  if (!response.keep_alive()) impl_->socket.reset();
-  return HttpReply{response.result_int(), std::move(response.body())};
+  std::optional<Impl::Parser> parser;
+  impl_->exchange(impl_->request(query, body), parser);
+  HttpReply reply{parser->get().result_int(), {}};
+  impl_->read_body(*parser, [&](std::string_view piece) {
+    reply.body.append(piece.substr(0, error_body_max - reply.body.size()));
+    return reply.body.size() < error_body_max;
+  });
+  return reply;
 }
 
 HttpReply ClickHouseHttp::stream(std::string_view query, const std::function<void(std::string_view piece)>& on_piece) {
-  impl_->send(impl_->request(query, {}));
-  http::response_parser<http::buffer_body> parser;
-  parser.body_limit(boost::none);
-  boost::system::error_code error;
-  http::read_header(*impl_->socket, impl_->buffer, parser, error);
-  if (error) impl_->fail(error);
-  const unsigned status = parser.get().result_int();
-  std::string failure;
-  std::array<char, std::size_t{64} * 1024> piece{};
-  while (!parser.is_done()) {
-    parser.get().body().data = piece.data();
-    parser.get().body().size = piece.size();
-    http::read(*impl_->socket, impl_->buffer, parser, error);
-    if (error == http::error::need_buffer) error = {};
-    if (error) impl_->fail(error);
-    const std::string_view got(piece.data(), piece.size() - parser.get().body().size);
-    if (status == 200) {
-      on_piece(got);
-    } else {
-      failure.append(got);
+  std::optional<Impl::Parser> parser;
+  impl_->exchange(impl_->request(query, {}), parser);
+  HttpReply reply{parser->get().result_int(), {}};
+  impl_->read_body(*parser, [&](std::string_view piece) {
+    if (reply.status == 200) {
+      on_piece(piece);
+      return true;
     }
-  }
-  if (!parser.get().keep_alive()) impl_->socket.reset();
-  return HttpReply{status, failure};
+    reply.body.append(piece.substr(0, error_body_max - reply.body.size()));
+    return reply.body.size() < error_body_max;
+  });
+  return reply;
 }
 
 void ClickHouseHttp::execute(std::string_view statement) {
@@ -195,10 +262,36 @@ void ClickHouseHttp::execute(std::string_view statement) {
 }
 
 std::string clickhouse_error_line(std::string_view body) {
+  constexpr std::size_t line_max = 2048;
   const std::size_t newline = body.find('\n');
-  std::string line(body.substr(0, newline));
+  std::string line(body.substr(0, std::min(newline, line_max)));
   if (const std::size_t trace = line.find(", Stack trace"); trace != std::string::npos) line.resize(trace);
+  if (newline > line_max && body.size() > line_max) line += " [cut]";
   return line;
+}
+
+int clickhouse_error_code(std::string_view body) {
+  constexpr std::string_view prefix = "Code: ";
+  if (body.substr(0, prefix.size()) != prefix) return 0;
+  body.remove_prefix(prefix.size());
+  int code = 0;
+  const auto [end, error] = std::from_chars(body.data(), body.data() + std::min<std::size_t>(body.size(), 6), code);
+  return error == std::errc() && end != body.data() ? code : 0;
+}
+
+bool refused_for_data(const HttpReply& reply) {
+  // ClickHouse's codes for a value it cannot parse or hold (src/Common/ErrorCodes.cpp):
+  // CANNOT_PARSE_TEXT, _ESCAPE_SEQUENCE, _QUOTED_STRING, _INPUT_ASSERTION_FAILED, ATTEMPT_TO_READ_AFTER_EOF,
+  // CANNOT_PARSE_DATE, _DATETIME, TYPE_MISMATCH, ARGUMENT_OUT_OF_BOUND, CANNOT_CONVERT_TYPE,
+  // CANNOT_PARSE_NUMBER, INCORRECT_DATA, TOO_LARGE_STRING_SIZE.
+  constexpr std::array<int, 13> data_codes = {6, 25, 26, 27, 32, 38, 41, 53, 69, 70, 72, 117, 131};
+  if (reply.status == 200) return false;
+  const std::string_view body = reply.body;
+  // A table of another shape refuses every row: that is not the rows' fault (retried).
+  if (body.find("Unknown field found") != std::string_view::npos) return false;
+  const int code = clickhouse_error_code(body);
+  return std::find(data_codes.begin(), data_codes.end(), code) != data_codes.end() ||
+         body.find("(while read the value of key") != std::string_view::npos;
 }
 
 }  // namespace tp

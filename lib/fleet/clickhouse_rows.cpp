@@ -7,10 +7,14 @@
 #include <charconv>
 #include <ctime>
 #include <optional>
+#include <utility>
 
 #include "core/json_writer.hpp"
 #include "core/number.hpp"
 #include "core/out_buffer.hpp"
+#include "records/fleet_fields.hpp"
+#include "records/record_check.hpp"
+#include "records/record_line.hpp"
 
 namespace tp {
 namespace {
@@ -30,12 +34,6 @@ std::optional<Field> top_level_field(std::string_view key) {
     if (key == top_level_fields[i]) return static_cast<Field>(i);
   }
   return std::nullopt;
-}
-
-void append_number(std::string& out, std::uint64_t value) {
-  std::array<char, 20> digits{};
-  auto* const end = std::to_chars(digits.data(), digits.data() + digits.size(), value).ptr;
-  out.append(digits.data(), static_cast<std::size_t>(end - digits.data()));
 }
 
 // host_us's UTC date, YYYY-MM-DD (the records of one message share it: cached).
@@ -91,6 +89,54 @@ std::string unescape_tsv(std::string_view field) {
   return text;
 }
 
+// A name for a report: as it is when it is a fleet name, else as a JSON string (cut).
+std::string printable(std::string_view text) {
+  if (is_fleet_name(text)) return std::string(text);
+  std::string quoted;
+  append_json_string(quoted, text.substr(0, 2 * fleet_name_max));
+  return quoted;
+}
+
+// "board B run R seq N" of a record, with what it has of them ("?" for the rest).
+std::string identity_of(simdjson::dom::object record) {
+  std::string_view board = "?";
+  std::string_view run = "?";
+  std::string seq = "?";
+  if (std::string_view text; record["board"].get(text) == simdjson::SUCCESS) board = text;
+  if (std::string_view text; record["run"].get(text) == simdjson::SUCCESS) run = text;
+  if (std::uint64_t number = 0; record["seq"].get(number) == simdjson::SUCCESS) seq = std::to_string(number);
+  return fmt::format("board {} run {} seq {}", printable(board), printable(run), seq);
+}
+
+// The members of event beside kind and data, as "k":v,... (empty when none).
+void append_event_members(simdjson::dom::object event, std::string& members) {
+  for (const auto member : event) {
+    if (member.key == "kind" || member.key == "data") continue;
+    if (!members.empty()) members += ',';
+    append_json_string(members, member.key);
+    members += ':';
+    members += simdjson::minify(member.value);
+  }
+}
+
+// The checks of a record beyond the validator's: a record (no frames line) with the four fleet
+// fields, that the columns hold as it is.
+bool fits_columns(const CheckedLine& checked, bool has_fleet_fields, std::uint64_t host_us, std::string& problem) {
+  if (checked.frames) {
+    problem = "a frames line, not a record";
+  } else if (!has_fleet_fields) {
+    problem = "no fleet fields (board, run, seq, host_us)";
+  } else if (host_us > max_stored_host_us) {
+    problem =
+        fmt::format("host_us {} is after 2105-12-31, the last day ClickHouse's Date (the day column) holds", host_us);
+  } else if (checked.source && checked.source->empty()) {
+    problem = "\"source\" is \"\" (the store keeps no source as \"\"; the schema names the sources)";
+  } else {
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string_view clickhouse_columns() {
@@ -99,31 +145,35 @@ std::string_view clickhouse_columns() {
 
 std::string create_table_sql(std::string_view database, std::string_view table) {
   return fmt::format(
-      "CREATE TABLE IF NOT EXISTS {}.{} (board String, run String, seq UInt64, host_us UInt64, day Date, "
+      "CREATE TABLE IF NOT EXISTS {} (board String, run String, seq UInt64, host_us UInt64, day Date, "
       "timestamp UInt64, clock String, port UInt16, source String, time_exact UInt8, kind String, data String, "
       "extra String) ENGINE = ReplacingMergeTree() PARTITION BY day ORDER BY (board, run, seq)",
-      database, table);
+      qualified_table(database, table));
 }
 
 std::string create_distributed_sql(std::string_view database, std::string_view table, std::string_view cluster) {
   // With the column list, not AS table: a column copied that way can make every insert fail
   // (ClickHouse 18.16, MATERIALIZED columns).
   return fmt::format(
-      "CREATE TABLE IF NOT EXISTS {0}.{1}_all (board String, run String, seq UInt64, host_us UInt64, day Date, "
+      "CREATE TABLE IF NOT EXISTS {0} (board String, run String, seq UInt64, host_us UInt64, day Date, "
       "timestamp UInt64, clock String, port UInt16, source String, time_exact UInt8, kind String, data String, "
-      "extra String) ENGINE = Distributed({2}, {0}, {1}, cityHash64(board))",
-      database, table, cluster);
+      "extra String) ENGINE = Distributed({1}, {2}, {3}, cityHash64(board))",
+      qualified_table(database, std::string(table) + "_all"), sql_string(cluster), sql_string(database),
+      sql_string(table));
 }
 
 bool append_clickhouse_row(simdjson::dom::parser& parser, std::string_view line, std::string& rows,
                            std::string& problem) {
   simdjson::dom::object record;
   if (const auto error = parser.parse(line.data(), line.size()).get_object().get(record); error != simdjson::SUCCESS) {
-    problem = simdjson::error_message(error);
+    problem = fmt::format("not a JSON object ({})", simdjson::error_message(error));
     return false;
   }
-  // One pass over the members (a lookup per column walked the object ten times); the first of
-  // a repeated key counts, as a lookup would find it.
+  // The one validator first: a record not valid under the schema is refused, never altered.
+  std::string why;
+  const std::optional<CheckedLine> checked = check_record_line(record, why);
+  // One pass over the members (a lookup per column walked the object ten times); the
+  // validator refused a field given twice.
   std::array<simdjson::dom::element, top_level_fields.size()> found{};
   std::array<bool, top_level_fields.size()> seen{};
   thread_local std::string extra;
@@ -131,7 +181,7 @@ bool append_clickhouse_row(simdjson::dom::parser& parser, std::string_view line,
   for (const auto member : record) {
     if (const auto field = top_level_field(member.key)) {
       const auto index = static_cast<std::size_t>(*field);
-      if (!seen[index]) found[index] = member.value;
+      found[index] = member.value;
       seen[index] = true;
       continue;
     }
@@ -140,37 +190,34 @@ bool append_clickhouse_row(simdjson::dom::parser& parser, std::string_view line,
     extra += ':';
     extra += simdjson::minify(member.value);
   }
+  const auto at = [&](Field f) { return found[static_cast<std::size_t>(f)]; };
+  const bool has_fleet_fields =
+      seen[static_cast<std::size_t>(Field::board)] && seen[static_cast<std::size_t>(Field::run)] &&
+      seen[static_cast<std::size_t>(Field::seq)] && seen[static_cast<std::size_t>(Field::host_us)];
+  const std::uint64_t host_us = has_fleet_fields ? at(Field::host_us).get_uint64().value_unsafe() : 0;
+  if (!checked || !fits_columns(*checked, has_fleet_fields, host_us, why)) {
+    problem = fmt::format("{}: {}", identity_of(record), why);
+    return false;
+  }
+  const std::string_view board = at(Field::board).get_string().value_unsafe();
+  const std::string_view run = at(Field::run).get_string().value_unsafe();
+  const std::uint64_t seq = at(Field::seq).get_uint64().value_unsafe();
+  const simdjson::dom::object event = at(Field::event).get_object().value_unsafe();
+  thread_local std::string event_members;
+  event_members.clear();
+  append_event_members(event, event_members);
+  if (!event_members.empty()) {
+    extra += extra.empty() ? R"({"event":{)" : R"(,"event":{)";
+    extra += event_members;
+    extra += '}';
+  }
   if (!extra.empty()) extra += '}';
-  const auto field = [&](Field f) {
-    const auto index = static_cast<std::size_t>(f);
-    return seen[index] ? simdjson::simdjson_result<simdjson::dom::element>(simdjson::dom::element(found[index]))
-                       : simdjson::simdjson_result<simdjson::dom::element>(simdjson::NO_SUCH_FIELD);
-  };
-  std::string_view board;
-  std::string_view run;
-  std::string_view kind;
-  std::string_view clock;
-  std::string_view source;
-  std::uint64_t seq = 0;
-  std::uint64_t host_us = 0;
-  std::uint64_t timestamp = 0;
-  std::uint64_t port = 0;
-  bool time_exact = true;
-  simdjson::dom::element event;
-  if (field(Field::board).get(board) != simdjson::SUCCESS || field(Field::run).get(run) != simdjson::SUCCESS ||
-      field(Field::seq).get(seq) != simdjson::SUCCESS || field(Field::host_us).get(host_us) != simdjson::SUCCESS) {
-    problem = "no fleet fields (board, run, seq, host_us)";
-    return false;
-  }
-  if (field(Field::timestamp).get(timestamp) != simdjson::SUCCESS ||
-      field(Field::port).get(port) != simdjson::SUCCESS || field(Field::event).get(event) != simdjson::SUCCESS ||
-      event["kind"].get(kind) != simdjson::SUCCESS) {
-    problem = "not a record (timestamp, port, event.kind)";
-    return false;
-  }
-  if (field(Field::clock).get(clock) != simdjson::SUCCESS) clock = {};     // none
-  if (field(Field::source).get(source) != simdjson::SUCCESS) source = {};  // none
-  if (bool exact = true; field(Field::time_exact).get(exact) == simdjson::SUCCESS) time_exact = exact;
+  const std::string_view kind = checked->kind;
+  const std::string_view clock = checked->clock;
+  const std::string_view source = checked->source.value_or(std::string_view());
+  const std::uint64_t timestamp = checked->timestamp;
+  const std::uint64_t port = checked->port;
+  const bool time_exact = !seen[static_cast<std::size_t>(Field::time_exact)];  // present only as false
   thread_local std::string data;
   data.clear();
   if (simdjson::dom::element data_element; event["data"].get(data_element) == simdjson::SUCCESS) {
@@ -210,63 +257,166 @@ bool append_clickhouse_row(simdjson::dom::parser& parser, std::string_view line,
   return true;
 }
 
-bool append_record_from_tsv(std::string_view row, std::string& out) {
+std::string row_identity(std::string_view row) {
+  simdjson::dom::parser parser;
+  simdjson::dom::object object;
+  if (parser.parse(row.data(), row.size()).get_object().get(object) != simdjson::SUCCESS) return "a row";
+  return identity_of(object);
+}
+
+namespace {
+
+// A row's columns, unescaped, before they are checked.
+struct StoredRow {
+  std::string board;
+  std::string run;
+  std::uint64_t seq = 0;
+  std::uint64_t host_us = 0;
+  std::uint64_t timestamp = 0;
+  std::uint64_t port = 0;
+  std::string clock;
+  std::string source;
+  bool exact = true;
+  std::string kind;
+  std::string data;
+  std::string extra;
+};
+
+bool split_row(std::string_view row, StoredRow& stored, std::string& problem) {
   std::array<std::string_view, column_count> fields{};
   std::size_t count = 0;
   for (std::size_t start = 0;;) {
     const std::size_t tab = row.find('\t', start);
-    if (count == column_count) return false;
+    if (count == column_count) break;
     fields[count++] = row.substr(start, tab == std::string_view::npos ? tab : tab - start);
     if (tab == std::string_view::npos) break;
     start = tab + 1;
   }
-  if (count != column_count) return false;
-  const std::string board = unescape_tsv(fields[0]);
-  const std::string run = unescape_tsv(fields[1]);
-  const std::string clock = unescape_tsv(fields[6]);
-  const std::string source = unescape_tsv(fields[8]);
-  const std::string kind = unescape_tsv(fields[10]);
-  const std::string data = unescape_tsv(fields[11]);
-  const std::string extra = unescape_tsv(fields[12]);
+  if (count != column_count || std::count(row.begin(), row.end(), '\t') != column_count - 1) {
+    problem = fmt::format("not the store's {} columns", column_count);
+    return false;
+  }
+  stored.board = unescape_tsv(fields[0]);
+  stored.run = unescape_tsv(fields[1]);
   const auto seq = parse_whole_number<std::uint64_t>(fields[2]);
   const auto host_us = parse_whole_number<std::uint64_t>(fields[3]);
   const auto timestamp = parse_whole_number<std::uint64_t>(fields[5]);
   const auto port = parse_whole_number<std::uint64_t>(fields[7]);
-  if (!seq || !host_us || !timestamp || !port || kind.empty()) return false;
-  out += "{\"timestamp\":";
-  append_number(out, *timestamp);
-  out += ",\"port\":";
-  append_number(out, *port);
-  out += ",\"event\":{\"kind\":";
-  append_json_string(out, kind);
-  if (!data.empty()) {
-    out += ",\"data\":";
-    out += data;
+  stored.clock = unescape_tsv(fields[6]);
+  stored.source = unescape_tsv(fields[8]);
+  stored.kind = unescape_tsv(fields[10]);
+  stored.data = unescape_tsv(fields[11]);
+  stored.extra = unescape_tsv(fields[12]);
+  if (!seq || !host_us || !timestamp || !port || (fields[9] != "0" && fields[9] != "1")) {
+    problem = fmt::format("board {} run {} seq {}: a number column that is not a number", printable(stored.board),
+                          printable(stored.run), printable(unescape_tsv(fields[2])));
+    return false;
   }
-  out += '}';
-  if (!source.empty()) {
-    out += ",\"source\":";
-    append_json_string(out, source);
-  }
-  if (!clock.empty()) {
-    out += ",\"clock\":";
-    append_json_string(out, clock);
-  }
-  if (fields[9] == "0") out += ",\"time_exact\":false";
-  if (extra.size() > 2 && extra.front() == '{' && extra.back() == '}') {
-    out += ',';
-    out.append(extra, 1, extra.size() - 2);
-  }
-  out += ",\"board\":";
-  append_json_string(out, board);
-  out += ",\"run\":";
-  append_json_string(out, run);
-  out += ",\"seq\":";
-  append_number(out, *seq);
-  out += ",\"host_us\":";
-  append_number(out, *host_us);
-  out += "}\n";
+  stored.seq = *seq;
+  stored.host_us = *host_us;
+  stored.timestamp = *timestamp;
+  stored.port = *port;
+  stored.exact = fields[9] == "1";
   return true;
+}
+
+// A JSON object kept as text in a column, parsed (exactly one object, nothing after it) and
+// minified into `out`; false with the problem otherwise.
+bool stored_object(simdjson::dom::parser& parser, const std::string& text, std::string_view column, std::string& out,
+                   std::string& problem) {
+  simdjson::dom::object object;
+  if (const auto error = parser.parse(text).get_object().get(object); error != simdjson::SUCCESS) {
+    problem = fmt::format("its {} is not one JSON object ({})", column, simdjson::error_message(error));
+    return false;
+  }
+  out = simdjson::minify(object);
+  return true;
+}
+
+// extra's members: the record's other members, and under "event" event's beside kind and data.
+// A key the record defines (but that one "event") would be a second of it: refused.
+bool split_extra(simdjson::dom::parser& parser, const std::string& extra, std::string& members,
+                 std::string& event_members, std::string& problem) {
+  std::string minified;
+  if (!stored_object(parser, extra, "extra", minified, problem)) return false;
+  const simdjson::dom::object object = parser.parse(minified).get_object().value_unsafe();
+  bool event_seen = false;
+  for (const auto member : object) {
+    const auto field = top_level_field(member.key);
+    if (field == Field::event && !event_seen) {
+      event_seen = true;
+      simdjson::dom::object event;
+      if (member.value.get_object().get(event) != simdjson::SUCCESS || !event["kind"].error() ||
+          !event["data"].error()) {
+        problem = "its extra's \"event\" is not an object of event members beside kind and data";
+        return false;
+      }
+      append_event_members(event, event_members);
+      continue;
+    }
+    if (field || member.key == "frames") {
+      problem = fmt::format("its extra holds \"{}\", a member the record has already", printable(member.key));
+      return false;
+    }
+    if (!members.empty()) members += ',';
+    append_json_string(members, member.key);
+    members += ':';
+    members += simdjson::minify(member.value);
+  }
+  return true;
+}
+
+// The record line of a checked row (with its newline) through the one writer, then checked by
+// the one validator.
+bool write_record(simdjson::dom::parser& parser, const StoredRow& stored, std::string& out, std::string& problem) {
+  std::string data;
+  std::string members;
+  std::string event_members;
+  if (!stored.data.empty() && !stored_object(parser, stored.data, "data", data, problem)) return false;
+  if (!stored.extra.empty() && !split_extra(parser, stored.extra, members, event_members, problem)) return false;
+  thread_local OutBuffer line(1024);
+  line.clear();
+  write_stored_record(
+      line, StoredRecord{stored.timestamp,
+                         static_cast<std::uint32_t>(std::min<std::uint64_t>(stored.port, ~std::uint32_t{0})),
+                         stored.kind, data, event_members, stored.source, stored.clock, stored.exact, members});
+  const std::size_t at = out.size();
+  append_stamped(out, line.view().substr(0, line.size() - 1),
+                 FleetStamp{stored.board, stored.run, stored.seq, stored.host_us});
+  simdjson::dom::object record;
+  std::optional<CheckedLine> checked;
+  if (parser.parse(out.data() + at, out.size() - at - 1).get_object().get(record) == simdjson::SUCCESS) {
+    checked = check_record_line(record, problem);
+    if (checked && checked->frames) problem = "a frames line";
+  } else {
+    problem = "not JSON";
+  }
+  if (!checked || checked->frames) {
+    out.resize(at);
+    problem = fmt::format("it is no valid record ({})", problem);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool append_record_from_tsv(simdjson::dom::parser& parser, std::string_view row, std::string& out,
+                            std::string& problem) {
+  thread_local StoredRow stored;
+  if (!split_row(row, stored, problem)) return false;
+  std::string why;
+  if (!is_fleet_name(stored.board) || !is_fleet_name(stored.run)) {
+    why = "its board or run is not a fleet name";
+  } else if (stored.host_us > max_stored_host_us) {
+    why = "its host_us is after the last day the store holds";
+  } else if (stored.kind.empty()) {
+    why = "it has no kind";
+  } else if (write_record(parser, stored, out, why)) {
+    return true;
+  }
+  problem = fmt::format("board {} run {} seq {}: {}", printable(stored.board), printable(stored.run), stored.seq, why);
+  return false;
 }
 
 std::string like_pattern(std::string_view glob) {
@@ -282,6 +432,24 @@ std::string like_pattern(std::string_view glob) {
     }
   }
   return sql_string(pattern);
+}
+
+std::string quote_identifier(std::string_view name) {
+  std::string quoted = "`";
+  for (const char c : name) {
+    if (c == '`' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  quoted += '`';
+  return quoted;
+}
+
+std::string qualified_table(std::string_view database, std::string_view table) {
+  return quote_identifier(database) + '.' + quote_identifier(table);
+}
+
+std::string insert_sql(std::string_view database, std::string_view table) {
+  return fmt::format("INSERT INTO {} ({}) FORMAT JSONEachRow", qualified_table(database, table), columns);
 }
 
 std::string sql_string(std::string_view text) {

@@ -1,6 +1,7 @@
 #include "fleet/query_command.hpp"
 
 #include <fmt/format.h>
+#include <simdjson.h>
 
 #include "core/batched_writer.hpp"
 #include "fleet/clickhouse_rows.hpp"
@@ -8,6 +9,13 @@
 #include "records/vocabulary.hpp"
 
 namespace tp {
+namespace {
+
+constexpr std::uint64_t bad_rows_reported = 20;
+// A stored record came in one NATS message (1 MB by default): a row far longer is no record.
+constexpr std::size_t row_max = std::size_t{64} << 20;
+
+}  // namespace
 
 std::string query_sql(const QueryOptions& o) {
   std::vector<std::string> conditions;
@@ -27,7 +35,8 @@ std::string query_sql(const QueryOptions& o) {
   if (o.since_us) conditions.push_back(fmt::format("host_us >= {}", *o.since_us));
   if (o.until_us) conditions.push_back(fmt::format("host_us < {}", *o.until_us));
   if (!o.where.empty()) conditions.push_back("(" + o.where + ")");
-  std::string sql = fmt::format("SELECT {} FROM {}.{} FINAL", clickhouse_columns(), o.clickhouse.database, o.table);
+  std::string sql =
+      fmt::format("SELECT {} FROM {} FINAL", clickhouse_columns(), qualified_table(o.clickhouse.database, o.table));
   for (std::size_t i = 0; i < conditions.size(); ++i) sql += (i == 0 ? " WHERE " : " AND ") + conditions[i];
   sql += " ORDER BY board, run, seq";
   if (o.limit) sql += fmt::format(" LIMIT {}", *o.limit);
@@ -48,21 +57,29 @@ ExitCode query(const QueryOptions& o, const Logger& log) {
   BatchedWriter writer = BatchedWriter::open(o.output, o.append);
   std::string partial;
   std::string record;
+  std::string problem;
+  simdjson::dom::parser parser;
   std::uint64_t rows = 0;
+  std::uint64_t bad_rows = 0;
+  // A row that is not the store's is reported and left out; the others are written.
   const auto on_row = [&](std::string_view row) {
     record.clear();
-    if (!append_record_from_tsv(row, record)) {
-      throw Error(ExitCode::bad_input,
-                  "ClickHouse returned a row that is not the store's (is --table a trace-store table?)");
+    if (append_record_from_tsv(parser, row, record, problem)) {
+      ++rows;
+      writer.write(record);
+    } else if (++bad_rows <= bad_rows_reported) {
+      log.warn(fmt::format("a row that is not the store's, left out: {}", problem));
     }
-    ++rows;
-    writer.write(record);
   };
   const HttpReply reply = clickhouse.stream(sql, [&](std::string_view piece) {
     while (!piece.empty()) {
       const std::size_t newline = piece.find('\n');
       if (newline == std::string_view::npos) {
         partial.append(piece);
+        if (partial.size() > row_max) {
+          throw Error(ExitCode::bad_input,
+                      fmt::format("ClickHouse sent a row longer than {} bytes: not the store's", row_max));
+        }
         return;
       }
       if (partial.empty()) {
@@ -78,8 +95,14 @@ ExitCode query(const QueryOptions& o, const Logger& log) {
   if (reply.status != 200) {
     throw Error(ExitCode::failure, fmt::format("ClickHouse refused the query: {}", clickhouse_error_line(reply.body)));
   }
+  if (!partial.empty()) on_row(partial);  // a last row without its newline
   writer.flush();
   log.verbose(fmt::format("{} records", rows));
+  if (bad_rows > 0) {
+    throw Error(ExitCode::bad_input, fmt::format("{} rows were not the store's (is --table a trace-store table?); "
+                                                 "the {} others written",
+                                                 bad_rows, rows));
+  }
   return ExitCode::ok;
 }
 

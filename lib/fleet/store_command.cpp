@@ -66,14 +66,16 @@ std::int64_t backoff_ms(unsigned failures) {
 
 // Inserts batches on a thread of its own, so the next batch's rows are made while ClickHouse
 // takes this one (one batch in flight: submit() waits while one is). Acknowledges a batch's
-// messages after HTTP 200; otherwise they are redelivered after a back-off, during which it
-// takes no other batch (it would be refused too).
+// messages after HTTP 200, or once the rows ClickHouse refused for their data are found and
+// skipped (the others stored); otherwise (ClickHouse away, overloaded) they are redelivered
+// after a back-off, during which it takes no other batch (it would be refused too).
 class Inserter {
  public:
   struct Counts {
     std::uint64_t rows = 0;
     std::uint64_t inserts = 0;
     std::uint64_t failed_inserts = 0;
+    std::uint64_t refused_rows = 0;  // refused by ClickHouse for their data: skipped
   };
 
   Inserter(ClickHouseHttp& clickhouse, std::string insert, const Logger& log)
@@ -137,21 +139,86 @@ class Inserter {
     }
   }
 
-  void insert(Batch& batch) {
-    bool stored = false;
-    std::string why;
+  enum class Outcome : std::uint8_t { stored, refused_for_data, failed };
+
+  Outcome post_rows(std::string_view rows, std::string& why) {
     try {
-      const HttpReply reply = clickhouse_.post(insert_, batch.rows);
-      stored = reply.status == 200;
-      if (!stored) why = fmt::format("HTTP {}: {}", reply.status, clickhouse_error_line(reply.body));
+      const HttpReply reply = clickhouse_.post(insert_, rows);
+      if (reply.status == 200) return Outcome::stored;
+      why = fmt::format("HTTP {}: {}", reply.status, clickhouse_error_line(reply.body));
+      return refused_for_data(reply) ? Outcome::refused_for_data : Outcome::failed;
     } catch (const Error& error) {
       why = error.what();
+      return Outcome::failed;
     }
-    if (stored) {
+  }
+
+  // Rows of a batch ClickHouse refused for their data: halves are inserted apart until each
+  // refused row is alone; those are reported, counted and skipped, the others stored. False
+  // when ClickHouse failed otherwise on the way: the batch is then retried whole (a row
+  // stored twice is one row under FINAL).
+  bool store_all_but_refused(std::string_view rows, std::uint64_t& stored, std::string& why) {
+    const auto count = static_cast<std::size_t>(std::count(rows.begin(), rows.end(), '\n'));
+    if (count <= 1) {
+      if (count == 1) report_refused(rows, why);
+      return true;
+    }
+    std::size_t middle = 0;
+    for (std::size_t i = 0; i < count / 2; ++i) middle = rows.find('\n', middle) + 1;
+    for (const std::string_view half : {rows.substr(0, middle), rows.substr(middle)}) {
+      switch (post_rows(half, why)) {
+        case Outcome::stored:
+          stored += static_cast<std::uint64_t>(std::count(half.begin(), half.end(), '\n'));
+          break;
+        case Outcome::refused_for_data:
+          if (!store_all_but_refused(half, stored, why)) return false;
+          break;
+        case Outcome::failed:
+          return false;
+      }
+    }
+    return true;
+  }
+
+  void report_refused(std::string_view row, std::string_view why) {
+    std::uint64_t refused = 0;
+    {
+      const std::lock_guard lock(mutex_);
+      refused = ++counts_.refused_rows;
+    }
+    if (refused <= refused_reported) {
+      log_.warn(fmt::format("{}: ClickHouse refused the row ({}); not stored, its message acknowledged{}",
+                            row_identity(row.substr(0, row.find('\n'))), why,
+                            refused == refused_reported ? " (further refused rows are only counted: --stats)" : ""));
+    }
+  }
+
+  void insert(Batch& batch) {
+    std::string why;
+    std::uint64_t stored = 0;
+    bool done = false;
+    switch (post_rows(batch.rows, why)) {
+      case Outcome::stored:
+        stored = batch.count;
+        done = true;
+        break;
+      case Outcome::refused_for_data:
+        done = store_all_but_refused(batch.rows, stored, why);
+        if (done && stored == 0 && batch.count > 1) {
+          log_.warn(
+              fmt::format("ClickHouse refused every row of a batch of {} for its data: are the table's columns "
+                          "those trace-store creates?",
+                          batch.count));
+        }
+        break;
+      case Outcome::failed:
+        break;
+    }
+    if (done) {
       for (NatsMessage& message : batch.messages) natsMsg_Ack(message.get(), nullptr);
       failures_in_a_row_ = 0;
       const std::lock_guard lock(mutex_);
-      counts_.rows += batch.count;
+      counts_.rows += stored;
       ++counts_.inserts;
       return;
     }
@@ -166,6 +233,8 @@ class Inserter {
         fmt::format("insert of {} rows refused ({}); the messages come again in {} ms", batch.count, why, delay_ms));
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
   }
+
+  static constexpr std::uint64_t refused_reported = 100;
 
   ClickHouseHttp& clickhouse_;
   std::string insert_;
@@ -187,15 +256,17 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
   if (!is_fleet_name(o.table) || !is_fleet_name(o.clickhouse.database)) {
     throw Error(ExitCode::usage, "--table and --database are names of A-Z a-z 0-9 _ -");
   }
-  ClickHouseHttp clickhouse(o.clickhouse);
+  // Stopped, it inserts (and acknowledges) what it fetched: a signal does not cut an insert short.
+  ClickHouseSettings settings = o.clickhouse;
+  settings.stop_ends_wait = false;
+  ClickHouseHttp clickhouse(settings);
   if (o.create_table) {
     clickhouse.execute(create_table_sql(o.clickhouse.database, o.table));
     if (!o.distributed.empty())
       clickhouse.execute(create_distributed_sql(o.clickhouse.database, o.table, o.distributed));
   }
   const std::string target = o.distributed.empty() ? o.table : o.table + "_all";
-  const std::string insert =
-      fmt::format("INSERT INTO {}.{} ({}) FORMAT JSONEachRow", o.clickhouse.database, target, clickhouse_columns());
+  const std::string insert = insert_sql(o.clickhouse.database, target);
 
   NatsLink link(o.nats, report_nats_events(log));
   jsCtx* jetstream = link.jetstream();
@@ -290,8 +361,13 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
   inserter.finish();
   const Inserter::Counts counts = inserter.counts();
   if (o.stats) {
-    log.report(fmt::format(R"(stats {{"messages":{},"rows":{},"inserts":{},"failed_inserts":{},"bad_lines":{}}})",
-                           messages, counts.rows, counts.inserts, counts.failed_inserts, bad_lines));
+    log.report(fmt::format(
+        R"(stats {{"messages":{},"rows":{},"inserts":{},"failed_inserts":{},"bad_lines":{},"refused_rows":{}}})",
+        messages, counts.rows, counts.inserts, counts.failed_inserts, bad_lines, counts.refused_rows));
+  }
+  if (bad_lines + counts.refused_rows > 0) {
+    log.warn(fmt::format("{} lines not stored: {} not valid stamped records, {} refused by ClickHouse",
+                         bad_lines + counts.refused_rows, bad_lines, counts.refused_rows));
   }
   return ExitCode::ok;
 }

@@ -117,6 +117,37 @@ void RecordLine::end() {
   out_.commit_to(p);
 }
 
+void write_stored_record(OutBuffer& out, const StoredRecord& record) {
+  start_line(out, record.timestamp);
+  out += "\"port\":"sv;
+  append_uint(out, record.port);
+  out += ",\"event\":{\"kind\":"sv;
+  append_json_string(out, record.kind);
+  if (!record.data.empty()) {
+    out += ",\"data\":"sv;
+    out += record.data;
+  }
+  if (!record.event_members.empty()) {
+    out += ',';
+    out += record.event_members;
+  }
+  out += '}';
+  if (!record.source.empty()) {
+    out += ",\"source\":"sv;
+    append_json_string(out, record.source);
+  }
+  if (!record.clock.empty()) {
+    out += ",\"clock\":"sv;
+    append_json_string(out, record.clock);
+  }
+  if (!record.exact) out += ",\"time_exact\":false"sv;
+  if (!record.members.empty()) {
+    out += ',';
+    out += record.members;
+  }
+  out += "}\n"sv;
+}
+
 void write_frames_line(OutBuffer& out, std::uint64_t timestamp, std::span<const ItmFrame> frames,
                        std::string_view clock, bool exact) {
   out += "{\"timestamp\":"sv;

@@ -6,7 +6,8 @@
 //   {"timestamp":T,"port":P,"event":{"kind":"K"[,"data":{...}]},"source":"S"[,"clock":"C"][,meta]}
 //   {"timestamp":T,"frames":[{"port":P,"data":[B,...],"timestamp":T},...],"clock":"C"[,"time_exact":false]}
 //
-// RecordLine writes a whole record. itm-decode writes the bodies of records before it knows
+// RecordLine writes a whole record; write_stored_record one read back from a store (its
+// parts kept as JSON text). itm-decode writes the bodies of records before it knows
 // their timestamp (it comes with a later packet): RecordBody writes the middle part and
 // RecordStamp what goes around the bodies of one timestamp. write_frames_line writes a
 // frames line (the raw ITM writes for Callisto's Itm message).
@@ -152,6 +153,27 @@ class RecordLine {
   std::string_view clock_;
   bool head_closed_ = false;
 };
+
+// A record as a store keeps it (trace-query reads it back from ClickHouse): the head, and the
+// rest as JSON text the store checked. Written in RecordLine's order, time_exact after clock
+// (as RecordStamp writes it), then the other members:
+//   {"timestamp":T,"port":P,"event":{"kind":"K"[,"data":D][,event_members]}[,"source":"S"]
+//    [,"clock":"C"][,"time_exact":false][,members]}
+struct StoredRecord {
+  std::uint64_t timestamp = 0;
+  std::uint32_t port = 0;
+  std::string_view kind;           // any kind (another producer's too): escaped here
+  std::string_view data;           // event.data, a minified JSON object; empty: none
+  std::string_view event_members;  // event's members beside kind and data, minified "k":v,... ; empty: none
+  std::string_view source;         // empty: none
+  std::string_view clock;          // empty: none
+  bool exact = true;
+  std::string_view members;  // the record's other members, minified "k":v,... ; empty: none
+};
+
+// Writes the line (with its newline). The caller vouches for data, event_members and members
+// being minified JSON (no newline): they are copied as they are.
+void write_stored_record(OutBuffer& out, const StoredRecord& record);
 
 // One ITM stimulus write, for a frames line: its port and its 1, 2 or 4 bytes (little-endian).
 struct ItmFrame {

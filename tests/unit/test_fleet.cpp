@@ -10,12 +10,14 @@
 #include <filesystem>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
 #include "core/wall_clock.hpp"
 #include "fleet/chunk_builder.hpp"
 #include "fleet/chunk_order.hpp"
+#include "fleet/clickhouse_http.hpp"
 #include "fleet/clickhouse_rows.hpp"
 #include "fleet/fleet_subject.hpp"
 #include "fleet/query_command.hpp"
@@ -599,7 +601,7 @@ TEST_CASE("ClickHouse rows: flat columns, and back to the very same record") {
       R"({"timestamp":5,"port":1,"event":{"kind":"TaskSwitch","data":{"from_task":1,"to_task":2}},"source":"itm","clock":"cycles","board":"b07","run":"r1","seq":41,"host_us":1795000000123456})",
       R"({"timestamp":7,"port":0,"event":{"kind":"IdleEnter"},"source":"itm","clock":"cycles","time_exact":false,"board":"b","run":"r","seq":0,"host_us":0})",
       R"({"timestamp":9,"port":0,"event":{"kind":"Text","data":{"message":"tab\there, nl\n, quote \" and 'apos' \\ é"}},"source":"itm","clock":"cycles","board":"b","run":"r","seq":1,"host_us":86400000001})",
-      R"({"timestamp":3,"port":0,"event":{"kind":"ThreadStat","data":{"name":"main"}},"source":"chibios","clock":"ticks","tick":3,"board":"b","run":"r","seq":2,"host_us":5})",
+      R"({"timestamp":3,"port":0,"event":{"kind":"Text","data":{"message":"main"}},"source":"chibios","clock":"ticks","tick":3,"board":"b","run":"r","seq":2,"host_us":5})",
       R"({"timestamp":3,"port":0,"event":{"kind":"Text","data":{"message":"no source, no clock"}},"board":"b","run":"r","seq":3,"host_us":5})",
   };
   simdjson::dom::parser parser;
@@ -611,7 +613,7 @@ TEST_CASE("ClickHouse rows: flat columns, and back to the very same record") {
     REQUIRE(rows.back() == '\n');
     rows.pop_back();
     std::string back;
-    REQUIRE(append_record_from_tsv(tsv_row_of(rows), back));
+    REQUIRE(append_record_from_tsv(parser, tsv_row_of(rows), back, problem));
     CHECK(back == line + "\n");
   }
   std::string rows;
@@ -627,28 +629,177 @@ TEST_CASE("ClickHouse rows: flat columns, and back to the very same record") {
   CHECK_FALSE(append_clickhouse_row(parser, R"({"board":"b","run":"r","seq":1,"host_us":2})", rows, problem));
   CHECK_FALSE(append_clickhouse_row(parser, "not json", rows, problem));
   CHECK(rows.empty());
-  // A repeated key: the first counts (as a lookup finds it), for a column and for the check.
+  // A repeated field of the record is refused (the validator's rule); another member's is kept.
+  CHECK_FALSE(append_clickhouse_row(
+      parser,
+      R"({"timestamp":1,"port":2,"event":{"kind":"IdleEnter"},"board":"first","board":"second","run":"r","seq":3,"host_us":4})",
+      rows, problem));
+  CHECK(problem.find("appears twice") != std::string::npos);
   REQUIRE(append_clickhouse_row(
       parser,
-      R"({"timestamp":1,"port":2,"event":{"kind":"IdleEnter"},"board":"first","board":"second","run":"r","seq":3,"host_us":4,"x":[1, 2],"x":null})",
+      R"({"timestamp":1,"port":2,"event":{"kind":"IdleEnter"},"board":"b","run":"r","seq":3,"host_us":4,"x":[1, 2],"x":null})",
       rows, problem));
   CHECK(
       rows ==
-      R"({"board":"first","run":"r","seq":3,"host_us":4,"day":"1970-01-01","timestamp":1,"clock":"","port":2,"source":"","time_exact":1,"kind":"IdleEnter","data":"","extra":"{\"x\":[1,2],\"x\":null}"})"
+      R"({"board":"b","run":"r","seq":3,"host_us":4,"day":"1970-01-01","timestamp":1,"clock":"","port":2,"source":"","time_exact":1,"kind":"IdleEnter","data":"","extra":"{\"x\":[1,2],\"x\":null}"})"
       "\n");
   rows.clear();
   CHECK_FALSE(append_clickhouse_row(
-      parser,
-      R"({"timestamp":1,"port":2,"event":{"kind":"IdleEnter"},"board":"b","run":"r","seq":"3","seq":3,"host_us":4})",
+      parser, R"({"timestamp":1,"port":2,"event":{"kind":"IdleEnter"},"board":"b","run":"r","seq":"3","host_us":4})",
       rows, problem));
-  CHECK(problem.find("fleet fields") != std::string::npos);
+  CHECK(problem.find("seq") != std::string::npos);
   CHECK(rows.empty());
   std::string out;
-  CHECK_FALSE(append_record_from_tsv("", out));
-  CHECK_FALSE(append_record_from_tsv("a\tb", out));
-  CHECK_FALSE(append_record_from_tsv("b\tr\tx\t1\t2026-01-01\t1\tcycles\t0\titm\t1\tText\t{}\t", out));
-  CHECK_FALSE(append_record_from_tsv("b\tr\t1\t1\t2026-01-01\t1\tcycles\t0\titm\t1\tText\t{}\t\textra", out));
+  CHECK_FALSE(append_record_from_tsv(parser, "", out, problem));
+  CHECK_FALSE(append_record_from_tsv(parser, "a\tb", out, problem));
+  CHECK_FALSE(append_record_from_tsv(parser, "b\tr\tx\t1\t2026-01-01\t1\tcycles\t0\titm\t1\tText\t{}\t", out, problem));
+  CHECK_FALSE(
+      append_record_from_tsv(parser, "b\tr\t1\t1\t2026-01-01\t1\tcycles\t0\titm\t1\tText\t{}\t\textra", out, problem));
   CHECK(out.empty());
+}
+
+TEST_CASE("ClickHouse rows: a record not valid under the schema, or not held as it is, is refused and named") {
+  const std::string fleet = R"(,"board":"b","run":"r","seq":7,"host_us":5})";
+  const std::string text = R"("event":{"kind":"Text","data":{"message":"m"}})";
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {R"({"timestamp":1,"port":70000,)" + text + fleet, "port"},
+      {R"({"timestamp":1,"port":1,"clock":5,)" + text + fleet, "clock"},
+      {R"({"timestamp":1,"port":1,"time_exact":"yes",)" + text + fleet, "time_exact"},
+      {R"({"timestamp":1,"port":1,"time_exact":true,)" + text + fleet, "time_exact"},
+      {R"({"timestamp":1,"port":1,"source":"",)" + text + fleet, "source"},
+      {R"({"timestamp":1,"port":1,"event":{"kind":"Text","data":{}})" + fleet, "message"},
+      {R"({"timestamp":1,"frames":[{"port":1,"data":[1],"timestamp":1}])" + fleet, "frames"},
+      {R"({"timestamp":1,"port":1,)" + text + R"(,"board":"b","run":"r","seq":7,"host_us":18446744073709551615})",
+       "2105-12-31"},
+      {R"({"timestamp":1,"port":1,)" + text + R"(,"board":"b","run":"r","seq":7,"host_us":)" +
+           std::to_string(max_stored_host_us + 1) + "}",
+       "2105-12-31"},
+      {R"({"timestamp":1,"port":1,)" + text + R"(,"board":"b","run":"r","seq":7})", "fleet fields"},
+      {R"({"timestamp":-1,"port":1,)" + text + fleet, "timestamp"},
+  };
+  simdjson::dom::parser parser;
+  for (const auto& [line, why] : refused) {
+    CAPTURE(line);
+    std::string rows;
+    std::string problem;
+    CHECK_FALSE(append_clickhouse_row(parser, line, rows, problem));
+    CHECK(rows.empty());
+    CHECK(problem.find("board b run r seq 7: ") == 0);
+    CHECK(problem.find(why) != std::string::npos);
+  }
+  // The last day ClickHouse's Date holds is stored.
+  std::string rows;
+  std::string problem;
+  REQUIRE(append_clickhouse_row(parser,
+                                R"({"timestamp":1,"port":255,)" + text +
+                                    R"(,"board":"b","run":"r","seq":7,"host_us":)" +
+                                    std::to_string(max_stored_host_us) + "}",
+                                rows, problem));
+  CHECK(rows.find(R"("day":"2105-12-31")") != std::string::npos);
+  // A hostile board is named as a JSON string, cut.
+  CHECK_FALSE(append_clickhouse_row(
+      parser, R"({"timestamp":1,"port":1,"board":"a\tb\n)" + std::string(300, 'x') + "\"}", rows, problem));
+  CHECK(problem.find(R"(board "a\tb\n)") == 0);
+  CHECK(problem.size() < 300);
+}
+
+TEST_CASE("ClickHouse rows: members of event beside kind and data, and any other member, come back") {
+  const std::vector<std::string> records = {
+      R"({"timestamp":5,"port":1,"event":{"kind":"Text","data":{"message":"m"},"note":"kept","n":[1,{"a":null}]},"source":"itm","board":"b","run":"r","seq":1,"host_us":2})",
+      R"({"timestamp":5,"port":1,"event":{"kind":"IdleEnter","why":1},"tick":9,"peer":"x","board":"b","run":"r","seq":2,"host_us":2})",
+      R"({"timestamp":5,"port":3,"event":{"kind":"Vendor\u0001Kind","data":{"any":"thing"}},"clock":"us","time_exact":false,"board":"b","run":"r","seq":3,"host_us":2})",
+  };
+  simdjson::dom::parser parser;
+  for (const std::string& line : records) {
+    CAPTURE(line);
+    std::string rows;
+    std::string problem;
+    REQUIRE(append_clickhouse_row(parser, line, rows, problem));
+    rows.pop_back();
+    std::string back;
+    REQUIRE(append_record_from_tsv(parser, tsv_row_of(rows), back, problem));
+    simdjson::dom::parser other;
+    CHECK(simdjson::to_string(other.parse(back).value()) == simdjson::to_string(parser.parse(line).value()));
+  }
+}
+
+TEST_CASE("trace-query: a row that is not the store's is refused, naming its board, run and seq") {
+  const auto row = [](std::string_view data, std::string_view extra, std::string_view kind = "Text") {
+    return "b\tr\t9\t5\t1970-01-01\t1\tcycles\t0\titm\t1\t" + std::string(kind) + "\t" + std::string(data) + "\t" +
+           std::string(extra);
+  };
+  const std::vector<std::string> hostile = {
+      row("not json", ""),
+      row(R"({"message":"x"} trailing)", ""),
+      row(R"({"message":"x"})", R"({"a":1}{"b":2})"),
+      row(R"({"message":"x"})", R"({"board":"x"})"),
+      row(R"({"message":"x"})", R"({"seq":1})"),
+      row(R"({"message":"x"})", R"({"timestamp":1})"),
+      row(R"({"message":"x"})", R"({"frames":[]})"),
+      row(R"({"message":"x"})", R"({"event":{"kind":"Marker"}})"),
+      row(R"({"message":"x"})", R"({"event":1})"),
+      row(R"({"message":"x"})", R"({"event":{"a":1},"event":{"b":2}})"),
+      row(R"({"message":"x"})", "[1]"),
+      row("", ""),                                  // a Text without its data
+      row("[1]", ""),                               // data not an object
+      row(R"({"message":"x"})", "", ""),            // no kind
+      row(R"({"message":"x"})", "", "Itm"),         // a frames line's kind
+      row(R"({"message":"a\\\\nb"})", "not json"),  // escapes undone, still not JSON
+  };
+  simdjson::dom::parser parser;
+  for (const std::string& text : hostile) {
+    CAPTURE(text);
+    std::string out;
+    std::string problem;
+    CHECK_FALSE(append_record_from_tsv(parser, text, out, problem));
+    CHECK(out.empty());
+    CHECK(problem.find("board b run r seq 9: ") == 0);
+  }
+  std::string out = "kept\n";
+  std::string problem;
+  CHECK_FALSE(
+      append_record_from_tsv(parser, "b\tr\t9\t5\t1970-01-01\t1\tcycles\t300\titm\t1\tText\t{}\t", out, problem));
+  CHECK_FALSE(append_record_from_tsv(parser, "b c\tr\t9\t5\t1970-01-01\t1\t\t1\t\t1\tText\t{\"message\":\"x\"}\t", out,
+                                     problem));
+  CHECK(problem.find(R"(board "b c")") == 0);
+  CHECK(out == "kept\n");  // what was there stays; nothing half-written
+  // A newline inside data's JSON (whitespace to JSON) does not reach the line.
+  REQUIRE(append_record_from_tsv(parser, row("{\\n\"message\" : \"x\"}", ""), out, problem));
+  CHECK(
+      out ==
+      "kept\n"
+      R"({"timestamp":1,"port":0,"event":{"kind":"Text","data":{"message":"x"}},"source":"itm","clock":"cycles","board":"b","run":"r","seq":9,"host_us":5})"
+      "\n");
+}
+
+TEST_CASE("ClickHouse identifiers: quoted in every statement, backquote and backslash escaped") {
+  CHECK(quote_identifier("a-b") == "`a-b`");
+  CHECK(quote_identifier("a`b") == "`a\\`b`");
+  CHECK(quote_identifier("a\\`; DROP TABLE t; --") == "`a\\\\\\`; DROP TABLE t; --`");
+  CHECK(quote_identifier("") == "``");
+  CHECK(create_table_sql("db", "a-b").find("CREATE TABLE IF NOT EXISTS `db`.`a-b` (") == 0);
+  CHECK(create_distributed_sql("db", "a-b", "c'l").find("`db`.`a-b_all`") != std::string::npos);
+  CHECK(create_distributed_sql("db", "a-b", "c'l").find("Distributed('c\\'l', 'db', 'a-b', cityHash64(board))") !=
+        std::string::npos);
+  CHECK(insert_sql("d`b", "a-b").find("INSERT INTO `d\\`b`.`a-b` (board, run") == 0);
+}
+
+TEST_CASE("ClickHouse errors: the first line, cut; a refusal for the data told from one of the server") {
+  CHECK(clickhouse_error_code("Code: 27, e.displayText() = DB::Exception: Cannot parse input") == 27);
+  CHECK(clickhouse_error_code("Code: x") == 0);
+  CHECK(clickhouse_error_code("") == 0);
+  CHECK(clickhouse_error_line(std::string(100'000, 'x')).size() < 3000);
+  CHECK(clickhouse_error_line("Code: 1, e.displayText() = a, Stack trace:\nmore") == "Code: 1, e.displayText() = a");
+  CHECK(refused_for_data({500, "Code: 27, e.displayText() = DB::Exception: Cannot parse input: (at row 1)"}));
+  CHECK(refused_for_data({500,
+                          "Code: 49, e.displayText() = DB::Exception: Unknown element 'X' for type Enum8('Text' "
+                          "= 1): (while read the value of key k), e.what() = DB::Exception"}));
+  CHECK_FALSE(refused_for_data({500, "Code: 252, e.displayText() = DB::Exception: Too many parts"}));
+  CHECK_FALSE(refused_for_data({404, "Code: 60, e.displayText() = DB::Exception: Table default.t doesn't exist."}));
+  CHECK_FALSE(refused_for_data({500,
+                                "Code: 117, e.displayText() = DB::Exception: Unknown field found while parsing "
+                                "JSONEachRow format: extra"}));
+  CHECK_FALSE(refused_for_data({200, ""}));
 }
 
 TEST_CASE("trace-query: SQL from the options, quoted; --since") {
@@ -660,7 +811,7 @@ TEST_CASE("trace-query: SQL from the options, quoted; --since") {
   options.limit = 5;
   CHECK(query_sql(options) ==
         "SELECT board, run, seq, host_us, day, timestamp, clock, port, source, time_exact, kind, data, extra FROM "
-        "default.trace FINAL WHERE (board LIKE 'rack3-%' OR board LIKE 'o\\'brien\\\\__') AND kind IN "
+        "`default`.`trace` FINAL WHERE (board LIKE 'rack3-%' OR board LIKE 'o\\'brien\\\\__') AND kind IN "
         "('Exception') AND host_us >= 100 AND (port = 1) ORDER BY board, run, seq LIMIT 5 FORMAT TabSeparated");
 }
 

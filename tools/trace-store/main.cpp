@@ -36,7 +36,8 @@ int run_main(int argc, char** argv) {
       ->check(CLI::Range(std::int64_t{10}, std::int64_t{600000}))
       ->type_name("MS");
   app.add_flag("--until-idle", o.until_idle, "End when everything stored so far is in ClickHouse");
-  app.add_flag("--stats", o.stats, "Print messages, rows, inserts and refused inserts as JSON on stderr");
+  app.add_flag("--stats", o.stats,
+               "Print messages, rows, inserts, failed inserts, bad lines and refused rows as JSON on stderr");
   tp::add_common_options(app, common, tp::CommonFlags{false, false});
   return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) { return tp::store(o, log); });
 }
