@@ -34,7 +34,8 @@ void TimelineWriter::begin(OutBuffer& out) {
 void TimelineWriter::append_time(OutBuffer& out, std::uint64_t at) {
   // Exact decimals (no floating point): nanosecond resolution is what Perfetto keeps.
   std::uint64_t ns = 0;
-  if (options_.cpu_hz != 0 && (clock_ == clock_name(RecordClock::cycles) || clock_.empty() || clock_ == clock_name(RecordClock::ticks))) {
+  if (options_.cpu_hz != 0 &&
+      (clock_ == clock_name(RecordClock::cycles) || clock_.empty() || clock_ == clock_name(RecordClock::ticks))) {
     // Whole seconds apart, so that the product stays in 64 bits for any clock below 17 GHz.
     const std::uint64_t hz = options_.cpu_hz;
     constexpr std::uint64_t max_whole_seconds = std::numeric_limits<std::uint64_t>::max() / 1'000'000'000U - 1;

@@ -13,9 +13,9 @@ namespace tp::analysis {
 
 struct TopOptions {
   RecordInput input;
-  double interval = 1.0;  // seconds between redraws or snapshots
-  bool once = false;      // only the statistics at the end of input
-  ReportOptions report;   // its colour is decided here
+  double interval = 1.0;        // seconds between redraws or snapshots
+  bool once = false;            // only the statistics at the end of input
+  ReportOptions report;         // its colour is decided here
   std::string format = "auto";  // auto, table, ndjson, folded, callgrind
   bool lines = false;           // profile by function and source line
 };

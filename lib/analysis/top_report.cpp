@@ -61,7 +61,8 @@ std::uint64_t uncertain_intervals(const HandlerTracker& tracker) {
 std::optional<double> seconds_of(std::uint64_t value, std::string_view clock, std::uint64_t cpu_hz) {
   if (clock == clock_name(RecordClock::ns)) return static_cast<double>(value) / 1e9;
   if (clock == clock_name(RecordClock::us)) return static_cast<double>(value) / 1e6;
-  if (clock == clock_name(RecordClock::cycles) && cpu_hz != 0) return static_cast<double>(value) / static_cast<double>(cpu_hz);
+  if (clock == clock_name(RecordClock::cycles) && cpu_hz != 0)
+    return static_cast<double>(value) / static_cast<double>(cpu_hz);
   return std::nullopt;
 }
 

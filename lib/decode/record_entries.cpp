@@ -70,8 +70,8 @@ void stage_record_entry(OutBuffer& out, const Event& event) {
 }
 
 void stamp_record_entry(char* entry, std::uint64_t time, std::string_view clock, bool exact) {
-  const auto code =
-      static_cast<std::size_t>(std::find(record_clock_names.begin(), record_clock_names.end(), clock) - record_clock_names.begin());
+  const auto code = static_cast<std::size_t>(std::find(record_clock_names.begin(), record_clock_names.end(), clock) -
+                                             record_clock_names.begin());
   if (code == record_clock_names.size()) throw std::logic_error("record entries: a clock of no known name");
   char* p = put_value(entry + 1, time);
   p = put_value(p, static_cast<std::uint8_t>(exact ? 1 : 0));

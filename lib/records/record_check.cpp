@@ -549,7 +549,8 @@ bool check_port(simdjson::dom::element value, TopLevel& top, std::string& proble
 bool check_clock(simdjson::dom::element value, CheckedLine& line, std::string& problem) {
   std::string_view clock;
   if (value.get_string().get(clock) == simdjson::SUCCESS &&
-      std::any_of(record_clock_names.begin(), record_clock_names.end(), [&](std::string_view known) { return same_text(known, clock); })) {
+      std::any_of(record_clock_names.begin(), record_clock_names.end(),
+                  [&](std::string_view known) { return same_text(known, clock); })) {
     line.clock = clock;
     return true;
   }

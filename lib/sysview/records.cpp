@@ -80,7 +80,8 @@ void RecordWriter::describe(std::string_view description) {
 }
 
 std::uint64_t RecordWriter::in_clock(std::uint64_t ticks) const {
-  if (clock_ && *clock_ == clock_name(RecordClock::ns)) return ticks / hz_ * 1'000'000'000U + ticks % hz_ * 1'000'000'000U / hz_;
+  if (clock_ && *clock_ == clock_name(RecordClock::ns))
+    return ticks / hz_ * 1'000'000'000U + ticks % hz_ * 1'000'000'000U / hz_;
   return ticks;
 }
 

@@ -24,11 +24,13 @@ int run_main(int argc, char** argv) {
       ->check(CLI::IsMember({"basic", "counters", "exceptions", "ekotrace"}));
   app.add_flag("--header,!--no-header", o.csv.header,
                "Write a header row (default; only into an empty output: --append or >> add rows only)");
-  app.add_option("--time", o.csv.time_name, "Timestamp column as raw, seconds (by the record's clock) or rfc3339 (host time)")
+  app.add_option("--time", o.csv.time_name,
+                 "Timestamp column as raw, seconds (by the record's clock) or rfc3339 (host time)")
       ->check(CLI::IsMember({"raw", "seconds", "rfc3339"}))
       ->default_val(o.csv.time_name);
   tp::add_cpu_hz_option(app, o.csv.cpu_hz, "cycle timestamps become seconds (--time seconds)");
-  app.add_option("--delimiter", o.delimiter, "Field separator (e.g. ';' for some spreadsheets)")->default_val(o.delimiter);
+  app.add_option("--delimiter", o.delimiter, "Field separator (e.g. ';' for some spreadsheets)")
+      ->default_val(o.delimiter);
   app.add_flag("--crlf", o.csv.crlf, "End rows with CRLF, as RFC 4180 writes them (default: LF)");
   app.add_option("--infer-lines", o.csv.infer_lines, "Records to look at when inferring columns")
       ->default_val(o.csv.infer_lines)
