@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/json_writer.hpp"
+#include "records/vocabulary.hpp"
 
 namespace tp::analysis {
 namespace {
@@ -33,7 +34,8 @@ void TimelineWriter::begin(OutBuffer& out) {
 void TimelineWriter::append_time(OutBuffer& out, std::uint64_t at) {
   // Exact decimals (no floating point): nanosecond resolution is what Perfetto keeps.
   std::uint64_t ns = 0;
-  if (options_.cpu_hz != 0 && (clock_ == "cycles" || clock_.empty() || clock_ == "ticks")) {
+  if (options_.cpu_hz != 0 &&
+      (clock_ == clock_name(RecordClock::cycles) || clock_.empty() || clock_ == clock_name(RecordClock::ticks))) {
     // Whole seconds apart, so that the product stays in 64 bits for any clock below 17 GHz.
     const std::uint64_t hz = options_.cpu_hz;
     constexpr std::uint64_t max_whole_seconds = std::numeric_limits<std::uint64_t>::max() / 1'000'000'000U - 1;
@@ -45,10 +47,10 @@ void TimelineWriter::append_time(OutBuffer& out, std::uint64_t at) {
       return;
     }
     ns = at / hz * 1'000'000'000U + at % hz * 1'000'000'000U / hz;
-  } else if (clock_ == "ns") {
+  } else if (clock_ == clock_name(RecordClock::ns)) {
     ns = at;
   } else {
-    unscaled_ = unscaled_ || clock_ != "us";
+    unscaled_ = unscaled_ || clock_ != clock_name(RecordClock::us);
     append_uint(out, at);
     return;
   }
@@ -340,7 +342,7 @@ void TimelineWriter::finish(OutBuffer& out) {
   if (!done_ && seen_) close_all(last_time_, out);
   done_ = true;
   out += "\n],\"otherData\":{\"producer\":\"tracepipe trace-timeline\",\"clock\":";
-  append_json_string(out, clock_.empty() ? std::string_view("none") : std::string_view(clock_));
+  append_json_string(out, clock_.empty() ? clock_name(RecordClock::none) : std::string_view(clock_));
   if (options_.cpu_hz != 0) {
     out += ",\"cpu_hz\":";
     append_uint(out, options_.cpu_hz);

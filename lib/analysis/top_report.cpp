@@ -16,7 +16,7 @@ double share_of(std::uint64_t part, std::uint64_t whole) noexcept {
 }
 
 RecordHead head(const LiveStats& stats, RecordKind kind) {
-  return RecordHead{stats.last_time(), stats.clock(), 0, kind, "trace-top"};
+  return RecordHead{stats.last_time(), stats.clock(), 0, kind, source_name(RecordSource::trace_top)};
 }
 
 void write_handlers(OutBuffer& out, const LiveStats& stats, const HandlerTracker& tracker, std::string_view source,
@@ -59,9 +59,10 @@ std::uint64_t uncertain_intervals(const HandlerTracker& tracker) {
 
 // A time in the records' clock as seconds, when the clock (with --cpu-hz for cycles) allows.
 std::optional<double> seconds_of(std::uint64_t value, std::string_view clock, std::uint64_t cpu_hz) {
-  if (clock == "ns") return static_cast<double>(value) / 1e9;
-  if (clock == "us") return static_cast<double>(value) / 1e6;
-  if (clock == "cycles" && cpu_hz != 0) return static_cast<double>(value) / static_cast<double>(cpu_hz);
+  if (clock == clock_name(RecordClock::ns)) return static_cast<double>(value) / 1e9;
+  if (clock == clock_name(RecordClock::us)) return static_cast<double>(value) / 1e6;
+  if (clock == clock_name(RecordClock::cycles) && cpu_hz != 0)
+    return static_cast<double>(value) / static_cast<double>(cpu_hz);
   return std::nullopt;
 }
 

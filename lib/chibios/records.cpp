@@ -17,7 +17,7 @@ template <typename Fill>
 void append_record(std::string& out, std::uint64_t timestamp, RecordKind kind, const Fill& fill) {
   thread_local OutBuffer line;
   line.clear();
-  RecordLine record(line, {timestamp, "us", 0, kind, "chibios"});
+  RecordLine record(line, {timestamp, clock_name(RecordClock::us), 0, kind, source_name(RecordSource::chibios)});
   fill(record);
   record.end();
   out.append(line.data(), line.size());

@@ -48,7 +48,7 @@ void add_common_options(CLI::App& app, CommonOptions& options, CommonFlags flags
   app.add_option(std::string(log_format_option), options.log_format, "Diagnostics on stderr as text or JSON lines")
       ->envname(log_format_variable)
       ->check(CLI::IsMember({"text", "json"}))
-      ->default_val("text");
+      ->default_val(options.log_format);
   app.set_version_flag("--version",
                        fmt::format("{} (tracepipe) {}\nLicense: MIT", app.get_name(), tracepipe_version()));
   app.footer(exit_code_help());

@@ -1,6 +1,6 @@
 // The options of the tools that read target memory (eko-collect, rtt-capture): where the
-// target is (a GDB server or a CMSIS-DAP probe) and how long to wait for it, and the opener
-// they lead to.
+// target is (a GDB server or a CMSIS-DAP probe) and how long to wait for it. lib/targets
+// opens what they name.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -17,9 +17,5 @@ struct TargetOptionsHelp {
 };
 
 void add_target_options(CLI::App& app, target::TargetLocation& where, const TargetOptionsHelp& help = {});
-
-// Opens `where`: its GDB server when one is given, else the probe for --attach. The memory it
-// returns works through the opener's USB context: it must not outlive the opener.
-target::TargetOpener target_opener(const target::TargetLocation& where);
 
 }  // namespace tp

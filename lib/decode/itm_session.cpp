@@ -253,7 +253,7 @@ void ItmSession::stamp_pending(std::uint64_t timestamp, std::string_view clock, 
 void ItmSession::release_pending() {
   if (pending_.empty() && frames_.empty()) return;
   if (options_.timestamps == TimestampMode::none) {
-    stamp_pending(0, "none", true);
+    stamp_pending(0, clock_name(RecordClock::none), true);
   } else if (options_.timestamps == TimestampMode::target && clock_.seen()) {
     stamp_pending(target_time(), target_clock(), false);
   } else {
@@ -270,13 +270,13 @@ void ItmSession::stamp_with_host_time() {
   if (!exact) host_stamped_ += pending_.size();
   std::size_t begin = 0;
   for (const Pending& record : pending_) {
-    stamp_record_entry(staging_.data() + begin, record.host_us, "us", exact);
+    stamp_record_entry(staging_.data() + begin, record.host_us, clock_name(RecordClock::us), exact);
     begin = record.body_end;
   }
   writer_.buffer() += staging_.view();
   pending_.clear();
   staging_.clear();
-  if (!frames_.empty()) stamp_pending(host_us_, "us", exact);
+  if (!frames_.empty()) stamp_pending(host_us_, clock_name(RecordClock::us), exact);
   writer_.commit();
 }
 

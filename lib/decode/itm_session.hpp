@@ -23,6 +23,7 @@
 #include "itm/timestamp.hpp"
 #include "itm/tpiu.hpp"
 #include "ports/port_router.hpp"
+#include "records/vocabulary.hpp"
 
 namespace tp {
 
@@ -138,7 +139,9 @@ class ItmSession final : private EventSink {
   void note_first_target_time();
   void release_pending();
   [[nodiscard]] std::uint64_t target_time() const noexcept;
-  [[nodiscard]] std::string_view target_clock() const noexcept { return options_.cpu_hz != 0 ? "ns" : "cycles"; }
+  [[nodiscard]] std::string_view target_clock() const noexcept {
+    return clock_name(options_.cpu_hz != 0 ? RecordClock::ns : RecordClock::cycles);
+  }
 
   SessionOptions options_;
   BatchedWriter& writer_;

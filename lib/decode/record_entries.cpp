@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "records/vocabulary.hpp"
+
 namespace tp {
 namespace {
 
@@ -15,7 +17,6 @@ constexpr char line_tag = 'L';
 // tag, time, exact, clock; then kind, source, port, c, d, a, b, text length, bytes length
 constexpr std::size_t stamp_size = 1 + 8 + 1 + 1;
 constexpr std::size_t record_head_size = stamp_size + 1 + 1 + 2 + 1 + 1 + 8 + 8 + 4 + 4;
-constexpr std::array<std::string_view, 4> clock_names{"cycles", "ns", "us", "none"};
 
 template <class Value>
 char* put_value(char* at, Value value) noexcept {
@@ -69,9 +70,9 @@ void stage_record_entry(OutBuffer& out, const Event& event) {
 }
 
 void stamp_record_entry(char* entry, std::uint64_t time, std::string_view clock, bool exact) {
-  const auto code =
-      static_cast<std::size_t>(std::find(clock_names.begin(), clock_names.end(), clock) - clock_names.begin());
-  if (code == clock_names.size()) throw std::logic_error("record entries: a clock of no known name");
+  const auto code = static_cast<std::size_t>(std::find(record_clock_names.begin(), record_clock_names.end(), clock) -
+                                             record_clock_names.begin());
+  if (code == record_clock_names.size()) throw std::logic_error("record entries: a clock of no known name");
   char* p = put_value(entry + 1, time);
   p = put_value(p, static_cast<std::uint8_t>(exact ? 1 : 0));
   put_value(p, static_cast<std::uint8_t>(code));
@@ -110,9 +111,9 @@ std::string_view EntryFormatter::format_record(std::string_view rest, LastStamp&
   const auto time = reader.take<std::uint64_t>();
   const bool exact = reader.take<std::uint8_t>() != 0;
   const auto code = reader.take<std::uint8_t>();
-  if (code >= clock_names.size()) throw std::logic_error("record entries: a clock of no known code");
+  if (code >= record_clock_names.size()) throw std::logic_error("record entries: a clock of no known code");
   if (!last.set || time != last.time || exact != last.exact || code != last.clock_code) {
-    formatter_.stamp(last.stamp, time, clock_names[code], exact);
+    formatter_.stamp(last.stamp, time, record_clock_names[code], exact);
     last.time = time;
     last.clock_code = code;
     last.exact = exact;

@@ -130,7 +130,7 @@ void RecordFormatter::ndjson_body(OutBuffer& out, const Event& e) const {
       if (symbols_ != nullptr) symbol_data(data, e);
       break;
   }
-  body.end(e.source == EventSource::dwt ? "dwt" : "itm");
+  body.end(source_name(e.source == EventSource::dwt ? RecordSource::dwt : RecordSource::itm));
 }
 
 void RecordFormatter::text_body(OutBuffer& out, const Event& e) const {

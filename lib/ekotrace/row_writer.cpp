@@ -43,8 +43,10 @@ void RowWriter::append_csv(const Row& row, std::string_view receive_time) {
 }
 
 void RowWriter::append_ndjson(const Row& row, std::string_view receive_time, std::uint64_t monotonic_us) {
-  RecordLine record(out_.buffer(), {monotonic_us, "us", static_cast<std::uint32_t>(row.tracer_index % 256),
-                                    row.entry.is_clock ? RecordKind::eko_clock : RecordKind::eko_event, "ekotrace"});
+  RecordLine record(
+      out_.buffer(),
+      {monotonic_us, clock_name(RecordClock::us), static_cast<std::uint32_t>(row.tracer_index % 256),
+       row.entry.is_clock ? RecordKind::eko_clock : RecordKind::eko_event, source_name(RecordSource::ekotrace)});
   RecordData& data = record.data();
   data.uint("session_id", session_id_)
       .uint("segment_id", row.segment_id)

@@ -95,7 +95,8 @@ void ChunkBuilder::append_loss(SeqRange range, std::string_view reason, std::int
   // Its timestamp is host monotonic time, as clock "us" means in every record (its host_us
   // says when on the wall clock).
   OutBuffer line(256);
-  RecordLine loss(line, RecordHead{monotonic_us(), "us", 0, RecordKind::loss, "trace-ship"});
+  RecordLine loss(line, RecordHead{monotonic_us(), clock_name(RecordClock::us), 0, RecordKind::loss,
+                                   source_name(RecordSource::trace_ship)});
   loss.data()
       .uint("first_seq", range.first)
       .uint("last_seq", range.last)

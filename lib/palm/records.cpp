@@ -36,7 +36,8 @@ void add_palm_fields(RecordData& data, const Message& m) {
 
 void append_ndjson(OutBuffer& out, const Message& m, const Connection& c, std::uint64_t host_us) {
   const bool binary = m.kind == TraceKind::binary;
-  RecordLine record(out, {host_us, "us", 0, binary ? RecordKind::raw : RecordKind::text, "palm"});
+  RecordLine record(out, {host_us, clock_name(RecordClock::us), 0, binary ? RecordKind::raw : RecordKind::text,
+                          source_name(RecordSource::palm)});
   if (binary) {
     record.data().bytes("data", std::span(reinterpret_cast<const std::uint8_t*>(m.data.data()), m.data.size()));
   } else {

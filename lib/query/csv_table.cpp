@@ -10,6 +10,7 @@
 #include "query/field_path.hpp"
 #include "query/value_text.hpp"
 #include "records/ekotrace_columns.hpp"
+#include "records/vocabulary.hpp"
 
 namespace tp {
 namespace {
@@ -89,16 +90,16 @@ bool CsvRowWriter::append_time(OutBuffer& out, std::string_view timestamp, std::
   const auto [end, ec] = std::from_chars(timestamp.data(), timestamp.data() + timestamp.size(), value);
   if (ec != std::errc{} || end != timestamp.data() + timestamp.size()) return false;
   if (time_ == TimeFormat::rfc3339) {
-    if (clock != "us") return false;  // only host monotonic time can be placed on the wall clock
+    if (clock != clock_name(RecordClock::us)) return false;  // only host monotonic time can be placed on the wall clock
     std::array<char, rfc3339_length> text{};
     write_rfc3339_utc(static_cast<std::int64_t>(value) + realtime_minus_monotonic_us_, text);
     out.append(text.data(), text.size());
     return true;
   }
   std::uint64_t per_second = 0;
-  if (clock == "ns") per_second = 1'000'000'000;
-  if (clock == "us") per_second = 1'000'000;
-  if (clock == "cycles") per_second = cpu_hz_;
+  if (clock == clock_name(RecordClock::ns)) per_second = 1'000'000'000;
+  if (clock == clock_name(RecordClock::us)) per_second = 1'000'000;
+  if (clock == clock_name(RecordClock::cycles)) per_second = cpu_hz_;
   if (per_second == 0) return false;
   // Whole seconds and the fraction apart, so large cycle counts keep their precision.
   const std::uint64_t whole = value / per_second;

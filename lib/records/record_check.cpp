@@ -456,8 +456,6 @@ bool check_event(simdjson::dom::element event, CheckedLine& line, std::string& p
   return rule == nullptr || check_data(*rule, fields, line.kind, problem);
 }
 
-constexpr std::array<std::string_view, 5> clocks = {"cycles", "ns", "us", "ticks", "none"};
-
 // frames: [{"port":0-255,"data":[1-4 bytes],"timestamp":T}, ...]
 bool check_frames(simdjson::dom::element value, CheckedLine& line, std::string& problem) {
   simdjson::dom::array frames;
@@ -551,7 +549,8 @@ bool check_port(simdjson::dom::element value, TopLevel& top, std::string& proble
 bool check_clock(simdjson::dom::element value, CheckedLine& line, std::string& problem) {
   std::string_view clock;
   if (value.get_string().get(clock) == simdjson::SUCCESS &&
-      std::any_of(clocks.begin(), clocks.end(), [&](std::string_view known) { return same_text(known, clock); })) {
+      std::any_of(record_clock_names.begin(), record_clock_names.end(),
+                  [&](std::string_view known) { return same_text(known, clock); })) {
     line.clock = clock;
     return true;
   }

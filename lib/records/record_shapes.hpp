@@ -1,6 +1,6 @@
 // Checking a record line without building its DOM. The lines of a stream differ from one
 // another mostly in their values: {"timestamp":N,"port":N,"event":{"kind":K,"data":
-// {"message":"..."}},"source":"itm","clock":"cycles"}. A line that passed the full check
+// {"message":"..."}},"source":"S","clock":"C"}. A line that passed the full check
 // (simdjson's DOM and check_record_line) teaches its shape: its bytes, with each value
 // whose rule allows many values (a timestamp, a port, a u32 id, a message, a flag) left as a
 // slot of the rule's type. A later line made of the same bytes around values that each pass

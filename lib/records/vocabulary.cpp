@@ -37,6 +37,14 @@ std::optional<DecoderType> decoder_type_named(std::string_view name) noexcept {
   return named<DecoderType>(decoder_type_names, name);
 }
 
+std::optional<RecordSource> record_source_named(std::string_view name) noexcept {
+  return named<RecordSource>(record_source_names, name);
+}
+
+std::optional<RecordClock> record_clock_named(std::string_view name) noexcept {
+  return named<RecordClock>(record_clock_names, name);
+}
+
 std::span<const std::string_view> known_record_kinds() {
   return selectable_kinds;
 }

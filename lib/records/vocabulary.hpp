@@ -9,6 +9,8 @@
 //   DataTraceType   data.type       pc, address, read, write (ARMv7-M ARM D4.3.4)
 //   DecoderType     a port map's    Text, TaskIsr, Marker, Counter, User, Raw
 //                   "decoder"
+//   RecordSource    source          itm, dwt, palm, chibios, ekotrace, sim, trace-top, ...
+//   RecordClock     clock           cycles, ns, us, ticks, none
 #pragma once
 
 #include <array>
@@ -109,6 +111,26 @@ inline constexpr std::array<std::string_view, 6> decoder_type_names{"Text",    "
   return decoder_type_names[static_cast<std::size_t>(type)];
 }
 std::optional<DecoderType> decoder_type_named(std::string_view name) noexcept;
+
+// source: which producer wrote the record, in record.schema.json's order.
+enum class RecordSource : std::uint8_t { itm, dwt, palm, chibios, ekotrace, sim, trace_top, trace_ship, sysview, rtt };
+inline constexpr std::array<std::string_view, 10> record_source_names{
+    "itm", "dwt", "palm", "chibios", "ekotrace", "sim", "trace-top", "trace-ship", "sysview", "rtt"};
+static_assert(record_source_names.size() == static_cast<std::size_t>(RecordSource::rtt) + 1);
+[[nodiscard]] constexpr std::string_view source_name(RecordSource source) noexcept {
+  return record_source_names[static_cast<std::size_t>(source)];
+}
+std::optional<RecordSource> record_source_named(std::string_view name) noexcept;
+
+// clock: the unit of timestamp, in record.schema.json's order: target cycles, nanoseconds
+// (cycles and a known rate), host monotonic microseconds, ticks, none.
+enum class RecordClock : std::uint8_t { cycles, ns, us, ticks, none };
+inline constexpr std::array<std::string_view, 5> record_clock_names{"cycles", "ns", "us", "ticks", "none"};
+static_assert(record_clock_names.size() == static_cast<std::size_t>(RecordClock::none) + 1);
+[[nodiscard]] constexpr std::string_view clock_name(RecordClock clock) noexcept {
+  return record_clock_names[static_cast<std::size_t>(clock)];
+}
+std::optional<RecordClock> record_clock_named(std::string_view name) noexcept;
 
 // Every kind a record tool can select: record_kind_names, then frames_kind_name.
 std::span<const std::string_view> known_record_kinds();

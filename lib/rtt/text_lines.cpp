@@ -5,7 +5,8 @@
 namespace tp::rtt {
 
 void TextLines::emit(OutBuffer& out) {
-  RecordLine record(out, {began_us_, "us", channel_, RecordKind::text, "rtt"});
+  RecordLine record(
+      out, {began_us_, clock_name(RecordClock::us), channel_, RecordKind::text, source_name(RecordSource::rtt)});
   record.data().string("message", line_);
   record.end();
   line_.clear();

@@ -76,7 +76,7 @@ RecordRoute RecordClassifier::route(const CheckedLine& line) {
     route.kind = kind_bit(line.kind);
     add_port(route, line.port);
   }
-  route.cycles_clock = line.clock == "cycles";
+  route.cycles_clock = line.clock == clock_name(RecordClock::cycles);
   return route;
 }
 

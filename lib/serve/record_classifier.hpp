@@ -57,7 +57,7 @@ struct RecordRoute {
   std::uint32_t port_bits = 0;  // ports 0-31
   bool high_port = false;       // a port above 31 (ITM pages): passes only an all-ports mask
   bool itm = false;             // a raw frames line
-  bool cycles_clock = false;    // "clock":"cycles": DWT timestamps are in use
+  bool cycles_clock = false;    // clock cycles: DWT timestamps are in use
 };
 
 class RecordClassifier {

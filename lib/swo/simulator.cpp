@@ -62,7 +62,8 @@ struct SimulatedTarget::Emit {
     thread_local OutBuffer line;
     line.clear();
     const bool dwt = kind == SimulatedKind::exception || kind == SimulatedKind::pc_sample;
-    RecordLine record(line, {now, "cycles", port, record_kind_of(kind), dwt ? "dwt" : "itm"});
+    RecordLine record(line, {now, clock_name(RecordClock::cycles), port, record_kind_of(kind),
+                             source_name(dwt ? RecordSource::dwt : RecordSource::itm)});
     fill(record.data());
     record.end();
     truth->append(line.data(), line.size());

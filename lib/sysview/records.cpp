@@ -11,7 +11,7 @@
 namespace tp::sysview {
 namespace {
 
-constexpr std::string_view source = "sysview";
+constexpr std::string_view source = source_name(RecordSource::sysview);
 
 // SEGGER_SYSVIEW.h SEGGER_SYSVIEW_LOG / WARNING / ERROR: PrintFormatted's options.
 std::string_view level_name(std::uint32_t options) {
@@ -35,7 +35,7 @@ void add_name(RecordData& data, std::string_view key, const std::unordered_map<s
 
 void RecordWriter::choose_clock() {
   if (settings_.timestamp_hz != 0) hz_ = settings_.timestamp_hz;
-  clock_ = hz_ != 0 && !settings_.ticks ? "ns" : "cycles";
+  clock_ = clock_name(hz_ != 0 && !settings_.ticks ? RecordClock::ns : RecordClock::cycles);
 }
 
 RecordWriter::Head RecordWriter::head() {
@@ -45,7 +45,7 @@ RecordWriter::Head RecordWriter::head() {
   if (placing_) held_.push_back({time_, hold_.size(), clock_.has_value()});  // the record starts here
   ++counters_.records;
   if (!clock_) return {time_, unchosen_clock};
-  if (*clock_ == "ns") {
+  if (*clock_ == clock_name(RecordClock::ns)) {
     return {time_ / hz_ * 1'000'000'000U + time_ % hz_ * 1'000'000'000U / hz_, *clock_};
   }
   return {time_, *clock_};
@@ -80,7 +80,8 @@ void RecordWriter::describe(std::string_view description) {
 }
 
 std::uint64_t RecordWriter::in_clock(std::uint64_t ticks) const {
-  if (clock_ && *clock_ == "ns") return ticks / hz_ * 1'000'000'000U + ticks % hz_ * 1'000'000'000U / hz_;
+  if (clock_ && *clock_ == clock_name(RecordClock::ns))
+    return ticks / hz_ * 1'000'000'000U + ticks % hz_ * 1'000'000'000U / hz_;
   return ticks;
 }
 
@@ -104,7 +105,7 @@ void RecordWriter::release_held(std::int64_t offset, OutBuffer& out) {
     const std::string_view rest = line.substr(comma);
     // A record held before the clock was chosen ends with the clock it was written with
     // (unchosen_clock: RecordLine writes the clock last).
-    static constexpr std::string_view unchosen_tail = R"("clock":"cycles"})";
+    static const std::string unchosen_tail = std::string(R"("clock":")").append(unchosen_clock).append(R"("})");
     const std::size_t tail = held_[entry].clocked ? std::string_view::npos : rest.rfind(unchosen_tail);
     if (tail == std::string_view::npos) {
       out += rest;

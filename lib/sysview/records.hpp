@@ -17,8 +17,8 @@
 // Time: the sum of the deltas, in the target's timestamp ticks, placed on the target's own
 // clock by the first SystimeCycles (its value is the timestamp at that packet; the records
 // before it wait and are placed with it); later ones are checked against it. The records are in nanoseconds (clock
-// "ns") when the timestamp frequency is known once the first records are placed (Init's, or --cpu-hz), else in
-// ticks ("cycles").
+// ns) when the timestamp frequency is known once the first records are placed (Init's, or --cpu-hz), else in
+// ticks (clock cycles).
 #pragma once
 
 #include <cstdint>
@@ -29,13 +29,14 @@
 #include <vector>
 
 #include "core/out_buffer.hpp"
+#include "records/vocabulary.hpp"
 #include "sysview/packet.hpp"
 
 namespace tp::sysview {
 
 struct RecordSettings {
   std::uint64_t timestamp_hz = 0;  // 0: as the target announces it (Init)
-  bool ticks = false;              // keep timestamp ticks (clock "cycles") even when the rate is known
+  bool ticks = false;              // keep timestamp ticks (clock cycles) even when the rate is known
   std::uint32_t port = 0;          // the records' port (the RTT channel, for the reader)
 };
 
@@ -95,7 +96,7 @@ class RecordWriter {
   // clock is chosen when they are released, so that Init's rate, which comes after TraceStart,
   // chooses it.
   static constexpr std::size_t max_held = 1024;
-  static constexpr std::string_view unchosen_clock = "cycles";  // a held record's, until then
+  static constexpr std::string_view unchosen_clock = clock_name(RecordClock::cycles);  // a held record's, until then
   struct Held {
     std::uint64_t time;  // in ticks, relative to the stream's start
     std::size_t start;   // where its record begins in hold_

@@ -1,6 +1,6 @@
 // Where a tool reaches a target's memory: a GDB server, or a CMSIS-DAP probe attached to a
 // chip. One shape for every tool that reads target RAM (eko-collect, rtt-capture); lib/cli
-// puts it on a command line (target_options) and opens it.
+// puts it on a command line (target_options), lib/targets opens it (target_opener).
 #pragma once
 
 #include <cstdint>

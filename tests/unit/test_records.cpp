@@ -3,9 +3,11 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -202,6 +204,42 @@ TEST_CASE("record kinds: the list is record.schema.json's, with Itm; case slips 
   CHECK(tp::kind_spelled_differently("PCSAMPLE") == std::optional<std::string_view>("PcSample"));
   CHECK_FALSE(tp::kind_spelled_differently("Bogus"));
   CHECK_FALSE(tp::kind_spelled_differently("Tex"));
+}
+
+namespace {
+
+// The names of a top-level enum of record.schema.json ("source", "clock"), in its order.
+std::vector<std::string> schema_enum(std::string_view property) {
+  std::ifstream schema_file(TRACEPIPE_SOURCE_DIR "/schemas/record.schema.json");
+  REQUIRE(schema_file);
+  const std::string schema((std::istreambuf_iterator<char>(schema_file)), std::istreambuf_iterator<char>());
+  simdjson::dom::parser parser;
+  const simdjson::dom::element root = parser.parse(schema);
+  std::vector<std::string> names;
+  for (const auto name : root["properties"][property]["enum"].get_array()) {
+    names.emplace_back(std::string_view(name.get_string()));
+  }
+  return names;
+}
+
+template <typename Enum, std::size_t count>
+void check_names_round_trip(const std::array<std::string_view, count>& names,
+                            std::optional<Enum> (*named)(std::string_view) noexcept) {
+  for (std::size_t i = 0; i < count; ++i) CHECK(named(names[i]) == static_cast<Enum>(i));
+  CHECK_FALSE(named("Bogus"));
+}
+
+}  // namespace
+
+TEST_CASE("vocabulary: sources and clocks are record.schema.json's, in its order, and look up both ways") {
+  CHECK(schema_enum("source") ==
+        std::vector<std::string>(tp::record_source_names.begin(), tp::record_source_names.end()));
+  CHECK(schema_enum("clock") == std::vector<std::string>(tp::record_clock_names.begin(), tp::record_clock_names.end()));
+  check_names_round_trip<tp::RecordSource>(tp::record_source_names, tp::record_source_named);
+  check_names_round_trip<tp::RecordClock>(tp::record_clock_names, tp::record_clock_named);
+  CHECK(tp::source_name(tp::RecordSource::trace_ship) == "trace-ship");
+  CHECK(tp::clock_name(tp::RecordClock::cycles) == "cycles");
+  CHECK_FALSE(tp::record_clock_named("Cycles"));
 }
 
 TEST_CASE("vocabulary: every name looks up to its constant and back; the enums the schema lists are its") {

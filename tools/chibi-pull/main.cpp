@@ -25,7 +25,7 @@ int run_main(int argc, char** argv) {
       ->check(CLI::Range(0.1, 3600.0));
   app.add_option("--format", o.format, "ndjson, csv or text")
       ->check(CLI::IsMember({"ndjson", "csv", "text"}))
-      ->default_val("ndjson");
+      ->default_val(o.format);
   app.add_option("--tick-hz", o.tick_hz, "System tick rate (CH_CFG_ST_FREQUENCY) for microsecond timestamps")
       ->default_val(o.tick_hz)
       ->check(CLI::Range(1.0, 1e9));

@@ -7,6 +7,7 @@
 #include "core/batched_writer.hpp"
 #include "dap/dap_memory.hpp"
 #include "ekotrace/collect_command.hpp"
+#include "targets/target_opener.hpp"
 
 namespace {
 
@@ -51,7 +52,7 @@ int run_main(int argc, char** argv) {
   app.add_option("tracers", o.tracers, "Tracer references: symbols (with --elf) or 0x addresses")->type_name("TRACER");
   app.add_option("-s,--session-id", o.session_id,
                  "Session id written in every row (0 to 4294967295, a u32 in ekotrace)")
-      ->default_val(0);
+      ->default_val(o.session_id);
   app.add_option("-w,--word-size", o.word_size, "Target word size in bits: 32 or 64 (default: from --elf)")
       ->check(CLI::IsMember({32U, 64U}));
   auto* le = app.add_flag("--little-endian", o.little_endian, "Little-endian target (also -le)");
@@ -65,11 +66,11 @@ int run_main(int argc, char** argv) {
   app.add_option("-o,--output-file,--output", o.output, "Append to FILE ('-' = stdout)")
       ->type_name("FILE")
       ->default_val(o.output);
-  app.add_option("--format", o.format, "csv or ndjson")->check(CLI::IsMember({"csv", "ndjson"}))->default_val("csv");
+  app.add_option("--format", o.format, "csv or ndjson")->check(CLI::IsMember({"csv", "ndjson"}))->default_val(o.format);
   app.add_flag("--no-clear", o.no_clear, "Read only: leave the target's logs as they are");
   app.add_option("--layout", o.layout_file, "JSON file overriding the structure offsets")->type_name("FILE");
   app.add_flag("--print-layout", o.print_layout, "Print the layout in use as JSON and exit");
-  app.add_option("--polls", o.polls, "Stop after N polls (0 = until stopped)")->default_val(0);
+  app.add_option("--polls", o.polls, "Stop after N polls (0 = until stopped)")->default_val(o.polls);
   app.add_option("--duration", o.duration, "Stop after this long (e.g. 10s; default: until stopped)");
   app.add_flag("--list-chips", o.list_chips, "List the chips --attach knows and exit");
   app.add_flag("--stats", o.stats, "Print round trips and time per poll and per-tracer counts at the end");

@@ -63,7 +63,7 @@ int run_main(int argc, char** argv) {
       ->type_name("ADDR:PORT");
   app.add_option("--format", o.format, "ndjson, or text: rows like the Reporter's window, binary as hex dumps")
       ->check(CLI::IsMember({"ndjson", "text"}))
-      ->default_val("ndjson");
+      ->default_val(o.format);
   app.add_option("--module", o.modules, "Only these modules: numbers or mem, dm, ser, sys, app")->type_name("LIST");
   app.add_flag("--once", o.once, "Exit when the first sender disconnects");
   app.add_option("--max-message-size", o.max_message_size, "Largest message accepted, in bytes")

@@ -3,6 +3,7 @@
 #include "cli/cli.hpp"
 #include "cli/target_options.hpp"
 #include "rtt/capture_command.hpp"
+#include "targets/target_opener.hpp"
 
 namespace {
 
@@ -44,7 +45,7 @@ int run_main(int argc, char** argv) {
       ->type_name("N");
   app.add_option("--format", o.format, "raw (one channel's bytes) or ndjson (Text records per line)")
       ->check(CLI::IsMember({"raw", "ndjson"}))
-      ->default_val("raw");
+      ->default_val(o.format);
   app.add_option("--max-line", o.max_line, "Longest Text line before it is split")
       ->default_val(o.max_line)
       ->check(CLI::Range(1, 1 << 24));

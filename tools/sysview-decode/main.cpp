@@ -24,7 +24,7 @@ int run_main(int argc, char** argv) {
                         "the timestamp rate, overriding what the target announces (records in ns either way)");
   app.add_flag("--ticks", o.ticks, "Keep timestamps in the target's timestamp ticks (clock cycles), not ns");
   app.add_option("--port", o.port, "The records' port (SystemView's RTT channel)")
-      ->default_val(1)
+      ->default_val(o.port)
       ->check(CLI::Range(0, 255));
   app.add_flag("--no-sync", o.no_sync, "The input starts at a packet: decode from the first byte");
   std::string format = "ndjson";

@@ -1,70 +1,12 @@
 // trace-filter: select NDJSON records by port, kind, source, time and field values;
 // selected lines pass through byte for byte.
-#include <fmt/format.h>
-
 #include <limits>
 
 #include "cli/cli.hpp"
-#include "cli/record_tool.hpp"
-#include "query/record_filter.hpp"
-#include "query/thread_filter.hpp"
+#include "cli/record_options.hpp"
+#include "query/filter_command.hpp"
 
 namespace {
-
-struct Options {
-  tp::RecordInput input;
-  tp::FilterArguments filter;
-  tp::TimeWindow window;
-  std::uint64_t limit = 0;
-  bool stats = false;
-};
-
-tp::ExitCode run(Options o, const tp::CommonOptions& common, const tp::Logger& log) {
-  tp::check_time_window(o.window);
-  o.filter.since = o.window.since;
-  o.filter.until = o.window.until;
-  tp::warn_unknown_kinds(tp::criteria_from(o.filter), log);
-  tp::ThreadFilter filter(tp::criteria_from(o.filter));
-  tp::RecordToolRun tool(o.input, common, log);
-  std::optional<tp::LineStream> stream;
-  std::uint64_t selected_by_lines = 0;  // and the chunks' threads count theirs (output_lines)
-  const auto selected = [&] { return stream->output_lines() + selected_by_lines; };
-  const auto write_selected = [&](std::string_view text) {
-    tp::pass_line(text, tool.writer().buffer());
-    tool.writer().commit();
-    ++selected_by_lines;
-    if (selected() == o.limit) stream->stop();
-  };
-  stream.emplace(
-      [&](tp::NdjsonLine& line) -> simdjson::error_code {
-        const tp::Verdict verdict = filter.judge(line);
-        if (verdict == tp::Verdict::bad) return simdjson::INCORRECT_TYPE;
-        if (verdict == tp::Verdict::selected) write_selected(line.text);
-        return simdjson::SUCCESS;
-      },
-      log, o.input.strict);
-  if (filter.quick_enabled()) {
-    stream->set_quick_handler([&](std::string_view text, std::uint64_t /*number*/) {
-      const std::optional<bool> verdict = filter.quick(text);
-      if (verdict == true) write_selected(text);
-      return verdict.has_value();
-    });
-  }
-  tp::ThreadedRead threaded{tp::LineStream::threads_for(o.input.threads), {}, {}, o.limit};
-  // Each thread its own criteria: a regular expression's match data is its own.
-  threaded.handlers = [&] {
-    std::vector<tp::ChunkHandler> handlers;
-    for (unsigned i = 0; i < threaded.threads; ++i) handlers.push_back(tp::chunk_filter(tp::criteria_from(o.filter)));
-    return handlers;
-  };
-  if (threaded.threads > 1 && o.stats) stream->count_output_lines();
-  tool.read(*stream, threaded);
-  if (o.stats) {
-    log.report(fmt::format("{} lines, {} selected, {} bad", stream->lines(), selected(), stream->bad_lines()));
-  }
-  tool.finish(*stream);
-  return tp::ExitCode::ok;
-}
 
 int run_main(int argc, char** argv) {
   CLI::App app{
@@ -75,7 +17,7 @@ int run_main(int argc, char** argv) {
       "  trace-filter --kind Exception --match event.data.action=enter log.ndjson\n"
       "  trace-filter --regex 'message=(?i)error|fault' --since 1000000 log.ndjson",
       "trace-filter"};
-  Options o;
+  tp::FilterOptions o;
   tp::CommonOptions common;
   tp::add_record_input(app, o.input);
   app.add_option("--port", o.filter.ports, "Ports or ranges, e.g. 0,2-4")->type_name("LIST");
@@ -96,7 +38,8 @@ int run_main(int argc, char** argv) {
   app.add_flag("--stats", o.stats, "Print line, selected and bad counts on stderr at exit");
   tp::add_threads_option(app, o.input.threads);
   tp::add_common_options(app, common);
-  return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) { return run(o, common, log); });
+  return tp::run_tool(app, common, argc, argv,
+                      [&](const tp::Logger& log) { return tp::filter_records(o, common.output, common.append, log); });
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ int run_main(int argc, char** argv) {
   tp::add_cpu_hz_option(app, o.cpu_hz, "Meta.cpu_hz");
   app.add_option("--dwt", o.dwt, "Meta.dwt_available: yes, no, or auto (yes once records carry cycle timestamps)")
       ->check(CLI::IsMember({"auto", "yes", "no"}))
-      ->default_val("auto");
+      ->default_val(o.dwt);
   app.add_option("--target", o.target, "Status.target to report");
   app.add_option("--chip", o.chip, "Status.chip (default: the client's Connect.chip)");
   app.add_option("--probe", o.probe, "Status.probe (default: the client's Connect.probe_selector)");

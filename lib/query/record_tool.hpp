@@ -1,20 +1,19 @@
 // What the record tools (trace-filter, trace-csv, trace-top, trace-timeline) share: their
-// input options, declared once, and the driver that reads records into a LineStream (a file
-// on threads when the tool can, else line by line), writes through one BatchedWriter and
-// reports the summary at the end.
+// input (a file or stdin, --strict, threads), their time window, and the driver that reads
+// records into a LineStream (a file on threads when the tool can, else line by line), writes
+// through one BatchedWriter and reports the summary at the end. Their options are defined in
+// lib/cli (record_options).
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
-#include "cli/cli.hpp"
 #include "core/batched_writer.hpp"
 #include "core/byte_source.hpp"
+#include "core/log.hpp"
 #include "core/progress.hpp"
 #include "core/stream_loop.hpp"
 #include "query/line_stream.hpp"
@@ -27,15 +26,11 @@ struct RecordInput {
   unsigned threads = 0;  // used by the tools that read on threads (add_threads_option)
 };
 
-// FILE (the records; '-' or none: stdin) and --strict.
-void add_record_input(CLI::App& app, RecordInput& input);
-
 // --since T and --until T: records with since <= timestamp < until.
 struct TimeWindow {
   std::optional<std::uint64_t> since;
   std::optional<std::uint64_t> until;
 };
-void add_time_window(CLI::App& app, TimeWindow& window);
 // Throws a usage error when nothing can lie between --since and --until.
 void check_time_window(const TimeWindow& window);
 
@@ -48,11 +43,12 @@ struct ThreadedRead {
   std::uint64_t max_output_lines = 0;
 };
 
-// One run of a record tool: the input opened, the output opened (never the input itself),
-// progress on stderr unless quiet.
+// One run of a record tool: the input opened, `output` opened (a file, '-': stdout; never the
+// input itself), progress on stderr unless quiet.
 class RecordToolRun {
  public:
-  RecordToolRun(const RecordInput& input, const CommonOptions& common, const Logger& log, bool show_progress = true);
+  RecordToolRun(const RecordInput& input, const std::string& output, bool append, const Logger& log,
+                bool show_progress = true);
 
   [[nodiscard]] ByteSource& source() noexcept { return source_; }
   [[nodiscard]] BatchedWriter& writer() noexcept { return writer_; }

@@ -1,18 +1,9 @@
-#include "cli/record_tool.hpp"
+#include "query/record_tool.hpp"
 
+#include "core/error.hpp"
 #include "core/signals.hpp"
 
 namespace tp {
-
-void add_record_input(CLI::App& app, RecordInput& input) {
-  app.add_option("FILE", input.file, "Records to read ('-' or none = stdin)");
-  app.add_flag("--strict", input.strict, "A line that is not a record is an error (exit 6), not skipped");
-}
-
-void add_time_window(CLI::App& app, TimeWindow& window) {
-  app.add_option("--since", window.since, "Only records with timestamp >= T")->type_name("T");
-  app.add_option("--until", window.until, "Only records with timestamp < T")->type_name("T");
-}
 
 void check_time_window(const TimeWindow& window) {
   if (window.since && window.until && *window.since >= *window.until) {
@@ -20,10 +11,10 @@ void check_time_window(const TimeWindow& window) {
   }
 }
 
-RecordToolRun::RecordToolRun(const RecordInput& input, const CommonOptions& common, const Logger& log,
+RecordToolRun::RecordToolRun(const RecordInput& input, const std::string& output, bool append, const Logger& log,
                              bool show_progress)
     : source_(ByteSource::open(input.file)),
-      writer_(BatchedWriter::open(common.output, common.append, {input.file})),
+      writer_(BatchedWriter::open(output, append, {input.file})),
       progress_(source_.size(), show_progress && log.verbosity() != Verbosity::quiet) {}
 
 void RecordToolRun::read(LineStream& stream, const StreamLoopOptions& loop) {
