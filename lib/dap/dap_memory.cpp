@@ -116,15 +116,17 @@ class DapMemory final : public target::TargetMemory {
 
   // A word written after the read goes into the read's last DAP_Transfer when there is room:
   // an RTT poll with data is two USB round trips (descriptor; ring and RdOff), not three.
-  std::vector<std::uint8_t> read_then_write(std::uint64_t address, std::size_t length, std::uint64_t write_address,
-                                            std::span<const std::uint8_t> bytes) override {
+  void read_then_write(std::uint64_t address, std::size_t length, std::uint64_t write_address,
+                       std::span<const std::uint8_t> bytes, std::vector<std::uint8_t>& out) override {
     if (length == 0 || write_address % 4 != 0 || bytes.size() != 4) {
-      return TargetMemory::read_then_write(address, length, write_address, bytes);
+      TargetMemory::read_then_write(address, length, write_address, bytes, out);
+      return;
     }
     check_range(write_address, bytes.size());
     const std::array<TransferRequest, 2> then{{{true, false, ap_tar, static_cast<std::uint32_t>(write_address)},
                                                {true, false, ap_drw, load_le32(bytes.data())}}};
-    return read_words(address, length, then, write_address);
+    const std::vector<std::uint8_t> data = read_words(address, length, then, write_address);
+    out.insert(out.end(), data.begin(), data.end());
   }
 
   void write(std::uint64_t address, std::span<const std::uint8_t> bytes) override {

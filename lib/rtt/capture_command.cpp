@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <limits>
 #include <map>
 #include <optional>
 #include <utility>
@@ -27,6 +28,10 @@ namespace {
 
 constexpr std::size_t max_pending_down = std::size_t{64} * 1024;
 constexpr unsigned max_full_warnings = 10;  // per channel; the rest are counted
+// A GDB server reads only a halted target, at a few MB/s (QEMU: 16 MiB in 3.9 s): a poll reads
+// at most this much in its halted window (shared by the channels), the rest in the next polls.
+constexpr std::uint32_t halted_read_limit = std::uint32_t{64} * 1024;
+constexpr std::uint32_t smallest_channel_share = 4096;
 // SEGGER_SYSVIEW_Int.h SEGGER_SYSVIEW_COMMAND_ID_START / _STOP.
 constexpr std::uint8_t sysview_start = 1;
 constexpr std::uint8_t sysview_stop = 2;
@@ -36,34 +41,11 @@ std::uint64_t us_of(const std::string& text) {
   return static_cast<std::uint64_t>(parse_duration(text).count()) * 1000U;
 }
 
-std::uint32_t parse_u32(std::string_view text, std::string_view option) {
-  const auto value = parse_c_number<std::uint64_t>(text);
-  if (!value || *value > 0xFFFF'FFFFU) {
-    throw Error(ExitCode::usage, fmt::format("{} '{}': a 32-bit number (0x20000000, 536870912)", option, text));
-  }
-  return static_cast<std::uint32_t>(*value);
-}
-
-// START:SIZE, SIZE a byte count (64K) or a number.
-MemoryRange parse_range(std::string_view text, std::string_view option) {
-  const std::size_t colon = text.find(':');
-  if (colon == std::string_view::npos) {
-    throw Error(ExitCode::usage, fmt::format("{} '{}': START:SIZE, e.g. 0x20000000:64K", option, text));
-  }
-  const std::uint32_t start = parse_u32(text.substr(0, colon), option);
-  const std::string_view size_text = text.substr(colon + 1);
-  const std::uint64_t size = size_text.starts_with("0x") ? parse_u32(size_text, option) : parse_byte_count(size_text);
-  if (size == 0 || size > 0x1'0000'0000U - start) {
-    throw Error(ExitCode::usage, fmt::format("{} '{}': the range must be inside 4 GiB and not empty", option, text));
-  }
-  return {start, static_cast<std::uint32_t>(size)};
-}
-
 LocateSettings locate_settings(const CaptureOptions& o) {
   LocateSettings where;
-  if (!o.ram.empty()) where.ram = parse_range(o.ram, "--ram");
+  if (!o.ram.empty()) where.ram = parse_memory_range(o.ram, "--ram");
   if (!o.address.empty()) {
-    where.address = parse_u32(o.address, "--address");
+    where.address = parse_address(o.address, "--address");
   } else if (!o.elf.empty()) {
     const elf::ElfFile elf = elf::ElfFile::load(o.elf);
     const auto symbol = elf.find("_SEGGER_RTT");
@@ -74,7 +56,7 @@ LocateSettings locate_settings(const CaptureOptions& o) {
     }
     where.address = static_cast<std::uint32_t>(symbol->value);
   } else {
-    where.scan = parse_range(o.scan, "--scan");
+    where.scan = parse_memory_range(o.scan, "--scan");
   }
   return where;
 }
@@ -83,7 +65,8 @@ struct Counters {
   std::uint64_t polls = 0;
   std::uint64_t data_polls = 0;
   std::map<unsigned, std::uint64_t> bytes;
-  std::uint64_t full_reads = 0;
+  std::uint64_t full_reads = 0;  // a ring that drops (NO_BLOCK_SKIP/TRIM) found full: writes may be lost
+  std::uint64_t stalls = 0;      // a BLOCK_IF_FIFO_FULL ring found full: the target waited, nothing lost
   std::uint64_t reinits = 0;
   std::uint64_t down_bytes = 0;
   std::uint64_t stopped_us = 0;  // the target's time halted for us (GDB servers)
@@ -179,8 +162,11 @@ class MemoryCapture {
     try {
       loop();
     } catch (...) {
-      output_.finish();
-      memory_.release();
+      memory_.release();  // first: writing the output may fail too (a reader gone)
+      try {
+        output_.finish();
+      } catch (...) {  // the error that ended the loop is the one to report
+      }
       report();
       throw;
     }
@@ -250,10 +236,21 @@ class MemoryCapture {
   void poll_once(std::uint64_t now) {
     bool reinitialised = false;
     std::string why;
+    const std::uint32_t share =
+        halts_ ? std::max(halted_read_limit / static_cast<std::uint32_t>(ups_.size()), smallest_channel_share)
+               : std::numeric_limits<std::uint32_t>::max();
     with_target(memory_, halts_, counters_, [&] {
       for (UpChannel& up : ups_) {
         data_.clear();
-        const UpRead r = up.read(memory_, data_);
+        UpRead r;
+        try {
+          r = up.read(memory_, data_, share);
+        } catch (...) {
+          // Read but not given back (RdOff refused, E01): written all the same, then the error.
+          output_.bytes(up.buffer().index, data_, now);
+          counters_.bytes[up.buffer().index] += data_.size();
+          throw;
+        }
         if (r.reinitialised) {
           reinitialised = true;
           why = r.problem;
@@ -297,7 +294,7 @@ class MemoryCapture {
       for (const auto& [channel, r] : results_) {
         any = any || r.bytes != 0;
         const Buffer& b = block_.up[channel];
-        half_full = half_full || r.fill * 2 >= b.size;
+        half_full = half_full || r.fill * 2 >= b.size || r.left != 0;
         if (r.full) report_full(channel, r, now);
       }
       if (any) {
@@ -313,19 +310,22 @@ class MemoryCapture {
     }
   }
 
+  // A ring found full: in a mode that drops (NO_BLOCK_SKIP/TRIM) writes may be lost, an Overflow
+  // record; BLOCK_IF_FIFO_FULL made the target wait, nothing lost: a stall, only counted and said.
   void report_full(unsigned channel, const UpRead& r, std::uint64_t now) {
-    ++counters_.full_reads;
     const auto up =
         std::find_if(ups_.begin(), ups_.end(), [&](const UpChannel& c) { return c.buffer().index == channel; });
     const Buffer& b = up != ups_.end() ? up->buffer() : block_.up[channel];
-    output_.buffer_full(channel, now);
+    const bool stalled = b.mode() == Mode::block_if_fifo_full;
+    ++(stalled ? counters_.stalls : counters_.full_reads);
+    if (!stalled) output_.buffer_full(channel, now);
     if (++full_warnings_[channel] > max_full_warnings) {
       if (full_warnings_[channel] == max_full_warnings + 1) {
         log_.warn(fmt::format("channel {}: full again; further full reads are only counted (--stats)", channel));
       }
       return;
     }
-    const std::string_view what = b.mode() == Mode::block_if_fifo_full
+    const std::string_view what = stalled
                                       ? "the target waited for room (BLOCK_IF_FIFO_FULL): nothing lost, but it stalled"
                                       : "the target may have dropped writes it could not fit";
     log_.warn(fmt::format("channel {}: buffer full at read {} ({} of {} bytes, {}): {}", channel, counters_.polls,
@@ -350,10 +350,11 @@ class MemoryCapture {
       per_channel += fmt::format(", channel {}: {} bytes", channel, bytes);
     const auto polls = std::max<std::uint64_t>(counters_.polls, 1);
     line(
-        fmt::format("{} polls ({} with data){}; {} bytes sent down; {} reads found a ring full; {} re-initialisations; "
-                    "{} round trips ({:.1f} per poll)",
+        fmt::format("{} polls ({} with data){}; {} bytes sent down; {} reads found a ring full (writes may be lost); "
+                    "{} stalls (a BLOCK_IF_FIFO_FULL ring full: the target waited, nothing lost); {} "
+                    "re-initialisations; {} round trips ({:.1f} per poll)",
                     counters_.polls, counters_.data_polls, per_channel, counters_.down_bytes, counters_.full_reads,
-                    counters_.reinits, memory_.round_trips(),
+                    counters_.stalls, counters_.reinits, memory_.round_trips(),
                     static_cast<double>(memory_.round_trips()) / static_cast<double>(polls)));
     if (halts_) {
       line(
@@ -454,6 +455,7 @@ ExitCode capture(const CaptureOptions& o, const TargetOpener& open_target, const
   if (!o.tcp.empty() && o.channels.size() > 1) {
     throw Error(ExitCode::usage, "an RTT TCP server serves one channel: give one --channel (its port number)");
   }
+  stop_on_hangup_and_quit();  // the target is released on those too, not left halted
   BatchedWriter writer = BatchedWriter::open(output, append, {o.elf});
   if (!o.tcp.empty()) return capture_tcp(o, writer, log);
   LocateSettings where = locate_settings(o);  // a bad option or ELF before the target is touched

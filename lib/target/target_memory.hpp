@@ -49,13 +49,15 @@ class TargetMemory {
   // memory the target refuses; Error(io_error / timeout) when the link fails.
   virtual std::vector<std::uint8_t> read(std::uint64_t address, std::size_t length) = 0;
   virtual void write(std::uint64_t address, std::span<const std::uint8_t> bytes) = 0;
-  // Reads, then writes `bytes` at `write_address` only once the read succeeded (a ring's bytes,
-  // then the offset that gives them back). A link that can does both in one exchange.
-  virtual std::vector<std::uint8_t> read_then_write(std::uint64_t address, std::size_t length,
-                                                    std::uint64_t write_address, std::span<const std::uint8_t> bytes) {
-    std::vector<std::uint8_t> data = read(address, length);
+  // Reads (appending to `out`), then writes `bytes` at `write_address` only once the read
+  // succeeded (a ring's bytes, then the offset that gives them back): when the write fails,
+  // what was read is in `out` before the error is thrown. A link that can does both in one
+  // exchange (then a failed exchange appends nothing).
+  virtual void read_then_write(std::uint64_t address, std::size_t length, std::uint64_t write_address,
+                               std::span<const std::uint8_t> bytes, std::vector<std::uint8_t>& out) {
+    const std::vector<std::uint8_t> data = read(address, length);
+    out.insert(out.end(), data.begin(), data.end());
     write(write_address, bytes);
-    return data;
   }
 
   // Resumes the target if it is halted and lets go of it. Never throws: it runs on every
