@@ -2,8 +2,8 @@
 moment the target is halted for a poll: once armed, the first memory read (`$m`) rtt-capture
 sends, which an all-stop server answers only with the target halted, calls `on_read` before
 the read goes on to the server (a signal sent then lands mid-poll, the target halted). With
-`refuse_write_at` (b"M2000040c,"), the server's answer to the next memory write there (the
-RdOff that gives a ring back) reaches rtt-capture as `E01`, as a server refusing it sends it.
+`refuse_write_at` (b"M2000040c,"), the next memory write there (the RdOff that gives a ring
+back) never reaches the server: the relay answers it `E01`, as a server refusing it would.
 The relay records every packet rtt-capture sent (`sent`), so a test can see it resume (`c`)
 or detach (`D`). When rtt-capture goes, the relay keeps its connection to the server open
 until release(): QEMU resumes a target whose client disconnects, OpenOCD does not; held open,
@@ -39,7 +39,6 @@ class GdbRelay:
         self.refuse_write_at = None  # b"M<hex address>,": the next write there is answered E01
         self.refused = threading.Event()
         self.sent = []  # rtt-capture's packets, in order
-        self.awaiting_write_reply = False
         self.lock = threading.Lock()
         self.server = None
         threading.Thread(target=self.serve, daemon=True).start()
@@ -68,7 +67,10 @@ class GdbRelay:
                     end = buffered.find(b"#", start)
                     if end < 0 or len(buffered) < end + 3:
                         break
-                    self.packet(buffered[start + 1:end])
+                    raw = buffered[start:end + 3]
+                    if self.packet(raw[1:-3]) == "refuse":
+                        data = data.replace(raw, b"")  # the server never sees it
+                        client.sendall(b"+" + frame(b"E01"))
                     buffered = buffered[end + 3:]
                 if b"$" not in buffered:
                     buffered = b""
@@ -80,21 +82,19 @@ class GdbRelay:
         self.sent.append(payload)
         if self.refuse_write_at and payload.startswith(self.refuse_write_at):
             self.refuse_write_at = None
-            self.awaiting_write_reply = True
+            self.refused.set()
+            return "refuse"
         if payload.startswith(b"m"):
             with self.lock:
                 act, self.on_read = self.on_read, None
             if act:
                 act()
                 self.fired.set()
+        return "forward"
 
     def pump_to_client(self, server, client):
         try:
             while data := server.recv(65536):
-                if self.awaiting_write_reply and b"$OK#9a" in data:
-                    data = data.replace(b"$OK#9a", frame(b"E01"), 1)
-                    self.awaiting_write_reply = False
-                    self.refused.set()
                 client.sendall(data)
         except OSError:
             pass

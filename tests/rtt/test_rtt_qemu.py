@@ -195,11 +195,13 @@ def started_reading(err_path, proc):
                "rtt-capture reading", lambda: open(err_path, "rb").read()[-300:])
 
 
-def left_running(q, relay, what):
+def left_running(q, relay, what, then=lambda: None):
     """rtt-capture has ended; the relay still holds QEMU's connection (QEMU would resume a
-    target whose client went): QEMU itself says the CPU runs, and its counter moves once let go."""
+    target whose client went): QEMU itself says the CPU runs, and its counter moves once let go
+    (after `then`)."""
     status = q.vm_status()
     relay.release()
+    then()
     check(status == "running" and q.running(), what,
           f"QEMU: VM status {status}; rtt-capture's last packets: {relay.sent[-4:]}")
 
@@ -263,14 +265,17 @@ def reader_gone_while_halted(q, name):
     code = proc.wait(timeout=30)
     check(relay.fired.is_set() and code == 0, f"{name}: the output's reader gone mid-poll: exit 0",
           f"exit {code}; {open(err_path, 'rb').read()[-300:]}")
-    left_running(q, relay, f"{name}: rtt-capture resumed the target after its output's reader went away mid-poll")
+    # The flood waits for room in SEGGER_RTT_Write with interrupts masked (SEGGER_RTT_LOCK), so
+    # the counter moves again only once the rest of it is read.
+    left_running(q, relay, f"{name}: rtt-capture resumed the target after its output's reader went away mid-poll",
+                 lambda: capture(q, "--elf", q.elf, "--idle-exit", "2s", timeout=300))
 
 
 def rdoff_refused(q, name):
     """The GDB server answers E01 to the RdOff write of channel 0's first read ("rig boot"):
     exit 6, the line written out all the same, the target runs."""
     relay = GdbRelay(q.port)
-    rdoff = q.value("(unsigned)&_SEGGER_RTT.aUp[0].RdOff")
+    rdoff = q.value("(unsigned)&_SEGGER_RTT.aUp[0].RdOff") & 0xFFFFFFFF  # print/d is signed
     relay.refuse_write_at = f"M{rdoff:x},".encode()
     result = subprocess.run([rtt_capture, "-g", f"127.0.0.1:{relay.port}", "--elf", q.elf, "--format", "ndjson",
                              "--idle-exit", "2s"], capture_output=True, timeout=120)
