@@ -15,6 +15,7 @@ namespace {
 constexpr std::uint32_t scan_step = 4096;
 constexpr std::uint32_t scan_piece = 256;  // after a refused read: how much is tried at a time
 constexpr std::size_t max_name = 32;
+static_assert(descriptor_read_offset == descriptor_write_offset + 4, "read_check_then_write reads WrOff before RdOff");
 
 std::optional<ControlBlock> read_block(target::TargetMemory& memory, std::uint32_t address,
                                        const std::optional<MemoryRange>& ram, std::string& problem) {
@@ -196,12 +197,23 @@ UpRead UpChannel::read(target::TargetMemory& memory, std::vector<std::uint8_t>& 
                                          static_cast<std::uint8_t>(read >> 16U),
                                          static_cast<std::uint8_t>(read >> 24U)};
   const std::uint64_t read_offset_at = buffer_.descriptor + descriptor_read_offset;
-  if (pieces.second_length == 0) {
-    memory.read_then_write(now.buffer + pieces.first_offset, pieces.first_length, read_offset_at, word, out);
-  } else {
-    const auto first = memory.read(now.buffer + pieces.first_offset, pieces.first_length);
+  std::uint64_t last_piece = now.buffer + pieces.first_offset;
+  std::uint32_t last_length = pieces.first_length;
+  if (pieces.second_length != 0) {
+    const auto first = memory.read(last_piece, pieces.first_length);
     out.insert(out.end(), first.begin(), first.end());
-    memory.read_then_write(now.buffer, pieces.second_length, read_offset_at, word, out);
+    last_piece = now.buffer;
+    last_length = pieces.second_length;
+  }
+  if (memory.reads_while_running()) {
+    // The core ran while the ring was read: it may have filled it (and dropped writes) since
+    // the descriptor was read. WrOff just before RdOff goes back says so.
+    const std::uint32_t write_now = memory.read_check_then_write(last_piece, last_length, read_offset_at, word, out);
+    const std::uint32_t fill_now = waiting_bytes(now.read, write_now, now.size).total();
+    result.fill = std::max(result.fill, fill_now);
+    result.full = result.full || fill_now + 1 + margin >= now.size;
+  } else {
+    memory.read_then_write(last_piece, last_length, read_offset_at, word, out);  // halted: nothing moves
   }
   last_read_ = read;
   result.bytes = take;
