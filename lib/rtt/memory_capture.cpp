@@ -35,8 +35,15 @@ struct Counters {
   std::uint64_t down_bytes = 0;
   std::uint64_t stopped_us = 0;  // the target's time halted for us (GDB servers)
   std::uint64_t longest_stop_us = 0;
+  std::uint64_t halted_since_us = 0;  // the halted window under way began then
   std::uint64_t round_trips = 0;
 };
+
+void end_halted_window(Counters& counters) {
+  const std::uint64_t stopped = monotonic_us() - counters.halted_since_us;
+  counters.stopped_us += stopped;
+  counters.longest_stop_us = std::max(counters.longest_stop_us, stopped);
+}
 
 // Runs `access` on the target, halted around it when the link needs that; the time stopped
 // is counted. The target runs again on every way out.
@@ -46,7 +53,7 @@ void with_target(target::TargetMemory& memory, bool halts, Counters& counters, A
     access();
     return;
   }
-  const std::uint64_t before = monotonic_us();
+  counters.halted_since_us = monotonic_us();
   memory.halt();
   try {
     access();
@@ -55,9 +62,7 @@ void with_target(target::TargetMemory& memory, bool halts, Counters& counters, A
     throw;
   }
   memory.resume();
-  const std::uint64_t stopped = monotonic_us() - before;
-  counters.stopped_us += stopped;
-  counters.longest_stop_us = std::max(counters.longest_stop_us, stopped);
+  end_halted_window(counters);
 }
 
 // Sleeps until `until_us`, a stop request, or stdin data (read into `pending`).
@@ -113,6 +118,15 @@ class MemoryCapture {
         halts_(!memory.reads_while_running()),
         read_stdin_(o.forward_stdin) {
     pending_.assign(o.send.begin(), o.send.end());
+    if (halts_) {
+      // A scan of a large range (0:4G) is many reads: the target runs between its pieces.
+      where_.between_reads = [this] {
+        memory_.resume();
+        end_halted_window(counters_);
+        counters_.halted_since_us = monotonic_us();
+        memory_.halt();
+      };
+    }
   }
 
   ExitCode run() {

@@ -68,6 +68,7 @@ std::optional<ControlBlock> scan(target::TargetMemory& memory, const LocateSetti
   std::vector<std::uint8_t> window;
   std::uint64_t window_start = range.start;
   for (std::uint64_t at = range.start; at < end; at += scan_step) {
+    if (at != range.start && settings.between_reads) settings.between_reads();
     read_readable(memory, at, std::min<std::uint64_t>(scan_step, end - at), window, window_start, found);
     for (const std::size_t offset : find_id(window)) found.insert(static_cast<std::uint32_t>(window_start + offset));
     // Keep the tail an id could start in.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <span>
@@ -21,6 +22,7 @@ struct LocateSettings {
   std::optional<std::uint32_t> address;  // --address, or the ELF's _SEGGER_RTT
   std::optional<MemoryRange> scan;       // where to look for the id
   std::optional<MemoryRange> ram;        // where buffers may be (checked when given)
+  std::function<void()> between_reads;   // a scan calls it between its 4 KiB reads, when given
 };
 
 // An option's 32-bit address (0x20000000 or decimal); Error(usage) naming `option` otherwise.

@@ -20,7 +20,8 @@ firmware's ground truth back independently.
 - through a relay (gdb_relay.py) that acts while the target is halted for a poll: SIGHUP,
   SIGQUIT, SIGINT and SIGTERM then end rtt-capture with 128+N after it resumed the target;
   the reader of its output gone then (SIGPIPE's case): exit 0, the target resumed; the RdOff
-  write answered E01: exit 6, the bytes of that read written out first (Cortex-M3);
+  write answered E01: exit 6, the bytes of that read written out first; a stop signal in
+  the middle of --scan 0:4G: the target left running (QEMU's monitor says so) (Cortex-M3);
 - the target runs after every exit.
 Usage: test_rtt_qemu.py RTT_CAPTURE SYSVIEW_DECODE SHARED_DIR WORK_DIR"""
 import json
@@ -224,6 +225,23 @@ def signals_while_halted(q, name):
         left_running(q, relay, f"{name}: rtt-capture resumed the target after {sig.name} mid-poll")
 
 
+def stop_during_scan(q, name):
+    """A stop signal in a long scan (--scan 0:4G: a million reads through the gdbstub, the
+    target let run between its 4 KiB pieces): wherever it lands (a read cut short, a `c` or
+    0x03 unanswered), 128+N and the target left running (before: a `D` after a cut read or an
+    unanswered `c` reached a running QEMU, which halted and dropped it: 'VM status: paused')."""
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        relay = GdbRelay(q.port)
+        proc = subprocess.Popen([rtt_capture, "-g", f"127.0.0.1:{relay.port}", "--scan", "0:4G", "--list"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        wait_until(lambda: len(relay.sent) > 300 or proc.poll() is not None, "the scan under way")
+        proc.send_signal(sig)
+        code = proc.wait(timeout=30)
+        check(code == 128 + sig, f"{name}: {sig.name} during --scan 0:4G: exit {128 + sig}",
+              f"exit {code}; {proc.stderr.read()[-300:]}")
+        left_running(q, relay, f"{name}: the target left running after {sig.name} during a scan")
+
+
 def reader_gone_while_halted(q, name):
     """The pipe rtt-capture writes to closed while the target is halted for a poll, data
     flowing (the rig's flood): exit 0 (the reader went away), the target runs."""
@@ -382,6 +400,7 @@ def test_machine(name):
 
         if name == "cm3":
             signals_while_halted(q, name)
+            stop_during_scan(q, name)
             reader_gone_while_halted(q, name)
 
         # The GDB server gone mid-capture.

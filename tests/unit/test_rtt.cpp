@@ -405,8 +405,10 @@ struct CaptureRun {
   std::string err;
 };
 
-// rtt-capture on channel 0 of the scripted target, as Text records, until 100 ms without data.
-CaptureRun run_capture(Script& script, std::uint32_t ring_size, std::uint32_t mode) {
+// rtt-capture on channel 0 of the scripted target, as Text records, until 100 ms without data
+// (`adjust` changes the options first).
+CaptureRun run_capture(Script& script, std::uint32_t ring_size, std::uint32_t mode,
+                       const std::function<void(CaptureOptions&)>& adjust = {}) {
   write_block(script.image, ScriptedTarget::block_at, ring_size);
   script.image.put32(ScriptedTarget::up0_descriptor + 20, mode);
   CaptureOptions o;
@@ -416,6 +418,7 @@ CaptureRun run_capture(Script& script, std::uint32_t ring_size, std::uint32_t mo
   o.idle_exit = "100ms";
   o.duration = "60s";  // deadline: a broken capture fails instead of hanging
   o.stats = true;
+  if (adjust) adjust(o);
   const auto output = std::filesystem::temp_directory_path() / ("rtt-capture-" + std::to_string(::getpid()));
   CaptureRun run;
   StderrCapture err;
@@ -567,4 +570,36 @@ TEST_CASE("rtt-capture's START:SIZE: 0:4G is the whole 32-bit space; past 2^32 r
     CHECK_THROWS_AS_MESSAGE((void)parse_memory_range(wrong, "--scan"), tp::Error, wrong);
   }
   CHECK(parse_address("0xFFFFFFFF", "--address") == 0xFFFF'FFFFU);
+}
+
+TEST_CASE("rtt-capture through a GDB server: a scan lets the target run between its 4 KiB reads") {
+  Script script(true);
+  const CaptureRun run = run_capture(script, 64, 2, [](CaptureOptions& o) {
+    o.address.clear();
+    o.scan = "0x20000000:1M";
+    o.list = true;
+  });
+  CHECK(run.code == tp::ExitCode::ok);
+  CHECK(run.out.find("RTT control block at 0x20000400") != std::string::npos);
+  CHECK(script.reads_running == 0);
+  CHECK(script.halts >= 256);  // a window per 4 KiB read
+  // A 4 KiB read, and at the end the block and its names.
+  CHECK(script.largest_window <= 4096 + 1024);
+  CHECK(!script.halted);
+}
+
+TEST_CASE("rtt-capture: a block that changes under it to a ring over itself is found again and refused, never read") {
+  Script script(true);
+  int polls = 0;
+  script.firmware = [&](MemoryImage& m) {
+    if (++polls == 3) target_writes(m, ScriptedTarget::up0_descriptor, "before\n");
+    if (polls == 5) m.put32(ScriptedTarget::up0_descriptor + 4, ScriptedTarget::block_at);  // the ring: the block
+  };
+  const CaptureRun run = run_capture(script, 64, 2, [](CaptureOptions& o) { o.wait = "300ms"; });
+  CAPTURE(run.err);
+  CHECK(run.code == tp::ExitCode::not_found);
+  CHECK(run.err.find("initialised again") != std::string::npos);
+  CHECK(run.err.find("overlaps the control block") != std::string::npos);
+  CHECK(messages_of(run.out) == "before\n");  // the block's own bytes never became Text
+  CHECK(!script.halted);
 }
