@@ -105,6 +105,10 @@ class Qemu:
         return int(self.gdb(f"print/d {expression}")[0])
 
     def running(self):
+        """QEMU's monitor says the VM runs (asked first: gdb's own detach below resumes it, so
+        the counter alone would prove nothing), and the firmware's counter moves."""
+        if self.vm_status() != "running":
+            return False
         first = self.value("rig_ticks")
         try:
             wait_until(lambda: self.value("rig_ticks") > first, "rig_ticks advancing")
