@@ -118,7 +118,7 @@ ExitCode capture(const CaptureOptions& o, const TargetOpener& open_target, const
   LocateSettings where = locate_settings(o);  // a bad option or ELF before the target is touched
   const std::unique_ptr<target::TargetMemory> memory = open_target();
   log.verbose(memory->description());
-  return capture_memory(o, where, *memory, writer, log);
+  return capture_memory(o, std::move(where), *memory, writer, log);
 }
 
 }  // namespace tp::rtt

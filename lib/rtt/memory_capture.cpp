@@ -107,14 +107,14 @@ std::string list_channels(const ControlBlock& block) {
 
 class MemoryCapture {
  public:
-  MemoryCapture(const CaptureOptions& o, const LocateSettings& where, target::TargetMemory& memory,
-                BatchedWriter& writer, const Logger& log)
+  MemoryCapture(const CaptureOptions& o, LocateSettings where, target::TargetMemory& memory, BatchedWriter& writer,
+                const Logger& log)
       : o_(o),
         memory_(memory),
         writer_(writer),
         log_(log),
         output_(writer, o.format == "ndjson", o.max_line),
-        where_(where),
+        where_(std::move(where)),
         halts_(!memory.reads_while_running()),
         read_stdin_(o.forward_stdin) {
     pending_.assign(o.send.begin(), o.send.end());
@@ -364,9 +364,9 @@ class MemoryCapture {
 
 }  // namespace
 
-ExitCode capture_memory(const CaptureOptions& o, const LocateSettings& where, target::TargetMemory& memory,
+ExitCode capture_memory(const CaptureOptions& o, LocateSettings where, target::TargetMemory& memory,
                         BatchedWriter& writer, const Logger& log) {
-  MemoryCapture session(o, where, memory, writer, log);
+  MemoryCapture session(o, std::move(where), memory, writer, log);
   return session.run();
 }
 

@@ -15,7 +15,7 @@ namespace tp::rtt {
 
 // Runs until --duration, --idle-exit, a stop signal or an error; the target is released (and
 // what was read written out) on every way out.
-ExitCode capture_memory(const CaptureOptions& options, const LocateSettings& where, target::TargetMemory& memory,
+ExitCode capture_memory(const CaptureOptions& options, LocateSettings where, target::TargetMemory& memory,
                         BatchedWriter& writer, const Logger& log);
 
 }  // namespace tp::rtt

@@ -29,7 +29,7 @@ std::string_view level_name(std::uint32_t options) {
   }
 }
 
-__extension__ typedef unsigned __int128 uint128;  // ticks * 1e9 before the division
+__extension__ using uint128 = unsigned __int128;  // ticks * 1e9 before the division
 
 // `ticks` at `hz` in ns; past 2^64 ns (584 years: a wrong rate, or a stream that is not
 // SystemView's) refused rather than wrapped.
