@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/number.hpp"
 
 namespace tp {
 namespace {
@@ -43,20 +44,25 @@ std::chrono::milliseconds parse_duration(std::string_view text) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(value * scale)));
 }
 
-std::uint64_t parse_byte_count(std::string_view text) {
+std::uint64_t parse_byte_count(std::string_view text, std::uint64_t max) {
   double value = 0;
   std::string_view unit;
   const bool parsed = split_number(text, value, unit);
+  const std::string_view number = text.substr(0, text.size() - unit.size());
   if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.remove_suffix(1);
-  const double scale = unit.empty()                 ? 1
-                       : unit == "K" || unit == "k" ? 1024.0
-                       : unit == "M"                ? 1048576.0
-                       : unit == "G"                ? 1073741824.0
-                                                    : -1;
-  if (!parsed || scale < 0 || value < 0 || !std::isfinite(value) || value * scale > 9.2e18) {
+  const std::uint64_t scale = unit.empty()                 ? 1
+                              : unit == "K" || unit == "k" ? std::uint64_t{1} << 10U
+                              : unit == "M"                ? std::uint64_t{1} << 20U
+                              : unit == "G"                ? std::uint64_t{1} << 30U
+                                                           : 0;
+  if (!parsed || scale == 0 || value < 0 || !std::isfinite(value)) {
     throw Error(ExitCode::usage, fmt::format("'{}' is not a byte count (e.g. 4096, 64K, 10M, 1G)", text));
   }
-  return static_cast<std::uint64_t>(std::llround(value * scale));
+  // A whole number is taken exactly (a double is not, past 2^53); a fraction (1.5M) rounds.
+  const auto whole = parse_whole_number<std::uint64_t>(number);
+  const bool fits = whole ? *whole <= max / scale : value * static_cast<double>(scale) <= static_cast<double>(max);
+  if (!fits) throw Error(ExitCode::usage, fmt::format("'{}': at most {} bytes", text, max));
+  return whole ? *whole * scale : static_cast<std::uint64_t>(std::llround(value * static_cast<double>(scale)));
 }
 
 }  // namespace tp

@@ -11,7 +11,7 @@ namespace tp {
 // Throws Error(usage) naming the text when it is not a positive duration, or one whose
 // microseconds would not fit in 64 bits.
 std::chrono::milliseconds parse_duration(std::string_view text);
-// Throws Error(usage) when it is not a byte count.
-std::uint64_t parse_byte_count(std::string_view text);
+// Throws Error(usage) when it is not a byte count, or one over `max` (whole numbers exact).
+std::uint64_t parse_byte_count(std::string_view text, std::uint64_t max = std::uint64_t{1} << 62U);
 
 }  // namespace tp

@@ -27,20 +27,29 @@ extern "C" void on_stop_signal(int signo) {
   }
   errno = saved_errno;
 }
-}  // namespace
 
-void install_stop_signal_handlers() {
-  if (g_wake_fd.load() < 0) g_wake_fd.store(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+void stop_on(int signo) {
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = 0;
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  sigaction(signo, &action, nullptr);
+}
+}  // namespace
+
+void install_stop_signal_handlers() {
+  if (g_wake_fd.load() < 0) g_wake_fd.store(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  stop_on(SIGINT);
+  stop_on(SIGTERM);
   struct sigaction ignore {};
   ignore.sa_handler = SIG_IGN;
   sigemptyset(&ignore.sa_mask);
   sigaction(SIGPIPE, &ignore, nullptr);
+}
+
+void stop_on_hangup_and_quit() {
+  stop_on(SIGHUP);
+  stop_on(SIGQUIT);
 }
 
 int stop_requested() noexcept {

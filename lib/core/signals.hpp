@@ -1,10 +1,15 @@
-// SIGINT/SIGTERM request a clean stop; SIGPIPE is ignored so writes fail with EPIPE.
+// SIGINT/SIGTERM request a clean stop; SIGPIPE is ignored so writes fail with EPIPE. A tool
+// that must let go of something on every way out (rtt-capture: a target halted for a poll)
+// also stops cleanly on SIGHUP and SIGQUIT, whose default ends the process at once.
 #pragma once
 
 namespace tp {
 
 // Installs the handlers (without SA_RESTART, so a blocking read returns EINTR).
 void install_stop_signal_handlers();
+
+// After install_stop_signal_handlers(): SIGHUP and SIGQUIT request the stop too.
+void stop_on_hangup_and_quit();
 
 // The signal number that asked us to stop, or 0.
 [[nodiscard]] int stop_requested() noexcept;

@@ -116,15 +116,35 @@ class DapMemory final : public target::TargetMemory {
 
   // A word written after the read goes into the read's last DAP_Transfer when there is room:
   // an RTT poll with data is two USB round trips (descriptor; ring and RdOff), not three.
-  std::vector<std::uint8_t> read_then_write(std::uint64_t address, std::size_t length, std::uint64_t write_address,
-                                            std::span<const std::uint8_t> bytes) override {
+  void read_then_write(std::uint64_t address, std::size_t length, std::uint64_t write_address,
+                       std::span<const std::uint8_t> bytes, std::vector<std::uint8_t>& out) override {
     if (length == 0 || write_address % 4 != 0 || bytes.size() != 4) {
-      return TargetMemory::read_then_write(address, length, write_address, bytes);
+      TargetMemory::read_then_write(address, length, write_address, bytes, out);
+      return;
     }
     check_range(write_address, bytes.size());
     const std::array<TransferRequest, 2> then{{{true, false, ap_tar, static_cast<std::uint32_t>(write_address)},
                                                {true, false, ap_drw, load_le32(bytes.data())}}};
-    return read_words(address, length, then, write_address);
+    const std::vector<std::uint8_t> data = read_words(address, length, then, write_address);
+    out.insert(out.end(), data.begin(), data.end());
+  }
+
+  // The word before the write read in the same command, by the address auto-increment: TAR at
+  // it, a read, then the write lands on the next word.
+  std::uint32_t read_check_then_write(std::uint64_t address, std::size_t length, std::uint64_t write_address,
+                                      std::span<const std::uint8_t> bytes, std::vector<std::uint8_t>& out) override {
+    if (length == 0 || write_address % 4 != 0 || bytes.size() != 4 || write_address < 4 ||
+        (write_address & (auto_increment_span - 1)) == 0) {
+      return TargetMemory::read_check_then_write(address, length, write_address, bytes, out);
+    }
+    check_range(write_address - 4, bytes.size() + 4);
+    const std::array<TransferRequest, 3> then{{{true, false, ap_tar, static_cast<std::uint32_t>(write_address - 4)},
+                                               {true, true, ap_drw, 0},
+                                               {true, false, ap_drw, load_le32(bytes.data())}}};
+    std::vector<std::uint32_t> checked_word;
+    const std::vector<std::uint8_t> data = read_words(address, length, then, write_address, &checked_word);
+    out.insert(out.end(), data.begin(), data.end());
+    return checked_word.empty() ? 0 : checked_word.front();
   }
 
   void write(std::uint64_t address, std::span<const std::uint8_t> bytes) override {
@@ -199,7 +219,9 @@ class DapMemory final : public target::TargetMemory {
   // Reads whole words (DAP_Transfer: TAR, then DRW reads within one auto-increment span), and
   // runs `then` (writes at `then_address`) after them: in the last command when it fits.
   std::vector<std::uint8_t> read_words(std::uint64_t address, std::size_t length, std::span<const TransferRequest> then,
-                                       std::uint64_t then_address) {
+                                       std::uint64_t then_address, std::vector<std::uint32_t>* then_data = nullptr) {
+    const auto then_reads =
+        static_cast<std::size_t>(std::count_if(then.begin(), then.end(), [](const auto& r) { return r.read; }));
     check_range(address, length);
     const std::uint64_t first = address & ~std::uint64_t{3};
     const std::uint64_t last = (address + length + 3) & ~std::uint64_t{3};
@@ -214,20 +236,27 @@ class DapMemory final : public target::TargetMemory {
       requests.resize(words + 1, TransferRequest{true, true, ap_drw, 0});
       // Command: 3 bytes, 1 per read, 5 per write; at most 255 transfers.
       const bool with_then = at + words * 4 >= last && !then_done && 3 + 5 + words + 5 * then.size() <= packet_size_ &&
-                             requests.size() + then.size() <= 255;
+                             requests.size() + then.size() <= 255 && words + then_reads <= per_command;
       if (with_then) {
         requests.insert(requests.end(), then.begin(), then.end());
         then_done = true;
       }
-      const TransferReply reply = transfer(requests, words);
-      const bool in_then = with_then && reply.data.size() == words;  // failed after every read: the write
+      const TransferReply reply = transfer(requests, words + (with_then ? then_reads : 0));
+      const bool in_then = with_then && reply.data.size() >= words;  // failed after every read: in `then`
       expect_ok(reply, in_then ? then_address : at, in_then ? 4 : words * 4);
-      for (const std::uint32_t word : reply.data) {
-        for (unsigned i = 0; i < 4; ++i) bytes.push_back(static_cast<std::uint8_t>(word >> (8 * i)));
+      for (std::size_t k = 0; k < reply.data.size(); ++k) {
+        if (k >= words) {
+          if (then_data != nullptr) then_data->push_back(reply.data[k]);
+          continue;
+        }
+        for (unsigned i = 0; i < 4; ++i) bytes.push_back(static_cast<std::uint8_t>(reply.data[k] >> (8 * i)));
       }
       at += words * 4;
     }
-    if (!then_done) checked(then, 0, then_address, 4);
+    if (!then_done) {
+      const TransferReply reply = checked(then, then_reads, then_address, 4);
+      if (then_data != nullptr) then_data->assign(reply.data.begin(), reply.data.end());
+    }
     return {bytes.begin() + static_cast<std::ptrdiff_t>(address - first),
             bytes.begin() + static_cast<std::ptrdiff_t>(address - first + length)};
   }

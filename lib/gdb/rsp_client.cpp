@@ -28,7 +28,10 @@ constexpr std::size_t max_queued_bytes = std::size_t{4} << 20U;
 // target is resumed within a budget of its own: the tool ends within a second of the signal.
 constexpr std::uint64_t grace_after_stop_ms = 250;
 constexpr std::uint64_t release_budget_after_stop_ms = 500;
-constexpr int poll_slice_ms = 50;  // a stop signal between the check and poll() waits this long at most
+constexpr int poll_slice_ms = 50;
+// Leaving after an exchange cut short: how long the reply still owed, or a running target's
+// answer to 0x03, may take (QEMU answers within a millisecond), out of the release budget.
+constexpr std::uint64_t settle_wait_ms = 150;  // a stop signal between the check and poll() waits this long at most
 
 }  // namespace
 
@@ -172,7 +175,14 @@ std::string RspClient::receive_packet() {
 std::string RspClient::request(std::string_view payload) {
   ++stats_.round_trips;
   begin_exchange();
+  reply_owed_ = true;  // until it comes: a request cut short leaves its reply on the way
   send_packet(payload);
+  std::string reply = next_reply();
+  reply_owed_ = false;
+  return reply;
+}
+
+std::string RspClient::next_reply() {
   for (;;) {
     std::string reply = receive_packet();
     if (is_stop_reply(reply)) {  // answers nothing we asked: QEMU's stop reply on connect
@@ -205,12 +215,14 @@ void RspClient::halt() {
   if (halted_) return;
   ++stats_.round_trips;
   begin_exchange();
+  run_state_unknown_ = true;  // until the stop reply: QEMU ignores 0x03 while its target is not running yet
   send_raw("\x03");
   halted_ = true;  // from here the target may be stopped: a failure below still resumes it on release()
   for (;;) {
     std::string reply = receive_packet();
     if (is_stop_reply(reply)) {
       if (auto pid = stop_reply_pid(reply)) pid_ = *pid;
+      run_state_unknown_ = false;
       return;
     }
     if (is_exit_reply(reply)) lost(fmt::format("the program ended ({})", reply));
@@ -220,8 +232,13 @@ void RspClient::halt() {
 void RspClient::resume() {
   if (!halted_) return;
   begin_exchange();
+  // From the first byte of `c` the server may run the target, even if its ack never reaches us
+  // (a stop request cuts the wait short): release() then interrupts first, for a packet sent
+  // to a running QEMU halts it and is dropped (a `D` then would leave it halted for good).
+  run_state_unknown_ = true;
   send_packet("c");
   halted_ = false;
+  run_state_unknown_ = false;
 }
 
 std::size_t RspClient::packet_size() const noexcept {
@@ -288,6 +305,15 @@ void RspClient::release() noexcept {
   release_deadline_ms_ =
       monotonic_ms() + (stop_requested() != 0 ? std::min(budget, release_budget_after_stop_ms) : budget);
   try {
+    if (reply_owed_) {  // the reply to a request cut short first, or it would answer our `D`
+      reply_owed_ = false;
+      exchange_deadline_ms_ = std::min(monotonic_ms() + settle_wait_ms, release_deadline_ms_);
+      (void)next_reply();
+    }
+  } catch (const std::exception&) {  // none soon (a server flooding, or gone): go on
+  }
+  settle_run_state();
+  try {
     // Probe servers keep the target halted on `D`: they get `c`, then the connection closes.
     if (halted_ && (features_.memory_map || !detach())) resume();
   } catch (const std::exception&) {  // the link is gone: nothing more can be done from here
@@ -295,6 +321,23 @@ void RspClient::release() noexcept {
   close_gracefully();
   connected_ = false;
   socket_.reset();
+}
+
+// After a `c` without its ack, or a 0x03 without its stop reply, the target may run or not, and
+// a packet that reaches a running QEMU halts it and is dropped: a `D` then would leave it
+// halted for good. 0x03 again: a running target stops and says so at once; one that is halted
+// ignores it (no reply within the wait): halted either way, then `D` or `c` lets it run.
+void RspClient::settle_run_state() noexcept {
+  if (!run_state_unknown_) return;
+  run_state_unknown_ = false;
+  try {
+    send_raw("\x03");
+    exchange_deadline_ms_ = std::min(monotonic_ms() + settle_wait_ms, release_deadline_ms_);
+    while (!is_stop_reply(receive_packet())) {
+    }
+  } catch (const std::exception&) {  // no stop reply: it was halted already
+  }
+  halted_ = true;
 }
 
 // Closing a TCP socket with unread bytes in it sends RST, and a peer that gets RST may drop

@@ -11,7 +11,9 @@
 //   the target halted on `D`, so they get `c` and a close instead. `k` is never sent.
 // Hostile or broken servers: the timeout bounds each whole exchange (request, acks, reply and
 // whatever the server floods in between: console output, stop replies, bad checksums), the
-// packets queued while waiting for an ack are bounded, and after SIGINT/SIGTERM the poll under
+// packets queued while waiting for an ack are bounded; an exchange cut short is settled before
+// leaving (the reply still owed read, 0x03 when a `c` or 0x03 went unanswered: a packet that
+// reaches a running QEMU halts it and is dropped); and after SIGINT/SIGTERM the poll under
 // way gets 250 ms to finish, then release() 500 ms to resume the target.
 #pragma once
 
@@ -75,13 +77,15 @@ class RspClient final : public target::TargetMemory {
   void send_packet(std::string_view payload);
   std::string receive_packet();
   RspEvent next_event();
-  void read_more();  // waits for at least one more event, until the exchange's deadline
+  std::string next_reply();  // the next packet that answers a request (stop replies, console output skipped)
+  void read_more();          // waits for at least one more event, until the exchange's deadline
   void begin_exchange();
   // Polls for `events` until the exchange's deadline; throws on the deadline or a stop request.
   void wait_for(short events, std::string_view what);
   void check_queue() const;
   [[noreturn]] void lost(std::string_view why);
   void close_gracefully() noexcept;
+  void settle_run_state() noexcept;
 
   FileDescriptor socket_;
   std::string name_;
@@ -98,6 +102,8 @@ class RspClient final : public target::TargetMemory {
   std::uint64_t pid_ = 1;
   bool no_ack_ = false;
   bool halted_ = false;
+  bool run_state_unknown_ = false;  // `c` without its ack, 0x03 without its stop reply: running or not
+  bool reply_owed_ = false;         // a request's reply not read yet (the request was cut short)
   bool connected_ = true;
 };
 

@@ -17,7 +17,8 @@ void CaptureOutput::bytes(unsigned channel, std::span<const std::uint8_t> data, 
 
 void CaptureOutput::buffer_full(unsigned channel, std::uint64_t now_us) {
   if (!ndjson_) return;
-  RecordLine record(writer_.buffer(), {now_us, "us", channel, RecordKind::overflow, "rtt"});
+  RecordLine record(writer_.buffer(), {now_us, clock_name(RecordClock::us), channel, RecordKind::overflow,
+                                       source_name(RecordSource::rtt)});
   record.data().empty();
   record.end();
   writer_.commit();

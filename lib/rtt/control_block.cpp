@@ -44,8 +44,9 @@ void parse_descriptor(std::span<const std::uint8_t, descriptor_size> bytes, Buff
 
 namespace {
 
-// What is wrong with a descriptor, or empty.
-std::string check_buffer(const Buffer& b, const std::optional<MemoryRange>& ram) {
+// What is wrong with a descriptor, or empty. `block` is where the control block lies: a ring
+// over it would be read as the target's output (and its RdOff written into the block).
+std::string check_buffer(const Buffer& b, const std::optional<MemoryRange>& ram, const MemoryRange& block) {
   const std::string_view which = b.direction == Direction::up ? "up" : "down";
   if ((b.flags >> 24U) != 0)
     return fmt::format("{} buffer {}: Flags[31:24] not zero (0x{:08x})", which, b.index, b.flags);
@@ -59,6 +60,10 @@ std::string check_buffer(const Buffer& b, const std::optional<MemoryRange>& ram)
   if (ram && !ram->holds(b.buffer, b.size)) {
     return fmt::format("{} buffer {}: 0x{:08x}+{} is outside the RAM given (0x{:08x}+{})", which, b.index, b.buffer,
                        b.size, ram->start, ram->size);
+  }
+  if (b.buffer < block.start + block.size && block.start < std::uint64_t{b.buffer} + b.size) {
+    return fmt::format("{} buffer {}: 0x{:08x}+{} overlaps the control block (0x{:08x}+{})", which, b.index, b.buffer,
+                       b.size, block.start, block.size);
   }
   if (b.write >= b.size || b.read >= b.size) {
     return fmt::format("{} buffer {}: offsets WrOff {} / RdOff {} not below its size {}", which, b.index, b.write,
@@ -88,7 +93,7 @@ std::optional<ControlBlock> parse_control_block(std::uint32_t address, std::span
     const std::size_t offset = header_size + descriptor_size * static_cast<std::size_t>(i);
     b.descriptor = address + static_cast<std::uint32_t>(offset);
     parse_descriptor(bytes.subspan(offset).first<descriptor_size>(), b);
-    if (std::string wrong = check_buffer(b, ram); !wrong.empty()) {
+    if (std::string wrong = check_buffer(b, ram, {address, total}); !wrong.empty()) {
       problem = std::move(wrong);
       return std::nullopt;
     }

@@ -60,9 +60,10 @@ struct ControlBlock {
 };
 
 // A range of target memory where buffers may be (--ram); none given: any 32-bit address.
+// `size` may be 4 GiB (0:4G, the whole 32-bit space): start + size is at most 2^32.
 struct MemoryRange {
   std::uint32_t start = 0;
-  std::uint32_t size = 0;
+  std::uint64_t size = 0;
   [[nodiscard]] bool holds(std::uint32_t address, std::uint32_t length) const noexcept {
     return address >= start && length <= size && address - start <= size - length;
   }
@@ -76,9 +77,9 @@ struct HeaderCounts {
 std::optional<HeaderCounts> parse_header(std::span<const std::uint8_t> bytes, std::string& problem);
 
 // The whole block (header and every descriptor, as read from `address`), checked: the id,
-// the counts, every configured buffer's pointer and size (inside `ram` when given), its offsets
-// below its size, Flags[31:24] zero. nullopt and `problem` saying what is wrong otherwise (a
-// target that has not run SEGGER_RTT_Init yet has a zero or half-written block).
+// the counts, every configured buffer's pointer and size (inside `ram` when given, never over
+// the block itself), its offsets below its size, Flags[31:24] zero. nullopt and `problem` saying what is wrong
+// otherwise (a target that has not run SEGGER_RTT_Init yet has a zero or half-written block).
 std::optional<ControlBlock> parse_control_block(std::uint32_t address, std::span<const std::uint8_t> bytes,
                                                 const std::optional<MemoryRange>& ram, std::string& problem);
 

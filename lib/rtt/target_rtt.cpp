@@ -6,6 +6,8 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/number.hpp"
+#include "core/quantity.hpp"
 
 namespace tp::rtt {
 namespace {
@@ -13,6 +15,7 @@ namespace {
 constexpr std::uint32_t scan_step = 4096;
 constexpr std::uint32_t scan_piece = 256;  // after a refused read: how much is tried at a time
 constexpr std::size_t max_name = 32;
+static_assert(descriptor_read_offset == descriptor_write_offset + 4, "read_check_then_write reads WrOff before RdOff");
 
 std::optional<ControlBlock> read_block(target::TargetMemory& memory, std::uint32_t address,
                                        const std::optional<MemoryRange>& ram, std::string& problem) {
@@ -65,6 +68,7 @@ std::optional<ControlBlock> scan(target::TargetMemory& memory, const LocateSetti
   std::vector<std::uint8_t> window;
   std::uint64_t window_start = range.start;
   for (std::uint64_t at = range.start; at < end; at += scan_step) {
+    if (at != range.start && settings.between_reads) settings.between_reads();
     read_readable(memory, at, std::min<std::uint64_t>(scan_step, end - at), window, window_start, found);
     for (const std::size_t offset : find_id(window)) found.insert(static_cast<std::uint32_t>(window_start + offset));
     // Keep the tail an id could start in.
@@ -100,6 +104,40 @@ std::optional<ControlBlock> scan(target::TargetMemory& memory, const LocateSetti
 
 }  // namespace
 
+std::uint32_t parse_address(std::string_view text, std::string_view option) {
+  const auto value = parse_c_number<std::uint64_t>(text);
+  if (!value || *value > 0xFFFF'FFFFU) {
+    throw Error(ExitCode::usage, fmt::format("{} '{}': a 32-bit number (0x20000000, 536870912)", option, text));
+  }
+  return static_cast<std::uint32_t>(*value);
+}
+
+MemoryRange parse_memory_range(std::string_view text, std::string_view option) {
+  constexpr std::uint64_t address_space = std::uint64_t{1} << 32U;
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos) {
+    throw Error(ExitCode::usage, fmt::format("{} '{}': START:SIZE, e.g. 0x20000000:64K", option, text));
+  }
+  const std::uint32_t start = parse_address(text.substr(0, colon), option);
+  const std::string_view size_text = text.substr(colon + 1);
+  std::uint64_t size = 0;
+  if (size_text.starts_with("0x") || size_text.starts_with("0X")) {
+    size = parse_c_number<std::uint64_t>(size_text).value_or(address_space + 1);
+  } else {
+    try {
+      size = parse_byte_count(size_text, address_space);
+    } catch (const Error& e) {
+      throw Error(ExitCode::usage, fmt::format("{} '{}': {}", option, text, e.what()));
+    }
+  }
+  if (size == 0 || size > address_space - start) {
+    throw Error(ExitCode::usage,
+                fmt::format("{} '{}': the range must be inside 4 GiB (START+SIZE at most 0x100000000) and not empty",
+                            option, text));
+  }
+  return {start, size};
+}
+
 std::optional<ControlBlock> locate(target::TargetMemory& memory, const LocateSettings& settings, std::string& problem) {
   if (settings.address) {
     auto block = read_block(memory, *settings.address, settings.ram, problem);
@@ -127,7 +165,7 @@ void read_names(target::TargetMemory& memory, ControlBlock& block) {
   }
 }
 
-UpRead UpChannel::read(target::TargetMemory& memory, std::vector<std::uint8_t>& out) {
+UpRead UpChannel::read(target::TargetMemory& memory, std::vector<std::uint8_t>& out, std::uint32_t most) {
   UpRead result;
   const auto words = memory.read(buffer_.descriptor, descriptor_size);
   Buffer now = buffer_;
@@ -143,31 +181,43 @@ UpRead UpChannel::read(target::TargetMemory& memory, std::vector<std::uint8_t>& 
     return result;
   }
   buffer_.flags = now.flags;  // the target may change the mode (SEGGER_RTT_ConfigUpBuffer)
-  const RingPieces pieces = waiting_bytes(now.read, now.write, now.size);
-  result.fill = pieces.total();
+  const RingPieces waiting = waiting_bytes(now.read, now.write, now.size);
+  result.fill = waiting.total();
   // NO_BLOCK_SKIP drops a whole write that does not fit, so a ring can lose data well short
   // of full: within an eighth of full counts there.
   const std::uint32_t margin = now.mode() == Mode::no_block_skip ? now.size / 8 : 0;
-  result.full = pieces.total() + 1 + margin >= now.size;
-  if (pieces.total() == 0) return result;
+  result.full = waiting.total() + 1 + margin >= now.size;
+  const std::uint32_t take = std::min(waiting.total(), most);
+  result.left = waiting.total() - take;
+  if (take == 0) return result;
+  const RingPieces pieces{waiting.first_offset, std::min(waiting.first_length, take),
+                          take - std::min(waiting.first_length, take)};
   // RdOff goes back with the ring's last read (one exchange on a probe), and only after it.
-  const std::uint32_t read = (now.read + pieces.total()) % now.size;
+  const std::uint32_t read = (now.read + take) % now.size;
   const std::array<std::uint8_t, 4> word{static_cast<std::uint8_t>(read), static_cast<std::uint8_t>(read >> 8U),
                                          static_cast<std::uint8_t>(read >> 16U),
                                          static_cast<std::uint8_t>(read >> 24U)};
   const std::uint64_t read_offset_at = buffer_.descriptor + descriptor_read_offset;
-  if (pieces.second_length == 0) {
-    const auto bytes =
-        memory.read_then_write(now.buffer + pieces.first_offset, pieces.first_length, read_offset_at, word);
-    out.insert(out.end(), bytes.begin(), bytes.end());
-  } else {
-    const auto first = memory.read(now.buffer + pieces.first_offset, pieces.first_length);
+  std::uint64_t last_piece = now.buffer + pieces.first_offset;
+  std::uint32_t last_length = pieces.first_length;
+  if (pieces.second_length != 0) {
+    const auto first = memory.read(last_piece, pieces.first_length);
     out.insert(out.end(), first.begin(), first.end());
-    const auto second = memory.read_then_write(now.buffer, pieces.second_length, read_offset_at, word);
-    out.insert(out.end(), second.begin(), second.end());
+    last_piece = now.buffer;
+    last_length = pieces.second_length;
+  }
+  if (memory.reads_while_running()) {
+    // The core ran while the ring was read: it may have filled it (and dropped writes) since
+    // the descriptor was read. WrOff just before RdOff goes back says so.
+    const std::uint32_t write_now = memory.read_check_then_write(last_piece, last_length, read_offset_at, word, out);
+    const std::uint32_t fill_now = waiting_bytes(now.read, write_now, now.size).total();
+    result.fill = std::max(result.fill, fill_now);
+    result.full = result.full || fill_now + 1 + margin >= now.size;
+  } else {
+    memory.read_then_write(last_piece, last_length, read_offset_at, word, out);  // halted: nothing moves
   }
   last_read_ = read;
-  result.bytes = pieces.total();
+  result.bytes = take;
   return result;
 }
 

@@ -76,7 +76,12 @@ ExitCode decode(const DecodeOptions& o, const std::string& output, bool append, 
   loop.on_report = [&] {
     if (log.verbosity() == Verbosity::verbose) log.verbose(summary(handler));
   };
-  run_stream_loop(source, handler, writer, progress, loop);
+  try {
+    run_stream_loop(source, handler, writer, progress, loop);
+  } catch (const Error&) {
+    writer.flush();  // the records before the one refused (a time past 2^64 ns)
+    throw;
+  }
   if (o.stats) log.report(summary(handler));
   const StreamCounters& s = handler.stream();
   if (s.packets == 0 && s.syncs == 0 && s.skipped_bytes > 0) {

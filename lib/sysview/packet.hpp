@@ -63,17 +63,8 @@ enum class ExtendedId : std::uint32_t {
   register_data = 6,
 };
 
-// SEGGER_SYSVIEW_Int.h SEGGER_SYSVIEW_COMMAND_ID_*: what the host writes to the down buffer.
-enum class HostCommand : std::uint8_t {
-  start = 1,
-  stop = 2,
-  get_systime = 3,
-  get_tasklist = 4,
-  get_sysdesc = 5,
-  get_num_modules = 6,
-  get_module_desc = 7,
-  heartbeat = 127,
-};
+// The host's commands (SEGGER_SYSVIEW_COMMAND_ID_*) are written once, where they are sent:
+// lib/rtt/capture_options.hpp (rtt-capture; rtt cannot use this layer without moving above it).
 
 inline constexpr std::size_t sync_length = 10;
 // The first ID with a length field, and the first OS/user-defined ID.

@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <limits>
 
+#include <fmt/format.h>
+
+#include "core/error.hpp"
 #include "core/json_writer.hpp"
 #include "records/record_line.hpp"
 #include "sysview/host_printf.hpp"
@@ -23,6 +27,21 @@ std::string_view level_name(std::uint32_t options) {
     default:
       return "log";
   }
+}
+
+__extension__ using uint128 = unsigned __int128;  // ticks * 1e9 before the division
+
+// `ticks` at `hz` in ns; past 2^64 ns (584 years: a wrong rate, or a stream that is not
+// SystemView's) refused rather than wrapped.
+std::uint64_t ticks_in_ns(std::uint64_t ticks, std::uint64_t hz) {
+  const uint128 ns = uint128{ticks} * 1'000'000'000U / hz;
+  if (ns > std::numeric_limits<std::uint64_t>::max()) {
+    throw Error(ExitCode::bad_input,
+                fmt::format("a timestamp of {} ticks at {} Hz is past 2^64 ns (584 years): the rate is wrong (Init's "
+                            "or --cpu-hz), or the stream is not SystemView's; --ticks keeps the ticks",
+                            ticks, hz));
+  }
+  return static_cast<std::uint64_t>(ns);
 }
 
 void add_name(RecordData& data, std::string_view key, const std::unordered_map<std::uint32_t, std::string>& names,
@@ -45,9 +64,7 @@ RecordWriter::Head RecordWriter::head() {
   if (placing_) held_.push_back({time_, hold_.size(), clock_.has_value()});  // the record starts here
   ++counters_.records;
   if (!clock_) return {time_, unchosen_clock};
-  if (*clock_ == clock_name(RecordClock::ns)) {
-    return {time_ / hz_ * 1'000'000'000U + time_ % hz_ * 1'000'000'000U / hz_, *clock_};
-  }
+  if (*clock_ == clock_name(RecordClock::ns)) return {ticks_in_ns(time_, hz_), *clock_};
   return {time_, *clock_};
 }
 
@@ -80,8 +97,7 @@ void RecordWriter::describe(std::string_view description) {
 }
 
 std::uint64_t RecordWriter::in_clock(std::uint64_t ticks) const {
-  if (clock_ && *clock_ == clock_name(RecordClock::ns))
-    return ticks / hz_ * 1'000'000'000U + ticks % hz_ * 1'000'000'000U / hz_;
+  if (clock_ && *clock_ == clock_name(RecordClock::ns)) return ticks_in_ns(ticks, hz_);
   return ticks;
 }
 
@@ -99,9 +115,10 @@ void RecordWriter::release_held(std::int64_t offset, OutBuffer& out) {
     const std::int64_t placed = static_cast<std::int64_t>(held_[entry].time) + offset;
     const std::string_view line = text.substr(at, line_end - at);
     const std::size_t comma = line.find(',');  // after {"timestamp":T
+    const std::uint64_t timestamp = in_clock(placed < 0 ? 0 : static_cast<std::uint64_t>(placed));
     out += R"({"timestamp":)";
     char* p = out.ensure(max_uint_digits);
-    out.commit_to(write_uint(p, in_clock(placed < 0 ? 0 : static_cast<std::uint64_t>(placed))));
+    out.commit_to(write_uint(p, timestamp));
     const std::string_view rest = line.substr(comma);
     // A record held before the clock was chosen ends with the clock it was written with
     // (unchosen_clock: RecordLine writes the clock last).

@@ -49,13 +49,27 @@ class TargetMemory {
   // memory the target refuses; Error(io_error / timeout) when the link fails.
   virtual std::vector<std::uint8_t> read(std::uint64_t address, std::size_t length) = 0;
   virtual void write(std::uint64_t address, std::span<const std::uint8_t> bytes) = 0;
-  // Reads, then writes `bytes` at `write_address` only once the read succeeded (a ring's bytes,
-  // then the offset that gives them back). A link that can does both in one exchange.
-  virtual std::vector<std::uint8_t> read_then_write(std::uint64_t address, std::size_t length,
-                                                    std::uint64_t write_address, std::span<const std::uint8_t> bytes) {
-    std::vector<std::uint8_t> data = read(address, length);
+  // Reads (appending to `out`), then writes `bytes` at `write_address` only once the read
+  // succeeded (a ring's bytes, then the offset that gives them back): when the write fails,
+  // what was read is in `out` before the error is thrown. A link that can does both in one
+  // exchange (then a failed exchange appends nothing).
+  virtual void read_then_write(std::uint64_t address, std::size_t length, std::uint64_t write_address,
+                               std::span<const std::uint8_t> bytes, std::vector<std::uint8_t>& out) {
+    const std::vector<std::uint8_t> data = read(address, length);
+    out.insert(out.end(), data.begin(), data.end());
     write(write_address, bytes);
-    return data;
+  }
+  // As read_then_write, and between the read and the write the word just before
+  // `write_address`, returned (RTT on a running core: the ring, its WrOff as the target left
+  // it while the ring was read, then RdOff, whose word follows WrOff).
+  virtual std::uint32_t read_check_then_write(std::uint64_t address, std::size_t length, std::uint64_t write_address,
+                                              std::span<const std::uint8_t> bytes, std::vector<std::uint8_t>& out) {
+    const std::vector<std::uint8_t> data = read(address, length);
+    out.insert(out.end(), data.begin(), data.end());
+    const std::vector<std::uint8_t> word = read(write_address - 4, 4);
+    write(write_address, bytes);
+    return static_cast<std::uint32_t>(word[0]) | (static_cast<std::uint32_t>(word[1]) << 8U) |
+           (static_cast<std::uint32_t>(word[2]) << 16U) | (static_cast<std::uint32_t>(word[3]) << 24U);
   }
 
   // Resumes the target if it is halted and lets go of it. Never throws: it runs on every

@@ -1,6 +1,7 @@
 // Fuzz target: the RTT control block parser on bytes read from a target (which may be
 // anything: a half-initialised block, a stale copy, another program's RAM). A block it
-// accepts must keep SEGGER_RTT.h's promises, and the ring arithmetic must stay inside it.
+// accepts must keep SEGGER_RTT.h's promises, no ring may overlap the block, and the ring
+// arithmetic must stay inside it.
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -24,6 +25,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if ((b.flags >> 24U) != 0) std::abort();
         if (!b.configured()) continue;
         if (b.write >= b.size || b.read >= b.size || (ram && !ram->holds(b.buffer, b.size))) std::abort();
+        // A ring never lies over the block it is described in.
+        if (b.buffer < std::uint64_t{address} + block->size() && address < std::uint64_t{b.buffer} + b.size)
+          std::abort();
         const auto waiting = tp::rtt::waiting_bytes(b.read, b.write, b.size);
         const auto room = tp::rtt::free_space(b.read, b.write, b.size);
         if (waiting.total() + room.total() != b.size - 1) std::abort();

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/error.hpp"
 #include "records/record_check.hpp"
 #include "sysview/records.hpp"
 #include "sysview/stream_decoder.hpp"
@@ -19,15 +20,23 @@ struct Sink {
   void skipped(std::string_view reason, std::uint64_t bytes) { records.skipped(reason, bytes, out); }
 };
 
-std::string decode(std::span<const std::uint8_t> input, std::size_t chunk, bool wait_for_sync, std::uint64_t hz) {
+// The records, and the error that ended the stream if one did (a time past 2^64 ns): the
+// records before it are whole lines.
+std::string decode(std::span<const std::uint8_t> input, std::size_t chunk, bool wait_for_sync, std::uint64_t hz,
+                   std::string& error) {
   tp::OutBuffer out;
   tp::sysview::RecordWriter records({hz, false, 1});
   tp::sysview::StreamDecoder decoder(wait_for_sync);
   Sink sink{records, out};
-  for (std::size_t i = 0; i < input.size(); i += chunk)
-    decoder.feed(input.subspan(i, std::min(chunk, input.size() - i)), sink);
-  decoder.finish(sink);
-  records.finish(out);
+  try {
+    for (std::size_t i = 0; i < input.size(); i += chunk)
+      decoder.feed(input.subspan(i, std::min(chunk, input.size() - i)), sink);
+    decoder.finish(sink);
+    records.finish(out);
+  } catch (const tp::Error& e) {
+    if (e.code() != tp::ExitCode::bad_input) std::abort();
+    error = e.what();
+  }
   return std::string(out.view());
 }
 
@@ -39,8 +48,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool wait_for_sync = (data[1] & 1U) != 0;
   const std::uint64_t hz = (data[1] & 2U) != 0 ? 0 : 48'000'000;
   const std::span<const std::uint8_t> input(data + 2, size - 2);
-  const std::string whole = decode(input, input.size() + 1, wait_for_sync, hz);
-  if (decode(input, chunk, wait_for_sync, hz) != whole) std::abort();
+  std::string whole_error;
+  std::string split_error;
+  const std::string whole = decode(input, input.size() + 1, wait_for_sync, hz, whole_error);
+  if (decode(input, chunk, wait_for_sync, hz, split_error) != whole || split_error != whole_error) std::abort();
   simdjson::dom::parser parser;
   std::string problem;
   std::size_t start = 0;

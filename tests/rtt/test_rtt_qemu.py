@@ -17,6 +17,11 @@ firmware's ground truth back independently.
   the target;
 - a target reset mid-capture (QEMU's system_reset): the re-initialised block is noticed and
   read again; SIGTERM: exit 143, the target runs on; the server killed mid-capture: exit 7;
+- through a relay (gdb_relay.py) that acts while the target is halted for a poll: SIGHUP,
+  SIGQUIT, SIGINT and SIGTERM then end rtt-capture with 128+N after it resumed the target;
+  the reader of its output gone then (SIGPIPE's case): exit 0, the target resumed; the RdOff
+  write answered E01: exit 6, the bytes of that read written out first; a stop signal in
+  the middle of --scan 0:4G: the target left running (QEMU's monitor says so) (Cortex-M3);
 - the target runs after every exit.
 Usage: test_rtt_qemu.py RTT_CAPTURE SYSVIEW_DECODE SHARED_DIR WORK_DIR"""
 import json
@@ -28,6 +33,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -35,6 +41,7 @@ sys.path.insert(0, os.path.join(here, "..", "support"))
 sys.path.insert(0, os.path.join(here, "..", "sysview"))
 from checks import Checks  # noqa: E402
 from segger_model import expected_records, records_as_tuples  # noqa: E402
+from gdb_relay import GdbRelay  # noqa: E402
 from waits import WaitTimeout, wait_until  # noqa: E402
 
 rtt_capture, sysview_decode, shared, work = sys.argv[1:5]
@@ -98,6 +105,10 @@ class Qemu:
         return int(self.gdb(f"print/d {expression}")[0])
 
     def running(self):
+        """QEMU's monitor says the VM runs (asked first: gdb's own detach below resumes it, so
+        the counter alone would prove nothing), and the firmware's counter moves."""
+        if self.vm_status() != "running":
+            return False
         first = self.value("rig_ticks")
         try:
             wait_until(lambda: self.value("rig_ticks") > first, "rig_ticks advancing")
@@ -105,17 +116,26 @@ class Qemu:
         except WaitTimeout:
             return False
 
-    def reset(self):
-        """QEMU's monitor: system_reset, answered by its next prompt."""
+    def monitor_command(self, command):
+        """QEMU's monitor: `command`, answered by its next prompt; what it printed."""
         with socket.socket(socket.AF_UNIX) as s:
             s.settimeout(30)
             s.connect(self.monitor)
             seen = b""
             while seen.count(b"(qemu)") < 1:
                 seen += s.recv(4096)
-            s.sendall(b"system_reset\n")
+            s.sendall(command.encode() + b"\n")
             while seen.count(b"(qemu)") < 2:
                 seen += s.recv(4096)
+            return seen.decode(errors="replace")
+
+    def reset(self):
+        self.monitor_command("system_reset")
+
+    def vm_status(self):
+        """QEMU's own word on the CPU: "running" or "paused" (its monitor's info status)."""
+        found = re.search(r"VM status: (\w+)", self.monitor_command("info status"))
+        return found.group(1) if found else "unknown"
 
     def stop(self):
         self.proc.kill()
@@ -175,6 +195,119 @@ def rig_log(q):
     return calls, q.value("rig_log_lost")
 
 
+def started_reading(err_path, proc):
+    wait_until(lambda: b"RTT control block at" in open(err_path, "rb").read() or proc.poll() is not None,
+               "rtt-capture reading", lambda: open(err_path, "rb").read()[-300:])
+
+
+def left_running(q, relay, what, then=lambda: None):
+    """rtt-capture has ended; the relay still holds QEMU's connection (QEMU would resume a
+    target whose client went): QEMU itself says the CPU runs, and its counter moves once let go
+    (after `then`)."""
+    status = q.vm_status()
+    relay.release()
+    then()
+    check(status == "running" and q.running(), what,
+          f"QEMU: VM status {status}; rtt-capture's last packets: {relay.sent[-4:]}")
+
+
+def signals_while_halted(q, name):
+    """Each stop signal, sent while the target is halted for a poll (the relay sends it at a
+    memory read): rtt-capture ends with 128+N and the target runs."""
+    for sig in (signal.SIGHUP, signal.SIGQUIT, signal.SIGINT, signal.SIGTERM):
+        relay = GdbRelay(q.port)
+        err_path = os.path.join(work, f"signal-{name}-{sig.name}.err")
+        with open(err_path, "wb") as err:
+            proc = subprocess.Popen([rtt_capture, "-g", f"127.0.0.1:{relay.port}", "--elf", q.elf, "--format",
+                                     "ndjson", "-v"], stdout=subprocess.DEVNULL, stderr=err)
+        started_reading(err_path, proc)
+        relay.arm(lambda: proc.send_signal(sig))
+        relay.fired.wait(60)
+        code = proc.wait(timeout=30)
+        check(relay.fired.is_set() and code == 128 + sig, f"{name}: {sig.name} while the target is halted for a poll:"
+              f" exit {128 + sig}", f"exit {code}; {open(err_path, 'rb').read()[-300:]}")
+        left_running(q, relay, f"{name}: rtt-capture resumed the target after {sig.name} mid-poll")
+
+
+def stop_during_scan(q, name):
+    """A stop signal in a long scan (--scan 0:4G: a million reads through the gdbstub, the
+    target let run between its 4 KiB pieces): wherever it lands (a read cut short, a `c` or
+    0x03 unanswered), 128+N and the target left running (before: a `D` after a cut read or an
+    unanswered `c` reached a running QEMU, which halted and dropped it: 'VM status: paused')."""
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        relay = GdbRelay(q.port)
+        proc = subprocess.Popen([rtt_capture, "-g", f"127.0.0.1:{relay.port}", "--scan", "0:4G", "--list"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        wait_until(lambda: len(relay.sent) > 300 or proc.poll() is not None, "the scan under way")
+        proc.send_signal(sig)
+        code = proc.wait(timeout=30)
+        check(code == 128 + sig, f"{name}: {sig.name} during --scan 0:4G: exit {128 + sig}",
+              f"exit {code}; {proc.stderr.read()[-300:]}")
+        left_running(q, relay, f"{name}: the target left running after {sig.name} during a scan")
+
+
+def reader_gone_while_halted(q, name):
+    """The pipe rtt-capture writes to closed while the target is halted for a poll, data
+    flowing (the rig's flood): exit 0 (the reader went away), the target runs."""
+    relay = GdbRelay(q.port)
+    err_path = os.path.join(work, f"pipe-{name}.err")
+    read_end, write_end = os.pipe()
+    with open(err_path, "wb") as err:
+        proc = subprocess.Popen([rtt_capture, "-g", f"127.0.0.1:{relay.port}", "--elf", q.elf, "--format", "ndjson",
+                                 "--send", "flood\n", "-v"], stdout=write_end, stderr=err)
+    os.close(write_end)
+    os.set_blocking(read_end, False)
+
+    def flood_seen():
+        try:
+            return b"flood" in os.read(read_end, 65536) or proc.poll() is not None
+        except BlockingIOError:
+            return False
+
+    wait_until(flood_seen, "flood lines coming")
+    lock = threading.Lock()
+    closed = []
+
+    def close_reader():
+        with lock:
+            os.close(read_end)
+            closed.append(True)
+
+    def drained_until_closed():  # the pipe kept from filling until the relay closes it
+        with lock:
+            if not closed:
+                try:
+                    os.read(read_end, 65536)
+                except BlockingIOError:
+                    pass
+        return bool(closed) or proc.poll() is not None
+
+    relay.arm(close_reader)
+    wait_until(drained_until_closed, "the reader closed mid-poll")
+    code = proc.wait(timeout=30)
+    check(relay.fired.is_set() and code == 0, f"{name}: the output's reader gone mid-poll: exit 0",
+          f"exit {code}; {open(err_path, 'rb').read()[-300:]}")
+    # The flood waits for room in SEGGER_RTT_Write with interrupts masked (SEGGER_RTT_LOCK), so
+    # the counter moves again only once the rest of it is read.
+    left_running(q, relay, f"{name}: rtt-capture resumed the target after its output's reader went away mid-poll",
+                 lambda: capture(q, "--elf", q.elf, "--idle-exit", "2s", timeout=300))
+
+
+def rdoff_refused(q, name):
+    """The GDB server answers E01 to the RdOff write of channel 0's first read ("rig boot"):
+    exit 6, the line written out all the same, the target runs."""
+    relay = GdbRelay(q.port)
+    rdoff = q.value("(unsigned)&_SEGGER_RTT.aUp[0].RdOff") & 0xFFFFFFFF  # print/d is signed
+    relay.refuse_write_at = f"M{rdoff:x},".encode()
+    result = subprocess.run([rtt_capture, "-g", f"127.0.0.1:{relay.port}", "--elf", q.elf, "--format", "ndjson",
+                             "--idle-exit", "2s"], capture_output=True, timeout=120)
+    lines = [r["event"]["data"].get("message") for r in ndjson(result.stdout)]
+    check(relay.refused.is_set() and result.returncode == 6 and lines == ["rig boot"] and b"E01" in result.stderr,
+          f"{name}: the RdOff write refused (E01): exit 6, the bytes of that read written out first",
+          f"exit {result.returncode}, {lines}; {result.stderr.decode()[-300:]}")
+    left_running(q, relay, f"{name}: rtt-capture resumed the target after the refused RdOff write")
+
+
 def test_machine(name):
     q = Qemu(name)
     try:
@@ -190,6 +323,8 @@ def test_machine(name):
         wrong = capture(q, "--address", hex(ram + 0x10), "--wait", "1s", "--list")
         check(wrong.returncode == 3 and b"no valid RTT control block" in wrong.stderr and b"SEGGER RTT" in wrong.stderr,
               f"{name}: a wrong --address: exit 3, what is wrong said", wrong.stderr.decode())
+
+        rdoff_refused(q, name)  # "rig boot" stays waiting: the next capture reads it
 
         # Channel 0 and 2: text, the echo, the overflow on purpose.
         result = capture(q, "--elf", q.elf, "--format", "ndjson", "--channel", "0,2", "--send", "text\nping\n",
@@ -266,6 +401,11 @@ def test_machine(name):
         code = proc.wait(timeout=30)
         check(code == 143, f"{name}: SIGTERM: exit 143", code)
         check(q.running(), f"{name}: the target runs after SIGTERM")
+
+        if name == "cm3":
+            signals_while_halted(q, name)
+            stop_during_scan(q, name)
+            reader_gone_while_halted(q, name)
 
         # The GDB server gone mid-capture.
         gone_err = os.path.join(work, f"gone-{name}.err")

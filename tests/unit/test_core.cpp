@@ -24,6 +24,7 @@
 #include "core/log.hpp"
 #include "core/number.hpp"
 #include "core/out_buffer.hpp"
+#include "core/quantity.hpp"
 #include "core/signals.hpp"
 
 using namespace tp;
@@ -340,6 +341,24 @@ TEST_CASE("parse_whole_number: all of the text, in range") {
   CHECK_FALSE(tp::parse_whole_number<std::uint32_t>("12x"));
   CHECK_FALSE(tp::parse_whole_number<std::uint32_t>("-1"));
   CHECK(tp::parse_whole_number<std::uint64_t>("ffffffff80100580", 16) == 0xffffffff80100580ULL);
+}
+
+TEST_CASE("parse_byte_count: exact for whole numbers, bounded, never wrapped") {
+  CHECK(tp::parse_byte_count("4G") == std::uint64_t{1} << 32U);
+  CHECK(tp::parse_byte_count("4G", std::uint64_t{1} << 32U) == std::uint64_t{1} << 32U);
+  CHECK_THROWS_AS((void)tp::parse_byte_count("5G", std::uint64_t{1} << 32U), tp::Error);
+  CHECK_THROWS_AS((void)tp::parse_byte_count("4294967297", std::uint64_t{1} << 32U), tp::Error);
+  CHECK_THROWS_AS((void)tp::parse_byte_count("4.5G", std::uint64_t{1} << 32U), tp::Error);
+  // Exact past 2^53, where a double is not.
+  CHECK(tp::parse_byte_count("9007199254740993") == 9007199254740993ULL);
+  CHECK(tp::parse_byte_count("1.5K") == 1536);
+  CHECK(tp::parse_byte_count("64KB") == 65536);
+  // Past the default bound (2^62) or 2^64: refused, not wrapped.
+  CHECK_THROWS_AS((void)tp::parse_byte_count("18446744073709551616"), tp::Error);
+  CHECK_THROWS_AS((void)tp::parse_byte_count("17179869184G"), tp::Error);
+  CHECK_THROWS_AS((void)tp::parse_byte_count("4611686018427387905"), tp::Error);
+  CHECK_THROWS_AS((void)tp::parse_byte_count("-1"), tp::Error);
+  CHECK_THROWS_AS((void)tp::parse_byte_count("G"), tp::Error);
 }
 
 TEST_CASE("tool options: negative numbers and numbers past 2^64 are usage errors, whatever the option's type") {

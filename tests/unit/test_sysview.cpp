@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "sysview/host_printf.hpp"
 #include "sysview/records.hpp"
 #include "sysview/stream_decoder.hpp"
@@ -250,4 +251,55 @@ TEST_CASE("records: clock from Init, time placed by the system time, ISR nesting
   const std::string ticks = records(cat({sync_bytes, run}), {0, false, 1});
   CHECK(ticks.find(R"({"timestamp":10,"port":1,"event":{"kind":"TaskSwitch")") != std::string::npos);
   CHECK(ticks.find(R"("clock":"cycles")") != std::string::npos);
+}
+
+namespace {
+
+// The records, fed `chunk` bytes at a time, and the error that ended them (if one did).
+std::pair<std::string, std::string> records_until_error(const Bytes& bytes, RecordSettings settings,
+                                                        std::size_t chunk) {
+  tp::OutBuffer out;
+  RecordWriter writer(settings);
+  StreamDecoder decoder;
+  struct Sink {
+    RecordWriter& writer;
+    tp::OutBuffer& out;
+    void packet(const Packet& p) { writer.packet(p, out); }
+    void skipped(std::string_view reason, std::uint64_t n) { writer.skipped(reason, n, out); }
+  } sink{writer, out};
+  try {
+    for (std::size_t i = 0; i < bytes.size(); i += chunk) {
+      decoder.feed(std::span(bytes).subspan(i, std::min(chunk, bytes.size() - i)), sink);
+    }
+    decoder.finish(sink);
+    writer.finish(out);
+  } catch (const tp::Error& e) {
+    CHECK(e.code() == tp::ExitCode::bad_input);
+    return {std::string(out.view()), e.what()};
+  }
+  return {std::string(out.view()), ""};
+}
+
+}  // namespace
+
+TEST_CASE("records: a time past 2^64 ns is refused (exit 6, --ticks said), never wrapped; in ticks it goes on") {
+  // At 1 Hz (a wrong rate), five deltas of 2^32-1 ticks are 2.1e19 ns: past 2^64.
+  Bytes stream = cat({sync_bytes, Bytes{0x0C, 0x00, 0x00}});        // systime 0: the clock placed
+  const Bytes task_long{0x04, 0x02, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F};  // task 2 starts, +4294967295
+  for (int i = 0; i < 5; ++i) stream = cat({stream, task_long});
+  const auto [whole, error] = records_until_error(stream, {1, false, 1}, stream.size() + 1);
+  CHECK(error.find("past 2^64 ns") != std::string::npos);
+  CHECK(error.find("--ticks") != std::string::npos);
+  // Four records fit (4 * 4294967295 s in ns < 2^64); the fifth is not written wrapped.
+  CHECK(whole.find(R"({"timestamp":17179869180000000000,)") != std::string::npos);
+  CHECK(std::count(whole.begin(), whole.end(), '\n') == 5);  // systime + 4 task switches
+  for (const std::size_t chunk : {1U, 2U, 7U}) {
+    const auto split = records_until_error(stream, {1, false, 1}, chunk);
+    CHECK(split.first == whole);
+    CHECK(split.second == error);
+  }
+  // --ticks: the same stream in ticks, to the end.
+  const auto [ticks, no_error] = records_until_error(stream, {1, true, 1}, stream.size() + 1);
+  CHECK(no_error.empty());
+  CHECK(ticks.find(R"({"timestamp":21474836475,)") != std::string::npos);
 }
