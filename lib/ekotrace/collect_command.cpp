@@ -7,6 +7,7 @@
 
 #include "core/batched_writer.hpp"
 #include "core/quantity.hpp"
+#include "core/signals.hpp"
 #include "core/text_file.hpp"
 #include "ekotrace/collect_loop.hpp"
 #include "ekotrace/target_setup.hpp"
@@ -47,6 +48,7 @@ ExitCode collect(const CollectOptions& o, const TargetOpener& open_target, const
   for (const auto& t : tracers) labels.push_back(t.label);
 
   RowWriter writer(o.output, o.format == "ndjson" ? OutputFormat::ndjson : OutputFormat::csv, o.session_id, labels);
+  stop_on_hangup_and_quit();  // the target is released on those too, not left halted
   const auto memory = open_target();
   log.verbose(fmt::format("{}; target {}-bit {} ({})", memory->description(), shape.word_size * 8,
                           shape.endian == elf::Endian::little ? "little endian" : "big endian", shape.origin));
