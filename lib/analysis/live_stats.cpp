@@ -18,6 +18,55 @@ void Durations::add(std::uint64_t duration, bool certain) noexcept {
   max = std::max(max, duration);
 }
 
+void LoadSeries::double_width() {
+  const std::uint64_t first = first_ / 2;
+  std::vector<std::uint64_t> merged((first_ + bins_.size() + 1) / 2 - first, 0);
+  for (std::size_t i = 0; i < bins_.size(); ++i) merged[(first_ + i) / 2 - first] += bins_[i];
+  bins_ = std::move(merged);
+  first_ = first;
+  width_ *= 2;
+}
+
+// Makes bins from_bin..to_bin (at the current width) exist, widening while they are too many.
+void LoadSeries::cover(std::uint64_t from_bin, std::uint64_t to_bin) {
+  if (bins_.empty()) {
+    first_ = from_bin;
+  } else if (from_bin < first_) {  // a handler's stretch closed after a later one's
+    bins_.insert(bins_.begin(), first_ - from_bin, 0);
+    first_ = from_bin;
+  }
+  if (to_bin - first_ + 1 > bins_.size()) bins_.resize(to_bin - first_ + 1, 0);
+}
+
+void LoadSeries::add(std::uint64_t from, std::uint64_t to) {
+  if (to <= from) return;
+  const auto fits = [&] {
+    const std::uint64_t low = bins_.empty() ? from / width_ : std::min(first_, from / width_);
+    const std::uint64_t high =
+        bins_.empty() ? (to - 1) / width_ : std::max(first_ + bins_.size() - 1, (to - 1) / width_);
+    return high - low < max_bins;
+  };
+  while (!fits()) double_width();
+  cover(from / width_, (to - 1) / width_);
+  for (std::uint64_t bin = from / width_; bin <= (to - 1) / width_; ++bin) {
+    const std::uint64_t start = std::max(from, bin * width_);
+    const std::uint64_t end = std::min(to, (bin + 1) * width_);
+    bins_[bin - first_] += end - start;
+  }
+}
+
+LoadSeries LoadSeries::widened_to(std::uint64_t width) const {
+  LoadSeries widened = *this;
+  while (widened.width_ < width) widened.double_width();
+  return widened;
+}
+
+std::uint64_t LoadSeries::total() const noexcept {
+  std::uint64_t sum = 0;
+  for (const std::uint64_t bin : bins_) sum += bin;
+  return sum;
+}
+
 void Profile::add(const Observation& sample) {
   ++samples_;
   if (sample.sleep) {
@@ -55,22 +104,47 @@ std::vector<Profile::Entry> Profile::top(std::size_t n) const {
   return entries;
 }
 
-void HandlerTracker::close_top(std::uint64_t at, bool uncertain) {
+namespace {
+
+// The series of `number`, made when there is room for one more; else nothing.
+LoadSeries* series_of(std::map<std::uint32_t, LoadSeries>& loads, std::uint32_t number) {
+  if (const auto found = loads.find(number); found != loads.end()) return &found->second;
+  if (loads.size() >= LoadSeries::max_series) return nullptr;
+  return &loads[number];
+}
+
+}  // namespace
+
+const LoadSeries* HandlerTracker::load(std::uint32_t number) const {
+  const auto found = loads_.find(number);
+  return found == loads_.end() ? nullptr : &found->second;
+}
+
+// The top of the stack ran from its `since` to `at`.
+void HandlerTracker::run_top(std::uint64_t at) {
   Active& top = stack_.back();
-  top.self += at >= top.since ? at - top.since : 0;
+  if (at <= top.since) return;
+  top.self += at - top.since;
+  if (keep_load_) top.stretches.emplace_back(top.since, at);
+}
+
+void HandlerTracker::close_top(std::uint64_t at, bool uncertain) {
+  run_top(at);
+  Active& top = stack_.back();
   const bool certain = !top.uncertain && !uncertain;
-  handlers_[top.number].durations.add(top.self, certain);
+  Handler& handler = handlers_[top.number];
+  handler.durations.add(top.self, certain);
+  if (LoadSeries* load = keep_load_ ? series_of(loads_, top.number) : nullptr) {
+    for (const auto& [from, to] : top.stretches) load->add(from, to);
+  }
   total_time_ += top.self;
   stack_.pop_back();
   if (!stack_.empty()) stack_.back().since = at;  // the preempted one runs again
 }
 
 void HandlerTracker::enter(std::uint32_t number, std::uint64_t at, std::string_view name) {
-  if (!stack_.empty()) {
-    Active& preempted = stack_.back();
-    preempted.self += at >= preempted.since ? at - preempted.since : 0;
-  }
-  stack_.push_back(Active{number, at});
+  if (!stack_.empty()) run_top(at);  // the preempted one's stretch ends
+  stack_.push_back(Active{number, at, 0, false, {}});
   Handler& handler = handlers_[number];
   if (handler.name.empty() && !name.empty()) handler.name.assign(name);
   const auto depth = static_cast<std::uint32_t>(stack_.size());
@@ -115,6 +189,7 @@ void TaskTracker::close_stretch(std::uint64_t at) {
   Task& task = tasks_[*running_];
   const std::uint64_t stretch = at >= since_ ? at - since_ : 0;
   task.time += stretch;
+  if (LoadSeries* load = keep_load_ ? series_of(loads_, *running_) : nullptr) load->add(since_, at);
   if (stretch_uncertain_) task.uncertain_time += stretch;
 }
 
@@ -138,6 +213,7 @@ void TaskTracker::idle_enter(std::uint64_t at) {
 void TaskTracker::idle_exit(std::uint64_t at) noexcept {
   if (!idle_since_) return;
   if (at >= *idle_since_) idle_time_ += at - *idle_since_;
+  if (keep_load_) idle_load_.add(*idle_since_, at);
   idle_since_.reset();
   since_ = at;  // the running task has the CPU again
 }
@@ -154,6 +230,21 @@ std::map<std::uint32_t, TaskTracker::Task> TaskTracker::tasks_until(std::uint64_
     if (stretch_uncertain_) task.uncertain_time += at - since_;
   }
   return tasks;
+}
+
+LoadSeries TaskTracker::idle_load_until(std::uint64_t at) const {
+  LoadSeries load = idle_load_;
+  if (keep_load_ && idle_since_) load.add(*idle_since_, at);
+  return load;
+}
+
+std::optional<LoadSeries> TaskTracker::load_until(std::uint32_t task, std::uint64_t at) const {
+  const bool open = keep_load_ && running_ == task && !idle_since_ && at > since_;
+  const auto found = loads_.find(task);
+  if (found == loads_.end() && !(open && loads_.size() < LoadSeries::max_series)) return std::nullopt;
+  LoadSeries load = found == loads_.end() ? LoadSeries() : found->second;
+  if (open) load.add(since_, at);
+  return load;
 }
 
 std::vector<std::pair<std::uint32_t, TaskTracker::Task>> TaskTracker::heaviest_until(std::uint64_t at,

@@ -350,3 +350,74 @@ TEST_CASE("timeline: PC samples with functions as runs, console lines cut at a c
   };
   CHECK(events == expected);
 }
+
+TEST_CASE("load series: time per interval adds up to the total; the width doubles, aligned, as the trace grows") {
+  LoadSeries load;
+  load.add(10, 13);  // width 1: bins 10, 11, 12
+  CHECK(load.width() == 1);
+  CHECK(load.first() == 10);
+  CHECK(load.bins() == std::vector<std::uint64_t>{1, 1, 1});
+  load.add(3000, 3010);  // 10..3009 does not fit 1024 bins of 1: width 4 (bins 2..752)
+  CHECK(load.width() == 4);
+  CHECK(load.first() == 2);
+  CHECK(load.bins().size() <= LoadSeries::max_bins);
+  CHECK(load.bins().front() == 2);  // 10, 11 of [8, 12)
+  CHECK(load.bins()[1] == 1);       // 12 of [12, 16)
+  CHECK(load.total() == 13);
+  const LoadSeries wide = load.widened_to(16);
+  CHECK(wide.width() == 16);
+  CHECK(wide.first() == 0);
+  CHECK(wide.bins().front() == 3);
+  CHECK(wide.total() == 13);
+  load.add(0, 4);  // before the first bin: bins are added in front
+  CHECK(load.first() == 0);
+  CHECK(load.total() == 17);
+}
+
+TEST_CASE("load series: tasks, idle and handlers per interval add up to trace-top's figures") {
+  LiveStats stats(false, false, true);
+  auto task = [](std::uint64_t t, std::uint32_t to) { return at(t, ObservationKind::task_switch, to); };
+  stats.add(task(0, 1));
+  stats.add(at(100, ObservationKind::isr_enter, 5));
+  stats.add(at(120, ObservationKind::isr_enter, 6));  // preempts 5: 5 runs 100..120 and 140..160
+  stats.add(at(140, ObservationKind::isr_exit, 6));
+  stats.add(at(160, ObservationKind::isr_exit, 5));
+  stats.add(at(5000, ObservationKind::idle_enter));
+  stats.add(at(9000, ObservationKind::idle_exit));
+  stats.add(task(9000, 2));
+  stats.add(at(9500, ObservationKind::isr_enter, 5));  // open at the end: not counted
+  stats.add(at(9600, ObservationKind::text));
+  const auto& isrs = stats.isrs().handlers();
+  CHECK(stats.isrs().load(5)->total() == isrs.at(5).durations.total);
+  CHECK(stats.isrs().load(5)->total() == 40);
+  CHECK(stats.isrs().load(6)->total() == 20);
+  const auto tasks = stats.tasks().tasks_until(stats.last_time());
+  CHECK(stats.tasks().load_until(1, stats.last_time())->total() == tasks.at(1).time);
+  CHECK(stats.tasks().load_until(2, stats.last_time())->total() == 600);
+  CHECK(stats.tasks().idle_load_until(stats.last_time()).total() == stats.tasks().idle_until(stats.last_time()));
+  tp::OutBuffer out;
+  write_snapshot(out, stats, ReportOptions{.load = true}, true);
+  const std::string text(out.view());
+  // One grid for all, the widest: task 1's 0..5000 in at most 1024 bins is a width of 8. ISR 5
+  // ran 100..120 and 140..160: bins 12..14 and 17..19.
+  CHECK(text.find(R"("load_width":8,"load_first":12,"load":[4,8,8,0,0,4,8,8]})") != std::string::npos);
+  CHECK(text.find(R"("name":"idle","time":4000,"share")") != std::string::npos);
+  tp::OutBuffer plain;
+  write_snapshot(plain, stats, ReportOptions{}, true);
+  CHECK(std::string(plain.view()).find("load") == std::string::npos);  // trace-top's records are as they were
+  LiveStats without;                                                   // trace-top's: no series kept
+  without.add(at(0, ObservationKind::isr_enter, 5));
+  without.add(at(10, ObservationKind::isr_exit, 5));
+  CHECK(without.isrs().load(5) == nullptr);
+}
+
+TEST_CASE("load series: kept for at most max_series handlers, whatever the trace names") {
+  LiveStats stats(false, false, true);
+  for (std::uint32_t id = 0; id < LoadSeries::max_series + 100; ++id) {
+    stats.add(at(10ULL * id, ObservationKind::isr_enter, id));
+    stats.add(at(10ULL * id + 5, ObservationKind::isr_exit, id));
+  }
+  CHECK(stats.isrs().handlers().size() == LoadSeries::max_series + 100);
+  CHECK(stats.isrs().load(LoadSeries::max_series - 1) != nullptr);
+  CHECK(stats.isrs().load(LoadSeries::max_series) == nullptr);
+}

@@ -31,11 +31,11 @@ export function freshAggregates() {
 // snapshot.
 export const TOP_KINDS = new Set(['TopSummary', 'TopFunction', 'TopHandler', 'TopTask']);
 
-export function addStatistics(kind, data, clock) {
+export function addStatistics(kind, data, clock, timestamp) {
   state.statisticsRecords++;
-  if (kind === 'TopSummary') live.statistics = { summary: data, functions: [], handlers: [], tasks: [], clock };
+  if (kind === 'TopSummary') live.statistics = { summary: data, functions: [], handlers: [], tasks: [], clock, timestamp };
   else if (live.statistics) ({ TopFunction: live.statistics.functions, TopHandler: live.statistics.handlers, TopTask: live.statistics.tasks })[kind].push(data);
-  if (state.activeTab === 'statistics') state.dirty = true;
+  if (state.activeTab === 'statistics' || state.activeTab === 'load') state.dirty = true;
 }
 
 function pushBounded(list, item, limit) {

@@ -24,6 +24,7 @@ import { exportCsv, exportNdjson } from './export.js';
 import { heldRecord, renderLog } from './log.js';
 import { renderTimeline, setupTimelineInput } from './timeline.js';
 import { renderCounters } from './counters.js';
+import { loadChartData, renderLoad, setupLoadInput } from './load.js';
 import { renderExceptions, renderMarkers, renderPcSamples, renderStatistics } from './tables.js';
 
 function formatRate(value) {
@@ -50,6 +51,7 @@ function renderStats() {
 const RENDERERS = {
   console: () => renderLog($('console'), live.agg.console, (r) => r.data.message),
   timeline: renderTimeline,
+  load: renderLoad,
   markers: renderMarkers,
   counters: renderCounters,
   exceptions: renderExceptions,
@@ -75,11 +77,13 @@ window.tracepipe = {
   exportNdjson,
   exportCsv,
   render: () => RENDERERS[state.activeTab](),
+  loadChart: loadChartData,
 };
 
 live.agg = freshAggregates();
 setupControls((tab) => RENDERERS[tab]());
 setupTimelineInput();
+setupLoadInput();
 const ingest = createIngest({ port: rebuildPortFilters, kind: rebuildKindFilters });
 connect({ ...ingest, portMap: rebuildPortFilters });
 requestAnimationFrame(frame);

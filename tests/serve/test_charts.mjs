@@ -1,0 +1,119 @@
+// The viewer's charts in a real browser (headless Debian Chromium, playwright-core) against
+// trace-top on the same recording: the simulated target's stream (swo-capture --simulate,
+// saved to a file, decoded by itm-decode) goes to trace-top --once and to trace-serve, and
+// the figures the page's chart holds must equal trace-top's. Screenshots in ARTIFACT_DIR.
+// Usage: node test_charts.mjs PROJECT_ROOT BUILD_DIR ARTIFACT_DIR
+import { chromium } from 'playwright-core';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { check, finish, startServer, feed, step, waitInPage } from './lib.mjs';
+
+const [, buildDir, artifacts] = process.argv.slice(2);
+const browserPath = process.env.CHROMIUM || '/usr/bin/chromium';
+if (!fs.existsSync(browserPath)) {
+  console.log(`FAIL missing chromium (${browserPath}): run scripts/install-deps`);
+  process.exit(1);
+}
+fs.mkdirSync(artifacts, { recursive: true });
+const tool = (name) => path.join(buildDir, 'tools', name);
+
+// The recording: the simulator's ITM bytes in a file, decoded once; both readers get these lines.
+const capture = path.join(artifacts, 'charts-sim.swo');
+execFileSync(tool('swo-capture'), ['--simulate', '--rate', '0', '--max-bytes', '200K', '-o', capture]);
+const recordsText = execFileSync(tool('itm-decode'), [capture], { maxBuffer: 1 << 28 }).toString();
+const lines = recordsText.split('\n').filter((l) => l);
+// trace-top's figures at the end of the same records (its snapshot records).
+const topRecords = execFileSync(tool('trace-top'), ['--once'], { input: recordsText, maxBuffer: 1 << 28 }).toString()
+  .split('\n').filter((l) => l).map((l) => JSON.parse(l));
+const topTasks = topRecords.filter((r) => r.event.kind === 'TopTask').map((r) => r.event.data);
+const topHandlers = topRecords.filter((r) => r.event.kind === 'TopHandler').map((r) => r.event.data);
+check(topTasks.length >= 3 && topHandlers.length >= 2, `trace-top sees tasks, idle and handlers in the recording (${topTasks.length} tasks, ${topHandlers.length} handlers)`);
+
+const server = await startServer(tool('trace-serve'), ['--cpu-hz', '64000000', '--top-interval', '0.2']);
+const browser = await chromium.launch({
+  executablePath: browserPath,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+         '--disable-component-update', '--disable-sync'],
+});
+try {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, acceptDownloads: true });
+  const pageErrors = [];
+  page.on('pageerror', (error) => pageErrors.push(String(error)));
+  page.on('console', (message) => { if (message.type() === 'error') pageErrors.push(message.text()); });
+  await page.goto(`${server.http}/`);
+  await waitInPage(page, () => document.getElementById('connection').textContent === 'live', null, 'the viewer connects',
+                   () => document.getElementById('connection').textContent);
+  await page.click('#tabs button[data-tab="load"]');
+  await feed(server.child.stdin, lines, 20000);
+  server.child.stdin.end();
+  // The input ended: trace-serve's last snapshot (final) covers every record.
+  await waitInPage(page, () => window.tracepipe.state.finalStats !== null, null, 'the closing Stats reaches the viewer',
+                   () => window.tracepipe.state.total);
+
+  await step('CPU load: the chart holds trace-top\'s figures', async () => {
+    await page.click('#load-fit');
+    await page.evaluate(() => window.tracepipe.render());
+    const chart = await page.evaluate(() => window.tracepipe.loadChart());
+    check(chart !== null && chart.series.length === topTasks.length + topHandlers.length,
+          `a series per task, idle and handler trace-top lists (${chart?.series.length} == ${topTasks.length} + ${topHandlers.length})`);
+    const wanted = [
+      ...topTasks.map((t) => [t.task == null ? 'idle' : (t.name ?? `task ${t.task}`), t.time]),
+      ...topHandlers.map((h) => [`${h.source} ${h.name ?? h.number}`, h.total]),
+    ];
+    const got = new Map(chart.series.map((s) => [s.label, s.shown]));
+    const wrong = wanted.filter(([label, time]) => got.get(label) !== time);
+    check(wrong.length === 0, `each series' time over the whole range == trace-top's (${wanted.length} series; ` +
+          `wrong: ${JSON.stringify(wrong.map(([label, time]) => [label, time, got.get(label)]))})`);
+    check(chart.intervals > 10 && chart.series.every((s) => s.sums.reduce((a, b) => a + b, 0) === s.shown),
+          `the figures are spread over ${chart.intervals} intervals of ${chart.interval} cycles`);
+    const busiest = Math.max(...chart.series.filter((s) => s.kind !== 'handler').map((s) => Math.max(...s.sums)));
+    check(busiest <= chart.interval, `no task has more time in an interval than the interval (${busiest} <= ${chart.interval})`);
+    await page.screenshot({ path: path.join(artifacts, 'viewer-load.png') });
+  });
+
+  await step('CPU load: hovering an interval shows its figures', async () => {
+    const box = await page.locator('#load').boundingBox();
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await waitInPage(page, () => !document.getElementById('load-tip').hidden, null, 'the load tip shows',
+                     () => document.getElementById('load-tip').textContent);
+    const tip = await page.textContent('#load-tip');
+    check(/\+.*\n.*%.*(task|idle)/.test(tip), `the tip names the interval and each series' share and time (${JSON.stringify(tip)})`);
+    await page.screenshot({ path: path.join(artifacts, 'viewer-load-hover.png') });
+    await page.mouse.move(box.x + 5, box.y + 5);
+  });
+
+  await step('CPU load: zoom and pan are the Timeline\'s', async () => {
+    const before = await page.evaluate(() => window.tracepipe.loadChart());
+    const box = await page.locator('#load').boundingBox();
+    await page.mouse.move(box.x + box.width / 2, box.y + 100);
+    for (let i = 0; i < 8; i++) await page.mouse.wheel(0, -400);
+    await page.evaluate(() => window.tracepipe.render());
+    const zoomed = await page.evaluate(() => window.tracepipe.loadChart());
+    check(zoomed.view.end - zoomed.view.start < 0.3 * (before.view.end - before.view.start) && zoomed.interval < before.interval,
+          `wheel zooms the load chart, with narrower intervals (${before.interval} -> ${zoomed.interval} cycles)`);
+    await page.click('#tabs button[data-tab="timeline"]');
+    await page.evaluate(() => window.tracepipe.render());
+    const timelineView = await page.getAttribute('#timeline', 'data-view');
+    check(timelineView === `${zoomed.view.start} ${zoomed.view.end}`, `the Timeline shows the load chart's range (${timelineView})`);
+    const timelineBox = await page.locator('#timeline').boundingBox();
+    await page.mouse.move(timelineBox.x + timelineBox.width / 2, timelineBox.y + 40);
+    await page.mouse.wheel(0, 400);
+    await page.evaluate(() => window.tracepipe.render());
+    const timelineZoomed = await page.getAttribute('#timeline', 'data-view');
+    await page.click('#tabs button[data-tab="load"]');
+    await page.evaluate(() => window.tracepipe.render());
+    check(timelineZoomed !== timelineView && (await page.getAttribute('#load', 'data-view')) === timelineZoomed,
+          `zooming the Timeline zooms the load chart (${timelineZoomed})`);
+    await page.screenshot({ path: path.join(artifacts, 'viewer-load-zoomed.png') });
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('button[data-png="load"]')]);
+    check(download.suggestedFilename() === 'load.png', `Export PNG saves the load chart (${download.suggestedFilename()})`);
+    await download.saveAs(path.join(artifacts, 'viewer-export-load.png'));
+  });
+
+  check(pageErrors.length === 0, `no errors in the page (${pageErrors.slice(0, 3).join(' | ')})`);
+} finally {
+  await browser.close();
+  server.child.kill('SIGTERM');
+}
+finish();
