@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cmath>
 
 namespace tp::analysis {
 
@@ -107,17 +109,72 @@ std::vector<Profile::Entry> Profile::top(std::size_t n) const {
 namespace {
 
 // The series of `number`, made when there is room for one more; else nothing.
-LoadSeries* series_of(std::map<std::uint32_t, LoadSeries>& loads, std::uint32_t number) {
-  if (const auto found = loads.find(number); found != loads.end()) return &found->second;
-  if (loads.size() >= LoadSeries::max_series) return nullptr;
-  return &loads[number];
+template <typename Entry>
+Entry* series_of(std::map<std::uint32_t, Entry>& entries, std::uint32_t number) {
+  if (const auto found = entries.find(number); found != entries.end()) return &found->second;
+  if (entries.size() >= LoadSeries::max_series) return nullptr;
+  return &entries[number];
 }
 
 }  // namespace
 
+std::size_t DurationHistogram::bucket_of(std::uint64_t duration) noexcept {
+  if (duration < 16) return duration;
+  const auto exponent = static_cast<std::size_t>(std::bit_width(duration) - 1);  // 4..63
+  return 16 + (exponent - 4) * 8 + ((duration >> (exponent - 3)) & 7U);
+}
+
+std::uint64_t DurationHistogram::bucket_low(std::size_t bucket) noexcept {
+  if (bucket < 16) return bucket;
+  const std::size_t exponent = (bucket - 16) / 8 + 4;
+  return (8U + (bucket - 16) % 8) << (exponent - 3);
+}
+
+void DurationHistogram::add(std::uint64_t duration) {
+  const std::size_t bucket = bucket_of(duration);
+  if (counts_.empty()) {
+    first_ = bucket;
+  } else if (bucket < first_) {
+    counts_.insert(counts_.begin(), first_ - bucket, 0);
+    first_ = bucket;
+  }
+  if (bucket - first_ >= counts_.size()) counts_.resize(bucket - first_ + 1, 0);
+  ++counts_[bucket - first_];
+  ++count_;
+}
+
+std::uint64_t DurationHistogram::quantile_high(double q) const noexcept {
+  if (count_ == 0) return 0;
+  const auto rank = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(count_))));
+  std::uint64_t seen = 0;
+  std::size_t i = 0;
+  while (i + 1 < counts_.size() && (seen += counts_[i]) < rank) ++i;
+  const std::size_t next = first_ + i + 1;
+  return next < bucket_count ? bucket_low(next) - 1 : std::numeric_limits<std::uint64_t>::max();
+}
+
+const HandlerTracker::Chart* HandlerTracker::chart(std::uint32_t number) const {
+  const auto found = charts_.find(number);
+  return found == charts_.end() ? nullptr : &found->second;
+}
+
 const LoadSeries* HandlerTracker::load(std::uint32_t number) const {
-  const auto found = loads_.find(number);
-  return found == loads_.end() ? nullptr : &found->second;
+  const Chart* found = chart(number);
+  return found == nullptr ? nullptr : &found->load;
+}
+
+// A closed interval of the handler on top, at `at`, into its chart.
+void HandlerTracker::chart_top(const Active& top, std::uint64_t at, bool certain) {
+  Chart* chart = series_of(charts_, top.number);
+  if (chart == nullptr) return;
+  for (const auto& [from, to] : top.stretches) chart->load.add(from, to);
+  if (!certain) return;
+  chart->durations.add(top.self);
+  if (chart->durations.count() == 1 || top.self > chart->worst) {
+    chart->worst = top.self;
+    chart->worst_start = top.entered;
+    chart->worst_end = at;
+  }
 }
 
 // The top of the stack ran from its `since` to `at`.
@@ -134,9 +191,7 @@ void HandlerTracker::close_top(std::uint64_t at, bool uncertain) {
   const bool certain = !top.uncertain && !uncertain;
   Handler& handler = handlers_[top.number];
   handler.durations.add(top.self, certain);
-  if (LoadSeries* load = keep_load_ ? series_of(loads_, top.number) : nullptr) {
-    for (const auto& [from, to] : top.stretches) load->add(from, to);
-  }
+  if (keep_load_) chart_top(top, at, certain);
   total_time_ += top.self;
   stack_.pop_back();
   if (!stack_.empty()) stack_.back().since = at;  // the preempted one runs again
@@ -144,7 +199,7 @@ void HandlerTracker::close_top(std::uint64_t at, bool uncertain) {
 
 void HandlerTracker::enter(std::uint32_t number, std::uint64_t at, std::string_view name) {
   if (!stack_.empty()) run_top(at);  // the preempted one's stretch ends
-  stack_.push_back(Active{number, at, 0, false, {}});
+  stack_.push_back(Active{number, at, at, 0, false, {}});
   Handler& handler = handlers_[number];
   if (handler.name.empty() && !name.empty()) handler.name.assign(name);
   const auto depth = static_cast<std::uint32_t>(stack_.size());

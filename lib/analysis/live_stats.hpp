@@ -59,6 +59,29 @@ class LoadSeries {
   std::vector<std::uint64_t> bins_;
 };
 
+// Durations on a log scale, 8 buckets per doubling (each under 12.5% of its durations wide;
+// exact below 16), for a histogram and its quantiles in memory bounded whatever the count.
+class DurationHistogram {
+ public:
+  static constexpr std::size_t bucket_count = 16 + 60 * 8;
+
+  void add(std::uint64_t duration);
+  [[nodiscard]] static std::size_t bucket_of(std::uint64_t duration) noexcept;
+  [[nodiscard]] static std::uint64_t bucket_low(std::size_t bucket) noexcept;  // its shortest duration
+  // The last duration of the bucket holding the q-quantile (nearest rank): the quantile is in
+  // that bucket, at most this. 0 when empty.
+  [[nodiscard]] std::uint64_t quantile_high(double q) const noexcept;
+  // counts()[i] is bucket first() + i's.
+  [[nodiscard]] std::size_t first() const noexcept { return first_; }
+  [[nodiscard]] const std::vector<std::uint64_t>& counts() const noexcept { return counts_; }
+  [[nodiscard]] std::uint64_t count() const noexcept { return count_; }
+
+ private:
+  std::size_t first_ = 0;
+  std::vector<std::uint64_t> counts_;
+  std::uint64_t count_ = 0;
+};
+
 class Profile {
  public:
   struct Entry {
@@ -94,11 +117,21 @@ class Profile {
 // handlers that preempted it.
 class HandlerTracker {
  public:
-  // Also keep each handler's own time per interval (of its closed intervals), for the first
-  // max_load_series handlers seen: a trace that names a million handlers gets no more.
+  // What the charts draw of a handler: its own time per interval (of its closed intervals),
+  // its certain durations as a histogram, and where the longest of them was.
+  struct Chart {
+    LoadSeries load;
+    DurationHistogram durations;
+    std::uint64_t worst = 0;  // the longest certain duration, entered at worst_start, left at worst_end
+    std::uint64_t worst_start = 0;
+    std::uint64_t worst_end = 0;
+  };
+  // Also keep a Chart per handler, for the first LoadSeries::max_series handlers seen: a
+  // trace that names a million handlers gets no more.
   void keep_load() noexcept { keep_load_ = true; }
   // Nothing when not kept.
   [[nodiscard]] const LoadSeries* load(std::uint32_t number) const;
+  [[nodiscard]] const Chart* chart(std::uint32_t number) const;
   struct Handler {
     std::string name;
     Durations durations;
@@ -120,18 +153,20 @@ class HandlerTracker {
  private:
   struct Active {
     std::uint32_t number;
-    std::uint64_t since;     // start of its current stretch on the CPU
+    std::uint64_t since;  // start of its current stretch on the CPU
+    std::uint64_t entered;
     std::uint64_t self = 0;  // its time so far
     bool uncertain = false;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> stretches;  // its time so far, where it was
   };
   void run_top(std::uint64_t at);
+  void chart_top(const Active& top, std::uint64_t at, bool certain);
   void close_top(std::uint64_t at, bool uncertain);
 
   std::map<std::uint32_t, Handler> handlers_;
   std::vector<Active> stack_;
   bool keep_load_ = false;
-  std::map<std::uint32_t, LoadSeries> loads_;
+  std::map<std::uint32_t, Chart> charts_;
   std::uint32_t max_nesting_ = 0;
   std::uint64_t total_time_ = 0;
   std::uint64_t unmatched_exits_ = 0;

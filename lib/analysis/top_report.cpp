@@ -27,6 +27,20 @@ void write_load(RecordData& data, const LoadSeries* series, std::uint64_t width)
   data.uint("load_width", load.width()).uint("load_first", load.first()).uints("load", load.bins());
 }
 
+// "hist_first", "hist": the certain durations per bucket of DurationHistogram; "p50", "p99":
+// the last duration of the buckets holding them (never above max); "worst_start",
+// "worst_end": where the longest was.
+void write_durations(RecordData& data, const HandlerTracker::Chart* chart) {
+  if (chart == nullptr || chart->durations.count() == 0) return;
+  const DurationHistogram& histogram = chart->durations;
+  data.uint("hist_first", histogram.first())
+      .uints("hist", histogram.counts())
+      .uint("p50", std::min(histogram.quantile_high(0.5), chart->worst))
+      .uint("p99", std::min(histogram.quantile_high(0.99), chart->worst))
+      .uint("worst_start", chart->worst_start)
+      .uint("worst_end", chart->worst_end);
+}
+
 void write_handlers(OutBuffer& out, const LiveStats& stats, const HandlerTracker& tracker, std::string_view source,
                     std::size_t top, std::uint64_t load_width) {
   for (const auto& [number, entry] : tracker.heaviest(top)) {
@@ -56,6 +70,7 @@ void write_handlers(OutBuffer& out, const LiveStats& stats, const HandlerTracker
         .number("share", share_of(d.total, stats.span()))
         .uint("uncertain", d.uncertain);
     write_load(data, tracker.load(number), load_width);
+    if (load_width != 0) write_durations(data, tracker.chart(number));
     line.end();
   }
 }

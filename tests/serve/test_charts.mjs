@@ -30,6 +30,31 @@ const topTasks = topRecords.filter((r) => r.event.kind === 'TopTask').map((r) =>
 const topHandlers = topRecords.filter((r) => r.event.kind === 'TopHandler').map((r) => r.event.data);
 check(topTasks.length >= 3 && topHandlers.length >= 2, `trace-top sees tasks, idle and handlers in the recording (${topTasks.length} tasks, ${topHandlers.length} handlers)`);
 
+// An independent model of the ISRs' own times (IsrEnter/IsrExit): a handler's time less what
+// preempted it; an exit closes the handlers above it (lost exits); an interval open across a
+// loss (Overflow, Malformed) is uncertain, as trace-top documents them.
+function handlerModel(records) {
+  const stack = [];
+  const byId = new Map();
+  const close = (entry, at, lost) => {
+    const self = at - entry.start - entry.nested;
+    if (stack.length) stack[stack.length - 1].nested += at - entry.start;
+    if (!byId.has(entry.id)) byId.set(entry.id, { certain: [] });
+    if (!entry.uncertain && !lost) byId.get(entry.id).certain.push({ self, start: entry.start, end: at });
+  };
+  for (const line of records) {
+    const r = JSON.parse(line);
+    const kind = r.event?.kind;
+    if (kind === 'IsrEnter') stack.push({ id: r.event.data.isr_id, start: r.timestamp, nested: 0, uncertain: false });
+    else if (kind === 'Overflow' || kind === 'Malformed') stack.forEach((e) => { e.uncertain = true; });
+    else if (kind === 'IsrExit' && stack.some((e) => e.id === r.event.data.isr_id)) {
+      while (stack[stack.length - 1].id !== r.event.data.isr_id) close(stack.pop(), r.timestamp, true);
+      close(stack.pop(), r.timestamp, false);
+    }
+  }
+  return byId;
+}
+
 const server = await startServer(tool('trace-serve'), ['--cpu-hz', '64000000', '--top-interval', '0.2']);
 const browser = await chromium.launch({
   executablePath: browserPath,
@@ -109,6 +134,48 @@ try {
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('button[data-png="load"]')]);
     check(download.suggestedFilename() === 'load.png', `Export PNG saves the load chart (${download.suggestedFilename()})`);
     await download.saveAs(path.join(artifacts, 'viewer-export-load.png'));
+  });
+
+  await step('Durations: the histogram of a handler, its worst a click away', async () => {
+    const model = handlerModel(lines);
+    const isrs = topHandlers.filter((h) => h.source === 'isr');
+    check(isrs.length >= 2, `the recording has ISRs (${isrs.length})`);
+    await page.click('#tabs button[data-tab="durations"]');
+    for (const h of isrs) {
+      await page.selectOption('#durations-handler', `isr:${h.number}`);
+      await page.evaluate(() => window.tracepipe.render());
+      const chart = await page.evaluate(() => window.tracepipe.durationsChart());
+      const m = model.get(h.number);
+      const sorted = [...m.certain].map((d) => d.self).sort((a, b) => a - b);
+      const rank = (q) => sorted[Math.max(1, Math.ceil(q * sorted.length)) - 1];
+      const worst = m.certain.reduce((a, b) => (b.self > a.self ? b : a));
+      check(chart.count === h.count && chart.min === h.min && chart.max === h.max,
+            `isr ${h.number}: count, min and max are trace-top's (${chart.count}, ${chart.min}, ${chart.max})`);
+      check(chart.histogram === sorted.length && chart.min === sorted[0] && chart.max === sorted[sorted.length - 1],
+            `isr ${h.number}: the histogram holds every certain interval of the records (${chart.histogram} == ${sorted.length}), ` +
+            `from the shortest to the longest (${sorted[0]}..${sorted[sorted.length - 1]})`);
+      check(chart.worstStart === worst.start && chart.worstEnd === worst.end,
+            `isr ${h.number}: the worst is the longest interval in the records (${chart.worstStart}..${chart.worstEnd} == ${worst.start}..${worst.end})`);
+      for (const [name, q] of [['p50', 0.5], ['p99', 0.99]]) {
+        const exact = rank(q);
+        check(chart[name] >= exact && chart[name] <= Math.max(exact * 1.125, exact + 1),
+              `isr ${h.number}: ${name} ${chart[name]} is the end of the bucket holding the exact ${exact}`);
+      }
+    }
+    const heaviest = isrs[0];
+    await page.selectOption('#durations-handler', `isr:${heaviest.number}`);
+    await page.evaluate(() => window.tracepipe.render());
+    const chart = await page.evaluate(() => window.tracepipe.durationsChart());
+    await page.screenshot({ path: path.join(artifacts, 'viewer-durations.png') });
+    const box = await page.locator('#durations').boundingBox();
+    await page.mouse.click(box.x + chart.maxX, box.y + box.height / 2);
+    await waitInPage(page, () => window.tracepipe.state.activeTab === 'timeline', null, 'a click on the max shows the Timeline',
+                     () => window.tracepipe.state.activeTab);
+    await page.evaluate(() => window.tracepipe.render());
+    const [start, end] = (await page.getAttribute('#timeline', 'data-view')).split(' ').map(Number);
+    check(start < chart.worstStart && end > chart.worstEnd && end - start <= 4 * (chart.worstEnd - chart.worstStart),
+          `the Timeline shows the worst interval (${chart.worstStart}..${chart.worstEnd} in ${start}..${end})`);
+    await page.screenshot({ path: path.join(artifacts, 'viewer-durations-worst.png') });
   });
 
   check(pageErrors.length === 0, `no errors in the page (${pageErrors.slice(0, 3).join(' | ')})`);

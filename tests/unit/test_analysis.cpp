@@ -400,7 +400,7 @@ TEST_CASE("load series: tasks, idle and handlers per interval add up to trace-to
   const std::string text(out.view());
   // One grid for all, the widest: task 1's 0..5000 in at most 1024 bins is a width of 8. ISR 5
   // ran 100..120 and 140..160: bins 12..14 and 17..19.
-  CHECK(text.find(R"("load_width":8,"load_first":12,"load":[4,8,8,0,0,4,8,8]})") != std::string::npos);
+  CHECK(text.find(R"("load_width":8,"load_first":12,"load":[4,8,8,0,0,4,8,8],"hist_first":)") != std::string::npos);
   CHECK(text.find(R"("name":"idle","time":4000,"share")") != std::string::npos);
   tp::OutBuffer plain;
   write_snapshot(plain, stats, ReportOptions{}, true);
@@ -420,4 +420,46 @@ TEST_CASE("load series: kept for at most max_series handlers, whatever the trace
   CHECK(stats.isrs().handlers().size() == LoadSeries::max_series + 100);
   CHECK(stats.isrs().load(LoadSeries::max_series - 1) != nullptr);
   CHECK(stats.isrs().load(LoadSeries::max_series) == nullptr);
+}
+
+TEST_CASE("duration histogram: 8 buckets a doubling, quantiles by nearest rank; the worst interval's place") {
+  CHECK(DurationHistogram::bucket_of(15) == 15);
+  CHECK(DurationHistogram::bucket_of(16) == 16);
+  CHECK(DurationHistogram::bucket_of(17) == 16);
+  CHECK(DurationHistogram::bucket_of(18) == 17);
+  CHECK(DurationHistogram::bucket_of(31) == 23);
+  CHECK(DurationHistogram::bucket_of(32) == 24);
+  CHECK(DurationHistogram::bucket_of(~0ULL) == DurationHistogram::bucket_count - 1);
+  for (std::size_t bucket = 0; bucket < DurationHistogram::bucket_count; ++bucket) {
+    CHECK(DurationHistogram::bucket_of(DurationHistogram::bucket_low(bucket)) == bucket);
+  }
+  DurationHistogram histogram;
+  for (std::uint64_t d = 1; d <= 100; ++d) histogram.add(d);
+  CHECK(histogram.count() == 100);
+  CHECK(histogram.first() == 1);
+  CHECK(histogram.quantile_high(0.5) == 51);    // 50 is in [48, 51]
+  CHECK(histogram.quantile_high(0.99) == 103);  // 99 is in [96, 103]
+  CHECK(histogram.quantile_high(0.0) == 1);
+
+  LiveStats stats(false, false, true);
+  stats.add(at(100, ObservationKind::isr_enter, 5));
+  stats.add(at(110, ObservationKind::isr_exit, 5));
+  stats.add(at(200, ObservationKind::isr_enter, 5));
+  stats.add(at(230, ObservationKind::isr_enter, 6));  // 5 is preempted: its own time is 40 of 50
+  stats.add(at(240, ObservationKind::isr_exit, 6));
+  stats.add(at(250, ObservationKind::isr_exit, 5));
+  stats.add(at(300, ObservationKind::isr_enter, 5));
+  stats.add(at(335, ObservationKind::isr_exit, 5));
+  const HandlerTracker::Chart* chart = stats.isrs().chart(5);
+  REQUIRE(chart != nullptr);
+  CHECK(chart->worst == 40);
+  CHECK(chart->worst_start == 200);
+  CHECK(chart->worst_end == 250);
+  CHECK(chart->durations.count() == 3);
+  tp::OutBuffer out;
+  write_snapshot(out, stats, ReportOptions{.load = true}, true);
+  // 10 is bucket 10; 35 and 40 are 24 ([32, 35]) and 26 ([40, 43]).
+  CHECK(std::string(out.view())
+            .find(R"("hist_first":10,"hist":[1,0,0,0,0,0,0,0,0,0,0,0,0,0,1,0,1],"p50":35,"p99":40,)"
+                  R"("worst_start":200,"worst_end":250})") != std::string::npos);
 }

@@ -35,7 +35,7 @@ export function addStatistics(kind, data, clock, timestamp) {
   state.statisticsRecords++;
   if (kind === 'TopSummary') live.statistics = { summary: data, functions: [], handlers: [], tasks: [], clock, timestamp };
   else if (live.statistics) ({ TopFunction: live.statistics.functions, TopHandler: live.statistics.handlers, TopTask: live.statistics.tasks })[kind].push(data);
-  if (state.activeTab === 'statistics' || state.activeTab === 'load') state.dirty = true;
+  if (['statistics', 'load', 'durations'].includes(state.activeTab)) state.dirty = true;
 }
 
 function pushBounded(list, item, limit) {

@@ -25,6 +25,7 @@ import { heldRecord, renderLog } from './log.js';
 import { renderTimeline, setupTimelineInput } from './timeline.js';
 import { renderCounters } from './counters.js';
 import { loadChartData, renderLoad, setupLoadInput } from './load.js';
+import { durationsChartData, renderDurations, setupDurationsInput } from './durations.js';
 import { renderExceptions, renderMarkers, renderPcSamples, renderStatistics } from './tables.js';
 
 function formatRate(value) {
@@ -52,6 +53,7 @@ const RENDERERS = {
   console: () => renderLog($('console'), live.agg.console, (r) => r.data.message),
   timeline: renderTimeline,
   load: renderLoad,
+  durations: renderDurations,
   markers: renderMarkers,
   counters: renderCounters,
   exceptions: renderExceptions,
@@ -78,12 +80,14 @@ window.tracepipe = {
   exportCsv,
   render: () => RENDERERS[state.activeTab](),
   loadChart: loadChartData,
+  durationsChart: durationsChartData,
 };
 
 live.agg = freshAggregates();
 setupControls((tab) => RENDERERS[tab]());
 setupTimelineInput();
 setupLoadInput();
+setupDurationsInput();
 const ingest = createIngest({ port: rebuildPortFilters, kind: rebuildKindFilters });
 connect({ ...ingest, portMap: rebuildPortFilters });
 requestAnimationFrame(frame);

@@ -1,0 +1,149 @@
+// The Durations tab: a handler's durations (its own time per interval, as trace-top counts
+// them) as a histogram, with min, median, p99 and max marked; the worst one is a click away
+// in the Timeline. trace-serve --top-interval sends the histogram with its snapshots: 8
+// buckets per doubling of the duration (exact below 16), the bucket numbering below.
+import { $ } from './config.js';
+import { live, state } from './state.js';
+import { formatSpan } from './time.js';
+import { AXIS_HEIGHT, COLOURS, fitCanvas } from './canvas.js';
+
+const LEFT = 60;
+const RIGHT = 20;
+const TOP = 40;
+const MARKS = [['min', '#7bd88f'], ['p50', '#4aa3ff'], ['p99', '#ffb454'], ['max', '#ff6b6b']];
+let durationsLayout = null;
+
+// lib/analysis DurationHistogram's buckets: below 16 one per value, then 8 per doubling.
+function bucketOf(value) {
+  if (value < 16) return value;
+  const exponent = Math.floor(Math.log2(value));
+  return 16 + (exponent - 4) * 8 + Math.floor(value / 2 ** (exponent - 3)) % 8;
+}
+function bucketLow(bucket) {
+  if (bucket < 16) return bucket;
+  const exponent = Math.floor((bucket - 16) / 8) + 4;
+  return (8 + ((bucket - 16) % 8)) * 2 ** (exponent - 3);
+}
+
+const handlerKey = (h) => `${h.source}:${h.number}`;
+const handlerLabel = (h) => `${h.source} ${h.name ?? h.number}`;
+
+// The handlers that have a histogram, in the select (kept while the list stays the same).
+function chosenHandler(top) {
+  const handlers = top.handlers.filter((h) => h.hist);
+  const select = $('durations-handler');
+  const keys = handlers.map(handlerKey).join(',');
+  if (select.dataset.keys !== keys) {
+    const keep = select.value;
+    select.replaceChildren(...handlers.map((h) => new Option(handlerLabel(h), handlerKey(h))));
+    select.dataset.keys = keys;
+    if (handlers.some((h) => handlerKey(h) === keep)) select.value = keep;
+  }
+  return handlers.find((h) => handlerKey(h) === select.value) ?? handlers[0] ?? null;
+}
+
+function drawBars(context, h, frame) {
+  const max = Math.max(...h.hist);
+  context.fillStyle = COLOURS[0];
+  h.hist.forEach((count, i) => {
+    if (count === 0) return;
+    const x0 = frame.x(bucketLow(h.hist_first + i));
+    const x1 = frame.x(bucketLow(h.hist_first + i + 1));
+    const height = (count / max) * frame.plotHeight;
+    context.fillRect(x0 + 0.5, TOP + frame.plotHeight - height, Math.max(1, x1 - x0 - 1), height);
+  });
+  context.fillStyle = '#8a96a3';
+  context.fillText(String(max), 4, TOP + 10);
+  context.fillText('0', 4, TOP + frame.plotHeight);
+}
+
+function drawMarks(context, h, frame, clock) {
+  context.font = '11px system-ui, sans-serif';
+  MARKS.forEach(([name, colour], i) => {
+    const at = frame.x(h[name]);
+    context.strokeStyle = colour;
+    context.beginPath();
+    context.moveTo(at, TOP - 4);
+    context.lineTo(at, TOP + frame.plotHeight);
+    context.stroke();
+    context.fillStyle = colour;
+    const label = `${name === 'p50' ? 'median' : name} ${formatSpan(h[name], clock)}${name === 'max' ? ' (click: show it)' : ''}`;
+    const width = context.measureText(label).width;
+    context.fillText(label, Math.min(Math.max(LEFT, at - width / 2), frame.width - width - 2), 12 + (i % 2) * 14);
+  });
+}
+
+// A log axis: the durations from the first bucket's start to the last one's end.
+function durationFrame(h, width, height) {
+  const low = Math.max(1, bucketLow(h.hist_first));
+  const high = bucketLow(h.hist_first + h.hist.length);
+  const plotWidth = width - LEFT - RIGHT;
+  const x = (v) => LEFT + ((Math.log(Math.max(v, low)) - Math.log(low)) / (Math.log(high) - Math.log(low) || 1)) * plotWidth;
+  return { x, width, plotWidth, plotHeight: height - TOP - AXIS_HEIGHT, low, high };
+}
+
+function drawAxis(context, frame, height, clock) {
+  context.fillStyle = '#8a96a3';
+  const ticks = Math.max(2, Math.min(8, Math.floor(frame.plotWidth / 140)));
+  for (let i = 0; i <= ticks; i++) {
+    const value = frame.low * (frame.high / frame.low) ** (i / ticks);
+    const label = formatSpan(value, clock);
+    const width = context.measureText(label).width;
+    context.fillText(label, Math.min(Math.max(LEFT, frame.x(value) - width / 2), frame.width - width - 2), height - 8);
+  }
+}
+
+export function renderDurations() {
+  const canvas = $('durations');
+  const { context, width, height } = fitCanvas(canvas);
+  context.clearRect(0, 0, width, height);
+  const top = live.statistics;
+  const h = top ? chosenHandler(top) : null;
+  durationsLayout = null;
+  if (!h) {
+    context.fillStyle = '#8a96a3';
+    context.font = '12px system-ui, sans-serif';
+    context.fillText('No handler durations yet: trace-serve sends them with --top-interval SECONDS (ISRs, exceptions).', 12, 20);
+    return;
+  }
+  const frame = durationFrame(h, width, height);
+  context.font = '11px system-ui, sans-serif';
+  drawBars(context, h, frame);
+  drawMarks(context, h, frame, top.clock);
+  drawAxis(context, frame, height, top.clock);
+  $('durations-summary').textContent = `${h.hist.reduce((a, b) => a + b, 0)} certain of ${h.count} intervals` +
+    (h.uncertain ? ` (${h.uncertain} spanned a loss: left out)` : '') + `; the worst from ${formatSpan(h.worst_start, top.clock)}`;
+  durationsLayout = { handler: h, frame };
+}
+
+// What the chart shows, for tests and scripts.
+export function durationsChartData() {
+  if (!durationsLayout) return null;
+  const h = durationsLayout.handler;
+  return { label: handlerLabel(h), count: h.count, uncertain: h.uncertain, histogram: h.hist.reduce((a, b) => a + b, 0),
+           min: h.min, p50: h.p50, p99: h.p99, max: h.max, worstStart: h.worst_start, worstEnd: h.worst_end,
+           maxX: durationsLayout.frame.x(h.max) };
+}
+
+// The Timeline, zoomed on the worst interval with as much again on each side.
+function showWorst() {
+  const h = durationsLayout?.handler;
+  if (!h) return;
+  const pad = Math.max(1, h.worst_end - h.worst_start);
+  state.view = { start: h.worst_start - pad, end: h.worst_end + pad, follow: false };
+  document.querySelector('#tabs button[data-tab="timeline"]').click();
+}
+
+export function setupDurationsInput() {
+  $('durations-handler').addEventListener('change', () => { state.dirty = true; });
+  $('durations-worst').addEventListener('click', showWorst);
+  $('durations').addEventListener('click', (event) => {
+    const layout = durationsLayout;
+    if (!layout) return;
+    const x = event.clientX - $('durations').getBoundingClientRect().left;
+    // The max line, or the bar that holds it.
+    const bucket = bucketOf(layout.handler.max);
+    if (Math.abs(x - layout.frame.x(layout.handler.max)) <= 6 ||
+        (x >= layout.frame.x(bucketLow(bucket)) && x <= layout.frame.x(bucketLow(bucket + 1)))) showWorst();
+  });
+}
