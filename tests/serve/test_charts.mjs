@@ -178,6 +178,50 @@ try {
     await page.screenshot({ path: path.join(artifacts, 'viewer-durations-worst.png') });
   });
 
+  await step('Flame graph: the weights are trace-top --format folded\'s', async () => {
+    const folded = Object.fromEntries(execFileSync(tool('trace-top'), ['--format', 'folded'], { input: recordsText, maxBuffer: 1 << 28 })
+      .toString().split('\n').filter((l) => l).map((l) => [l.slice(0, l.lastIndexOf(' ')), Number(l.slice(l.lastIndexOf(' ') + 1))]));
+    check(Object.keys(folded).length > 10 && Object.keys(folded).some((k) => k.startsWith('idle;')),
+          `trace-top folds the samples by task (${Object.keys(folded).length} stacks)`);
+    await page.click('#tabs button[data-tab="flame"]');
+    await page.click('#flame-fit');
+    await page.evaluate(() => window.tracepipe.render());
+    const chart = await page.evaluate(() => window.tracepipe.flameChart());
+    const stacks = new Set([...Object.keys(folded), ...Object.keys(chart.folded)]);
+    const wrong = [...stacks].filter((k) => folded[k] !== chart.folded[k]);
+    check(wrong.length === 0, `every stack's samples over the whole range == trace-top --format folded (${stacks.size} stacks; ` +
+          `wrong: ${JSON.stringify(wrong.slice(0, 3).map((k) => [k, folded[k], chart.folded[k]]))})`);
+    await page.screenshot({ path: path.join(artifacts, 'viewer-flame.png') });
+    // The visible range only: half of it, against the samples of the records in it.
+    const half = { start: chart.view.start, end: (chart.view.start + chart.view.end) / 2 };
+    await page.evaluate((v) => { window.tracepipe.state.view = { ...v, follow: false }; window.tracepipe.render(); }, half);
+    const inRange = lines.map((l) => JSON.parse(l)).filter((r) => r.event?.kind === 'PcSample' && r.timestamp >= half.start && r.timestamp <= half.end).length;
+    const halfChart = await page.evaluate(() => window.tracepipe.flameChart());
+    const counted = Object.values(halfChart.folded).reduce((a, b) => a + b, 0);
+    check(counted === inRange && counted < Object.values(folded).reduce((a, b) => a + b, 0),
+          `zoomed to half the range, the graph counts the samples in it (${counted} == ${inRange})`);
+    // Focus: a click on the idle box (the second row) makes it the top.
+    await page.click('#flame-fit');
+    await page.evaluate(() => window.tracepipe.render());
+    const box = await page.locator('#flame').boundingBox();
+    const idleX = await page.evaluate(() => window.tracepipe.flameChart().boxes);
+    check(idleX > 3, `the graph draws boxes (${idleX})`);
+    await page.mouse.click(box.x + 5, box.y + 4 + 22 + 10);
+    await page.evaluate(() => window.tracepipe.render());
+    const focused = await page.evaluate(() => window.tracepipe.flameChart().focus);
+    check(typeof focused === 'string' && focused.length > 0, `a click on a task focuses it (${focused})`);
+    await page.mouse.move(box.x + box.width / 2, box.y + 4 + 22 + 10);
+    await waitInPage(page, () => !document.getElementById('flame-tip').hidden, null, 'the flame tip shows',
+                     () => document.getElementById('flame-tip').textContent);
+    check(/samples \(\d+\.\d\d%\)/.test(await page.textContent('#flame-tip')), 'hovering a box shows its samples and share');
+    await page.screenshot({ path: path.join(artifacts, 'viewer-flame-focused.png') });
+    const moved = await page.locator('#flame').boundingBox();  // the summary line may have grown
+    await page.mouse.click(moved.x + 5, moved.y + 12);  // the top box: back to all
+    await page.evaluate(() => window.tracepipe.render());
+    const back = await page.evaluate(() => window.tracepipe.flameChart().focus);
+    check(back === null, `a click on the top box goes back to all (${back})`);
+  });
+
   check(pageErrors.length === 0, `no errors in the page (${pageErrors.slice(0, 3).join(' | ')})`);
 } finally {
   await browser.close();

@@ -3,6 +3,7 @@ import { $, CONSOLE_LINES, MAX_BARS_PER_LANE, MAX_SERIES_POINTS, MAX_TICKS, TABL
 import { ring, ringRecords } from './ring.js';
 import { live, state, visible } from './state.js';
 import { idName } from './names.js';
+import { freshStacks, stacksRecord } from './stacks.js';
 
 export function freshAggregates() {
   return {
@@ -23,6 +24,7 @@ export function freshAggregates() {
     pc: new Map(),  // function (with symbols: trace-serve or itm-decode --elf), else the PC -> samples
     pcTotal: 0,
     pcSleeping: 0,
+    stacks: freshStacks(),  // the flame graph's: PC samples as task;function with their times
   };
 }
 
@@ -119,6 +121,7 @@ function counterRecord(t, data) {
 export function aggregate(t, port, kind, clock, data, seq) {
   pushBounded(live.agg.all, seq, CONSOLE_LINES);
   const record = { timestamp: t, port, kind, clock, data };
+  stacksRecord(live.agg.stacks, t, kind, data);
   switch (kind) {
     case 'Text':
       pushBounded(live.agg.console, record, CONSOLE_LINES);

@@ -26,6 +26,7 @@ import { renderTimeline, setupTimelineInput } from './timeline.js';
 import { renderCounters } from './counters.js';
 import { loadChartData, renderLoad, setupLoadInput } from './load.js';
 import { durationsChartData, renderDurations, setupDurationsInput } from './durations.js';
+import { flameChartData, renderFlame, setupFlameInput } from './flame.js';
 import { renderExceptions, renderMarkers, renderPcSamples, renderStatistics } from './tables.js';
 
 function formatRate(value) {
@@ -54,6 +55,7 @@ const RENDERERS = {
   timeline: renderTimeline,
   load: renderLoad,
   durations: renderDurations,
+  flame: renderFlame,
   markers: renderMarkers,
   counters: renderCounters,
   exceptions: renderExceptions,
@@ -81,6 +83,7 @@ window.tracepipe = {
   render: () => RENDERERS[state.activeTab](),
   loadChart: loadChartData,
   durationsChart: durationsChartData,
+  flameChart: flameChartData,
 };
 
 live.agg = freshAggregates();
@@ -88,6 +91,7 @@ setupControls((tab) => RENDERERS[tab]());
 setupTimelineInput();
 setupLoadInput();
 setupDurationsInput();
+setupFlameInput();
 const ingest = createIngest({ port: rebuildPortFilters, kind: rebuildKindFilters });
 connect({ ...ingest, portMap: rebuildPortFilters });
 requestAnimationFrame(frame);

@@ -1,0 +1,51 @@
+// PC samples as folded stacks ("task;function"), each with its time, for the flame graph:
+// trace-top --format folded's definitions (lib/analysis LiveStats), ported so the graph can
+// count any time range: the task is what had the CPU at the sample ("idle" between IdleEnter
+// and IdleExit, else the task switched to last, by the name it was given, else "task N";
+// nothing before any), the function the sample's, else its PC in hex, "[sleep]" asleep; ';'
+// in a name becomes ':'. serve_charts checks the counts against trace-top's.
+import { HISTORY } from './config.js';
+
+export function freshStacks() {
+  return { idle: false, running: '', names: new Map(), ids: new Map(), stacks: [], times: [], samples: [] };
+}
+
+const frame = (name) => name.replaceAll(';', ':');
+
+export function stacksRecord(s, t, kind, data) {
+  if (kind === 'TaskSwitch') {
+    const to = Number.isInteger(data.to_task) ? data.to_task : 0;
+    if (typeof data.to_name === 'string' && data.to_name) s.names.set(to, data.to_name);
+    s.running = s.names.get(to) ?? `task ${to}`;
+  } else if (kind === 'IdleEnter') {
+    s.idle = true;
+  } else if (kind === 'IdleExit') {
+    s.idle = false;
+  } else if (kind === 'PcSample' && Number.isInteger(data.pc)) {
+    const task = s.idle ? 'idle' : s.running;
+    const fn = data.sleep === true ? '[sleep]'
+      : (typeof data.function === 'string' && data.function) || `0x${data.pc.toString(16).padStart(8, '0')}`;
+    const stack = task ? `${frame(task)};${frame(fn)}` : frame(fn);
+    let id = s.ids.get(stack);
+    if (id === undefined) { id = s.stacks.length; s.ids.set(stack, id); s.stacks.push(stack); }
+    s.times.push(t);
+    s.samples.push(id);
+    if (s.times.length > HISTORY * 1.25) { s.times.splice(0, s.times.length - HISTORY); s.samples.splice(0, s.samples.length - HISTORY); }
+  }
+}
+
+// Samples per stack within [start, end] (the samples are in arrival order, which is time order).
+export function foldedIn(s, start, end) {
+  let low = 0;
+  let high = s.times.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (s.times[mid] < start) low = mid + 1; else high = mid;
+  }
+  const counts = new Map();
+  for (let i = low; i < s.times.length && s.times[i] <= end; i++) {
+    const stack = s.stacks[s.samples[i]];
+    counts.set(stack, (counts.get(stack) ?? 0) + 1);
+  }
+  return counts;
+}
