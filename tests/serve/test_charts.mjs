@@ -222,6 +222,53 @@ try {
     check(back === null, `a click on the top box goes back to all (${back})`);
   });
 
+  await step('Durations: marker pairs (MarkStart/MarkStop) as a histogram, the worst a click away', async () => {
+    // SystemView's marks as sysview-decode writes them: id 3 "frame" 40 times 100..490 us, one
+    // 5000 us (the worst), one of 9000 us across an Overflow (uncertain: left out), a stop
+    // without a start and a start started again (unmatched); id 4 once.
+    const mark = (t, id, phase, name) => JSON.stringify({ timestamp: t, port: 5, event: { kind: 'Marker', data: { id, ...(name ? { name } : {}), phase } }, source: 'sysview', clock: 'us' });
+    const marks = [JSON.stringify({ timestamp: 0, port: 5, event: { kind: 'TaskSwitch', data: { from_task: 0, to_task: 1 } }, source: 'sysview', clock: 'us' }),
+                   mark(10, 3, 'stop', 'frame')];
+    const expected = [];
+    let t = 100;
+    for (let i = 0; i < 40; i++, t += 1000) { marks.push(mark(t, 3, 'start', 'frame'), mark(t + 100 + 10 * i, 3, 'stop')); expected.push(100 + 10 * i); }
+    marks.push(mark(t, 3, 'start'), mark(t + 50, 3, 'start'), mark(t + 5050, 3, 'stop'));  // 5000 from t + 50
+    expected.push(5000);
+    const worstStart = t + 50;
+    t += 10000;
+    marks.push(mark(t, 3, 'start'), JSON.stringify({ timestamp: t + 10, port: 5, event: { kind: 'Overflow', data: {} }, source: 'sysview', clock: 'us' }),
+               mark(t + 9000, 3, 'stop'), mark(t + 9500, 4, 'start'), mark(t + 9600, 4, 'stop'));
+    const markServer = await startServer(tool('trace-serve'), []);
+    try {
+      await page.goto(`${markServer.http}/`);
+      await waitInPage(page, () => document.getElementById('connection').textContent === 'live', null, 'the viewer connects again',
+                       () => document.getElementById('connection').textContent);
+      await feed(markServer.child.stdin, marks, 5000);
+      await waitInPage(page, (n) => window.tracepipe.state.total >= n, marks.length, 'the marks arrive', () => window.tracepipe.state.total);
+      await page.click('#tabs button[data-tab="durations"]');
+      await page.selectOption('#durations-handler', 'marker:5:3');
+      await page.evaluate(() => window.tracepipe.render());
+      const chart = await page.evaluate(() => window.tracepipe.durationsChart());
+      const sorted = [...expected].sort((a, b) => a - b);
+      const rank = (q) => sorted[Math.ceil(q * sorted.length) - 1];
+      check(chart.label === 'marker frame (port 5)' && chart.count === 42 && chart.uncertain === 1 && chart.histogram === 41,
+            `the pair's intervals: 42 closed, the one across the loss left out (${JSON.stringify(chart)})`);
+      check(chart.min === 100 && chart.max === 5000 && chart.p50 === rank(0.5) && chart.p99 === rank(0.99),
+            `min, median, p99 and max are the records' (${chart.min}, ${chart.p50} == ${rank(0.5)}, ${chart.p99} == ${rank(0.99)}, ${chart.max})`);
+      check(chart.worstStart === worstStart && chart.worstEnd === worstStart + 5000,
+            `the worst is the longest certain pair in the records (${chart.worstStart}..${chart.worstEnd})`);
+      check((await page.locator('#durations-handler option').allTextContents()).includes('marker 4 (port 5)'), 'each marker id is a pair of its own');
+      await page.screenshot({ path: path.join(artifacts, 'viewer-durations-marker.png') });
+      await page.click('#durations-worst');
+      await waitInPage(page, () => window.tracepipe.state.activeTab === 'timeline', null, 'the button shows the Timeline',
+                       () => window.tracepipe.state.activeTab);
+      const view = await page.evaluate(() => window.tracepipe.state.view);
+      check(view.start < worstStart && view.end > worstStart + 5000, `the Timeline shows the worst pair (${view.start}..${view.end})`);
+    } finally {
+      markServer.child.kill('SIGTERM');
+    }
+  });
+
   check(pageErrors.length === 0, `no errors in the page (${pageErrors.slice(0, 3).join(' | ')})`);
 } finally {
   await browser.close();

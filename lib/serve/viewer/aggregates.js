@@ -4,6 +4,7 @@ import { ring, ringRecords } from './ring.js';
 import { live, state, visible } from './state.js';
 import { idName } from './names.js';
 import { freshStacks, stacksRecord } from './stacks.js';
+import { freshPairs, pairsRecord } from './pairs.js';
 
 export function freshAggregates() {
   return {
@@ -25,6 +26,7 @@ export function freshAggregates() {
     pcTotal: 0,
     pcSleeping: 0,
     stacks: freshStacks(),  // the flame graph's: PC samples as task;function with their times
+    pairs: freshPairs(),    // the Durations tab's marker pairs (MarkStart/MarkStop)
   };
 }
 
@@ -122,6 +124,7 @@ export function aggregate(t, port, kind, clock, data, seq) {
   pushBounded(live.agg.all, seq, CONSOLE_LINES);
   const record = { timestamp: t, port, kind, clock, data };
   stacksRecord(live.agg.stacks, t, kind, data);
+  pairsRecord(live.agg.pairs, t, port, kind, data);
   switch (kind) {
     case 'Text':
       pushBounded(live.agg.console, record, CONSOLE_LINES);

@@ -1,7 +1,9 @@
 // The Durations tab: a handler's durations (its own time per interval, as trace-top counts
-// them) as a histogram, with min, median, p99 and max marked; the worst one is a click away
-// in the Timeline. trace-serve --top-interval sends the histogram with its snapshots: 8
-// buckets per doubling of the duration (exact below 16), the bucket numbering below.
+// them) or a marker pair's (pairs.js) as a histogram, with min, median, p99 and max marked;
+// the worst one is a click away in the Timeline. trace-serve --top-interval sends a
+// handler's histogram with its snapshots: 8 buckets per doubling of the duration (exact
+// below 16), the bucket numbering below; a marker pair's is made here the same way, its
+// median and p99 exact (a handler's: the last duration of the bucket holding them).
 import { $ } from './config.js';
 import { live, state } from './state.js';
 import { formatSpan } from './time.js';
@@ -25,21 +27,48 @@ function bucketLow(bucket) {
   return (8 + ((bucket - 16) % 8)) * 2 ** (exponent - 3);
 }
 
-const handlerKey = (h) => `${h.source}:${h.number}`;
-const handlerLabel = (h) => `${h.source} ${h.name ?? h.number}`;
+// What the tab can show: trace-top's handlers (from the snapshot) and the marker pairs the
+// viewer pairs itself (pairs.js), in one shape: a histogram, the four marks, the worst.
+function handlerEntry(h) {
+  return { ...h, key: `${h.source}:${h.number}`, label: `${h.source} ${h.name ?? h.number}` };
+}
 
-// The handlers that have a histogram, in the select (kept while the list stays the same).
-function chosenHandler(top) {
-  const handlers = top.handlers.filter((h) => h.hist);
+const pairCache = new Map();  // pair key -> {seen, entry}: computed again when the pair changed
+function pairEntry(pair) {
+  const seen = `${pair.count} ${pair.durations.length}`;
+  const cached = pairCache.get(pair.key);
+  if (cached && cached.seen === seen && cached.pair === pair) return cached.entry;
+  const sorted = pair.durations.map(([d]) => d).sort((a, b) => a - b);
+  const rank = (q) => sorted[Math.max(1, Math.ceil(q * sorted.length)) - 1];
+  const worst = pair.durations.reduce((a, b) => (b[0] > a[0] ? b : a));
+  const first = bucketOf(sorted[0]);
+  const hist = new Array(bucketOf(sorted[sorted.length - 1]) - first + 1).fill(0);
+  for (const d of sorted) hist[bucketOf(d) - first]++;
+  const entry = { key: `marker:${pair.key}`, label: `marker ${pair.name ?? pair.id} (port ${pair.port})`, count: pair.count,
+                  uncertain: pair.uncertain, hist_first: first, hist, min: sorted[0], p50: rank(0.5), p99: rank(0.99),
+                  max: sorted[sorted.length - 1], worst_start: worst[1], worst_end: worst[1] + worst[0] };
+  pairCache.set(pair.key, { seen, pair, entry });
+  return entry;
+}
+
+function entries() {
+  const handlers = (live.statistics?.handlers ?? []).filter((h) => h.hist).map(handlerEntry);
+  const pairs = [...live.agg.pairs.values()].filter((p) => p.durations.length).map(pairEntry);
+  return [...handlers, ...pairs];
+}
+
+// The entry chosen in the select (its options kept while the list stays the same).
+function chosenEntry() {
+  const all = entries();
   const select = $('durations-handler');
-  const keys = handlers.map(handlerKey).join(',');
+  const keys = all.map((e) => e.key).join(',');
   if (select.dataset.keys !== keys) {
     const keep = select.value;
-    select.replaceChildren(...handlers.map((h) => new Option(handlerLabel(h), handlerKey(h))));
+    select.replaceChildren(...all.map((e) => new Option(e.label, e.key)));
     select.dataset.keys = keys;
-    if (handlers.some((h) => handlerKey(h) === keep)) select.value = keep;
+    if (all.some((e) => e.key === keep)) select.value = keep;
   }
-  return handlers.find((h) => handlerKey(h) === select.value) ?? handlers[0] ?? null;
+  return all.find((e) => e.key === select.value) ?? all[0] ?? null;
 }
 
 function drawBars(context, h, frame) {
@@ -97,22 +126,22 @@ export function renderDurations() {
   const canvas = $('durations');
   const { context, width, height } = fitCanvas(canvas);
   context.clearRect(0, 0, width, height);
-  const top = live.statistics;
-  const h = top ? chosenHandler(top) : null;
+  const h = chosenEntry();
+  const clock = live.statistics?.clock ?? state.clock;
   durationsLayout = null;
   if (!h) {
     context.fillStyle = '#8a96a3';
     context.font = '12px system-ui, sans-serif';
-    context.fillText('No handler durations yet: trace-serve sends them with --top-interval SECONDS (ISRs, exceptions).', 12, 20);
+    context.fillText('No durations yet: handlers with trace-serve --top-interval SECONDS, marker pairs from MarkStart/MarkStop.', 12, 20);
     return;
   }
   const frame = durationFrame(h, width, height);
   context.font = '11px system-ui, sans-serif';
   drawBars(context, h, frame);
-  drawMarks(context, h, frame, top.clock);
-  drawAxis(context, frame, height, top.clock);
+  drawMarks(context, h, frame, clock);
+  drawAxis(context, frame, height, clock);
   $('durations-summary').textContent = `${h.hist.reduce((a, b) => a + b, 0)} certain of ${h.count} intervals` +
-    (h.uncertain ? ` (${h.uncertain} spanned a loss: left out)` : '') + `; the worst from ${formatSpan(h.worst_start, top.clock)}`;
+    (h.uncertain ? ` (${h.uncertain} spanned a loss: left out)` : '') + `; the worst from ${formatSpan(h.worst_start, clock)}`;
   durationsLayout = { handler: h, frame };
 }
 
@@ -120,7 +149,7 @@ export function renderDurations() {
 export function durationsChartData() {
   if (!durationsLayout) return null;
   const h = durationsLayout.handler;
-  return { label: handlerLabel(h), count: h.count, uncertain: h.uncertain, histogram: h.hist.reduce((a, b) => a + b, 0),
+  return { key: h.key, label: h.label, count: h.count, uncertain: h.uncertain, histogram: h.hist.reduce((a, b) => a + b, 0),
            min: h.min, p50: h.p50, p99: h.p99, max: h.max, worstStart: h.worst_start, worstEnd: h.worst_end,
            maxX: durationsLayout.frame.x(h.max) };
 }
