@@ -51,24 +51,28 @@ function pairEntry(pair) {
   return entry;
 }
 
-function entries() {
-  const handlers = (live.statistics?.handlers ?? []).filter((h) => h.hist).map(handlerEntry);
-  const pairs = [...live.agg.pairs.values()].filter((p) => p.durations.length).map(pairEntry);
+// Everything the select lists (a pair's histogram is made only when it is the one shown).
+function choices() {
+  const handlers = (live.statistics?.handlers ?? []).filter((h) => h.hist)
+    .map((h) => { const entry = handlerEntry(h); return { key: entry.key, label: entry.label, make: () => entry }; });
+  const pairs = [...live.agg.pairs.values()].filter((p) => p.durations.length)
+    .map((p) => ({ key: `marker:${p.key}`, label: `marker ${p.name ?? p.id} (port ${p.port})`, make: () => pairEntry(p) }));
   return [...handlers, ...pairs];
 }
 
 // The entry chosen in the select (its options kept while the list stays the same).
 function chosenEntry() {
-  const all = entries();
+  const all = choices();
   const select = $('durations-handler');
-  const keys = all.map((e) => e.key).join(',');
+  const keys = all.map((e) => `${e.key}=${e.label}`).join(',');
   if (select.dataset.keys !== keys) {
     const keep = select.value;
     select.replaceChildren(...all.map((e) => new Option(e.label, e.key)));
     select.dataset.keys = keys;
     if (all.some((e) => e.key === keep)) select.value = keep;
   }
-  return all.find((e) => e.key === select.value) ?? all[0] ?? null;
+  const chosen = all.find((e) => e.key === select.value) ?? all[0];
+  return chosen ? chosen.make() : null;
 }
 
 function drawBars(context, h, frame) {
