@@ -50,10 +50,20 @@ void LoadSeries::add(std::uint64_t from, std::uint64_t to) {
   };
   while (!fits()) double_width();
   cover(from / width_, (to - 1) / width_);
-  for (std::uint64_t bin = from / width_; bin <= (to - 1) / width_; ++bin) {
+  const std::uint64_t last = (to - 1) / width_;
+  for (std::uint64_t bin = from / width_; bin <= last; ++bin) {
     const std::uint64_t start = std::max(from, bin * width_);
-    const std::uint64_t end = std::min(to, (bin + 1) * width_);
+    const std::uint64_t end = bin == last ? to : (bin + 1) * width_;  // (last + 1) * width may not fit
     bins_[bin - first_] += end - start;
+  }
+}
+
+void LoadSeries::add(const LoadSeries& other) {
+  // An interval's time is at most its width, so it goes back into the same interval whatever
+  // this series' width.
+  for (std::size_t i = 0; i < other.bins_.size(); ++i) {
+    const std::uint64_t start = (other.first_ + i) * other.width_;
+    if (other.bins_[i] != 0) add(start, start + other.bins_[i]);
   }
 }
 
@@ -167,7 +177,7 @@ const LoadSeries* HandlerTracker::load(std::uint32_t number) const {
 void HandlerTracker::chart_top(const Active& top, std::uint64_t at, bool certain) {
   Chart* chart = series_of(charts_, top.number);
   if (chart == nullptr) return;
-  for (const auto& [from, to] : top.stretches) chart->load.add(from, to);
+  chart->load.add(top.stretches);
   if (!certain) return;
   chart->durations.add(top.self);
   if (chart->durations.count() == 1 || top.self > chart->worst) {
@@ -182,7 +192,7 @@ void HandlerTracker::run_top(std::uint64_t at) {
   Active& top = stack_.back();
   if (at <= top.since) return;
   top.self += at - top.since;
-  if (keep_load_) top.stretches.emplace_back(top.since, at);
+  if (keep_load_) top.stretches.add(top.since, at);
 }
 
 void HandlerTracker::close_top(std::uint64_t at, bool uncertain) {

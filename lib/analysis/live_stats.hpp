@@ -42,6 +42,7 @@ class LoadSeries {
   static constexpr std::size_t max_series = 512;  // kept per tracker (8 KiB each at most)
 
   void add(std::uint64_t from, std::uint64_t to);  // [from, to) had the CPU
+  void add(const LoadSeries& other);               // its time too, interval by interval
   // The same series on a grid of `width` (a power of two at least width()).
   [[nodiscard]] LoadSeries widened_to(std::uint64_t width) const;
   [[nodiscard]] std::uint64_t width() const noexcept { return width_; }
@@ -157,7 +158,8 @@ class HandlerTracker {
     std::uint64_t entered;
     std::uint64_t self = 0;  // its time so far
     bool uncertain = false;
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> stretches;  // its time so far, where it was
+    // Its time so far per interval (bounded, however often it is preempted while open).
+    LoadSeries stretches;
   };
   void run_top(std::uint64_t at);
   void chart_top(const Active& top, std::uint64_t at, bool certain);

@@ -372,6 +372,29 @@ TEST_CASE("load series: time per interval adds up to the total; the width double
   load.add(0, 4);  // before the first bin: bins are added in front
   CHECK(load.first() == 0);
   CHECK(load.total() == 17);
+  LoadSeries other;
+  other.add(5000, 5002);
+  load.add(other);
+  CHECK(load.total() == 19);
+  LoadSeries end;  // a trace from 0 to the end of the clock: the last interval's end does not fit
+  end.add(0, 10);
+  end.add(~0ULL - 10, ~0ULL);
+  CHECK(end.total() == 20);
+  CHECK(end.bins().size() <= LoadSeries::max_bins);
+}
+
+TEST_CASE("load series: a handler open while a million others come and go keeps bounded memory") {
+  LiveStats stats(false, false, true);
+  stats.add(at(0, ObservationKind::isr_enter, 1));  // its exit is lost
+  for (std::uint64_t i = 0; i < 100000; ++i) {
+    stats.add(at(10 * i + 5, ObservationKind::isr_enter, 2));
+    stats.add(at(10 * i + 8, ObservationKind::isr_exit, 2));
+  }
+  stats.add(at(1000000, ObservationKind::isr_exit, 1));
+  REQUIRE(stats.isrs().load(1) != nullptr);
+  CHECK(stats.isrs().load(1)->total() == stats.isrs().handlers().at(1).durations.total);
+  CHECK(stats.isrs().load(1)->bins().size() <= LoadSeries::max_bins);
+  CHECK(stats.isrs().load(1)->total() == 1000000 - 3 * 100000);
 }
 
 TEST_CASE("load series: tasks, idle and handlers per interval add up to trace-top's figures") {

@@ -30,8 +30,30 @@ export function stacksRecord(s, t, kind, data) {
     if (id === undefined) { id = s.stacks.length; s.ids.set(stack, id); s.stacks.push(stack); }
     s.times.push(t);
     s.samples.push(id);
-    if (s.times.length > HISTORY * 1.25) { s.times.splice(0, s.times.length - HISTORY); s.samples.splice(0, s.samples.length - HISTORY); }
+    if (s.times.length > HISTORY * 1.25) {
+      s.times.splice(0, s.times.length - HISTORY);
+      s.samples.splice(0, s.samples.length - HISTORY);
+      compact(s);
+    }
   }
+}
+
+// Only the stacks of the samples held stay numbered: a stream of ever new PCs does not grow
+// the table without end.
+function compact(s) {
+  const renumbered = new Int32Array(s.stacks.length).fill(-1);
+  const stacks = [];
+  s.ids = new Map();
+  for (let i = 0; i < s.samples.length; i++) {
+    const old = s.samples[i];
+    if (renumbered[old] < 0) {
+      renumbered[old] = stacks.length;
+      s.ids.set(s.stacks[old], stacks.length);
+      stacks.push(s.stacks[old]);
+    }
+    s.samples[i] = renumbered[old];
+  }
+  s.stacks = stacks;
 }
 
 // Samples per stack within [start, end] (the samples are in arrival order, which is time
