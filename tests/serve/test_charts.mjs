@@ -238,6 +238,12 @@ try {
     t += 10000;
     marks.push(mark(t, 3, 'start'), JSON.stringify({ timestamp: t + 10, port: 5, event: { kind: 'Overflow', data: {} }, source: 'sysview', clock: 'us' }),
                mark(t + 9000, 3, 'stop'), mark(t + 9500, 4, 'start'), mark(t + 9600, 4, 'stop'));
+    // PC samples as itm-decode --elf writes them with DWARF (function, file, line), after the marks.
+    const sample = (at, fields) => JSON.stringify({ timestamp: at, port: 0, event: { kind: 'PcSample', data: { pc: 134218000 + at, sleep: false, ...fields } }, source: 'dwt', clock: 'us' });
+    const at = t + 9700;
+    marks.push(sample(at, { function: 'main_loop', file: 'src/main.c', line: 42 }), sample(at + 1, { function: 'main_loop', file: 'src/main.c', line: 42 }),
+               sample(at + 2, { function: 'main_loop', file: 'src/main.c', line: 43 }), sample(at + 3, { function: 'sensor_read', file: 'src/sensor.c', line: 7 }),
+               sample(at + 4, { function: 'memcpy' }), sample(at + 5, { sleep: true }));
     const markServer = await startServer(tool('trace-serve'), []);
     try {
       await page.goto(`${markServer.http}/`);
@@ -259,6 +265,18 @@ try {
             `the worst is the longest certain pair in the records (${chart.worstStart}..${chart.worstEnd})`);
       check((await page.locator('#durations-handler option').allTextContents()).includes('marker 4 (port 5)'), 'each marker id is a pair of its own');
       await page.screenshot({ path: path.join(artifacts, 'viewer-durations-marker.png') });
+      const folded = Object.fromEntries(execFileSync(tool('trace-top'), ['--format', 'folded'], { input: `${marks.join('\n')}\n` })
+        .toString().split('\n').filter((l) => l).map((l) => [l.slice(0, l.lastIndexOf(' ')), Number(l.slice(l.lastIndexOf(' ') + 1))]));
+      await page.click('#tabs button[data-tab="flame"]');
+      await page.click('#flame-fit');
+      await page.evaluate(() => window.tracepipe.render());
+      const flame = await page.evaluate(() => window.tracepipe.flameChart());
+      check(JSON.stringify(Object.entries(flame.folded).sort()) === JSON.stringify(Object.entries(folded).sort()),
+            `with source lines too, the flame graph's task;function weights are trace-top --format folded's (${JSON.stringify(flame.folded)})`);
+      check(flame.stacks['task 1;main_loop;src/main.c:42'] === 2 && flame.stacks['task 1;main_loop;src/main.c:43'] === 1 &&
+            flame.stacks['task 1;memcpy'] === 1, `a sample's source line is a frame below its function (${JSON.stringify(flame.stacks)})`);
+      await page.screenshot({ path: path.join(artifacts, 'viewer-flame-lines.png') });
+      await page.click('#tabs button[data-tab="durations"]');
       await page.click('#durations-worst');
       await waitInPage(page, () => window.tracepipe.state.activeTab === 'timeline', null, 'the button shows the Timeline',
                        () => window.tracepipe.state.activeTab);

@@ -1,5 +1,6 @@
 // The Flame graph tab: PC samples in the Timeline's time range as an icicle (all, then each
-// task, then each function in it), widths by samples; click a box to focus it, the top box
+// task, then each function in it, then its source lines when the samples carry them), widths
+// by samples; click a box to focus it, the top box
 // to go back; hover: its samples and share. The stacks are trace-top --format folded's
 // (stacks.js).
 import { $ } from './config.js';
@@ -11,16 +12,16 @@ import { settleView } from './zoom.js';
 const ROW = 22;
 let flameLayout = null;  // the boxes drawn, for hover and click
 let focus = null;        // the focused stack prefix ("task" or "task;function"), null: all
-let cache = { key: '', agg: null, counts: new Map() };
+let cache = { key: '', agg: null, folded: { counts: new Map(), bases: new Map() } };
 
 // The samples per stack in the view, counted again only when the view or the samples change.
-function countsInView() {
+function foldedInView() {
   const s = live.agg.stacks;
-  if (s.times.length === 0) return new Map();
+  if (s.times.length === 0) return { counts: new Map(), bases: new Map() };
   const view = settleView(Math.min(s.times[0], live.agg.first ?? s.times[0]), Math.max(s.times[s.times.length - 1], state.newest ?? 0));
   const key = `${view.start} ${view.end} ${s.times.length}`;
-  if (key !== cache.key || cache.agg !== live.agg) cache = { key, agg: live.agg, counts: foldedIn(s, view.start, view.end) };
-  return cache.counts;
+  if (key !== cache.key || cache.agg !== live.agg) cache = { key, agg: live.agg, folded: foldedIn(s, view.start, view.end) };
+  return cache.folded;
 }
 
 // The tree: root -> tasks -> functions (a stack without a task is a function under the root).
@@ -72,7 +73,7 @@ export function renderFlame() {
   const canvas = $('flame');
   const { context, width } = fitCanvas(canvas);
   context.clearRect(0, 0, canvas.width, canvas.height);
-  const root = tree(countsInView());
+  const root = tree(foldedInView().counts);
   if (root.total === 0) {
     context.fillStyle = '#8a96a3';
     context.font = '12px system-ui, sans-serif';
@@ -97,10 +98,12 @@ export function renderFlame() {
   $('flame-summary').textContent = `${root.total} samples in the range` + (focus ? ` · focused on ${focus} (click the top box: all)` : '');
 }
 
-// What the graph holds, for tests and scripts: samples per folded stack in the range.
+// What the graph holds, for tests and scripts: samples per folded stack in the range (as
+// trace-top folds them: task;function), and with the source lines.
 export function flameChartData() {
   if (!flameLayout) return null;
-  return { folded: Object.fromEntries(countsInView()), focus, boxes: flameLayout.boxes.length,
+  const folded = foldedInView();
+  return { folded: Object.fromEntries(folded.bases), stacks: Object.fromEntries(folded.counts), focus, boxes: flameLayout.boxes.length,
            view: { start: state.view.start, end: state.view.end } };
 }
 
@@ -131,7 +134,8 @@ export function setupFlameInput() {
   canvas.addEventListener('click', (event) => {
     const box = boxAt(event);
     if (!box) return;
-    focus = box.node === flameLayout.top ? (box.node.path.includes(';') ? box.node.path.split(';')[0] : null) : box.node.path;
+    const parent = box.node.path.includes(';') ? box.node.path.slice(0, box.node.path.lastIndexOf(';')) : null;
+    focus = box.node === flameLayout.top ? parent : box.node.path;
     state.dirty = true;
   });
   $('flame-fit').addEventListener('click', () => {
