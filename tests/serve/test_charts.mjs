@@ -222,6 +222,39 @@ try {
     check(back === null, `a click on the top box goes back to all (${back})`);
   });
 
+  await step('Counters: lines over the Timeline\'s range, zooming with it; hover: the values then', async () => {
+    const counters = lines.map((l) => JSON.parse(l)).filter((r) => r.event?.kind === 'Counter');
+    const first = counters[0].timestamp;
+    const last = counters[counters.length - 1].timestamp;
+    const range = { start: first + (last - first) / 3, end: first + (2 * (last - first)) / 3 };
+    await page.click('#tabs button[data-tab="counters"]');
+    await page.check('#counters-follow');
+    await page.evaluate((v) => { window.tracepipe.state.view = { ...v, follow: false }; window.tracepipe.render(); }, range);
+    const drawn = Number(await page.getAttribute('#counters', 'data-points'));
+    const inRange = counters.filter((r) => r.timestamp >= range.start && r.timestamp <= range.end).length;
+    check(drawn === inRange && drawn < counters.length, `following the Timeline's range, the plot draws the Counter records in it (${drawn} == ${inRange})`);
+    const box = await page.locator('#counters').boundingBox();
+    const px = 90 + (box.width - 2 - 90 - 10) / 2;  // the plot's middle (the canvas has a 1 px border)
+    await page.mouse.move(box.x + 1 + px, box.y + box.height / 2);
+    await waitInPage(page, () => !document.getElementById('counters-tip').hidden, null, 'the counters tip shows',
+                     () => document.getElementById('counters-tip').textContent);
+    const tip = await page.textContent('#counters-tip');
+    const t = (range.start + range.end) / 2;
+    const expected = new Map();
+    for (const r of counters) if (r.timestamp <= t) expected.set(r.event.data.counter_id, r.event.data.value);
+    const shown = new Map([...tip.matchAll(/counter (\d+): (\d+)/g)].map((m) => [Number(m[1]), Number(m[2])]));
+    check(shown.size === expected.size && [...expected].every(([id, v]) => shown.get(id) === v),
+          `hovering shows each counter's last value at that time (${JSON.stringify([...shown])} == ${JSON.stringify([...expected])})`);
+    await page.screenshot({ path: path.join(artifacts, 'viewer-counters-range.png') });
+    await page.mouse.wheel(0, -400);
+    await page.evaluate(() => window.tracepipe.render());
+    const zoomed = await page.evaluate(() => ({ ...window.tracepipe.state.view }));
+    await page.click('#tabs button[data-tab="timeline"]');
+    await page.evaluate(() => window.tracepipe.render());
+    check(zoomed.end - zoomed.start < range.end - range.start && (await page.getAttribute('#timeline', 'data-view')) === `${zoomed.start} ${zoomed.end}`,
+          `zooming the counters zooms the Timeline (${zoomed.start}..${zoomed.end})`);
+  });
+
   await step('Durations: marker pairs (MarkStart/MarkStop) as a histogram, the worst a click away', async () => {
     // SystemView's marks as sysview-decode writes them: id 3 "frame" 40 times 100..490 us, one
     // 5000 us (the worst), one of 9000 us across an Overflow (uncertain: left out), a stop

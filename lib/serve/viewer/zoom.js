@@ -16,9 +16,10 @@ export function settleView(first, end) {
 }
 
 // Wheel zooms about the mouse, drag pans; `left`: the width of the labels left of the plot,
-// `right`: the margin after it.
-export function attachTimeZoom(canvas, left, right) {
+// `right`: the margin after it; `active()`: whether the canvas shows the range now.
+export function attachTimeZoom(canvas, left, right, active = () => true) {
   canvas.addEventListener('wheel', (event) => {
+    if (!active()) return;
     event.preventDefault();
     const view = state.view;
     const rect = canvas.getBoundingClientRect();
@@ -31,7 +32,9 @@ export function attachTimeZoom(canvas, left, right) {
     state.dirty = true;
   }, { passive: false });
   let drag = null;
-  canvas.addEventListener('mousedown', (event) => { drag = { x: event.clientX, start: state.view.start, end: state.view.end }; });
+  canvas.addEventListener('mousedown', (event) => {
+    if (active()) drag = { x: event.clientX, start: state.view.start, end: state.view.end };
+  });
   window.addEventListener('mouseup', () => { drag = null; });
   window.addEventListener('mousemove', (event) => {
     if (!drag) return;
