@@ -1,7 +1,11 @@
 // The viewer's charts in a real browser (headless Debian Chromium, playwright-core) against
 // trace-top on the same recording: the simulated target's stream (swo-capture --simulate,
-// saved to a file, decoded by itm-decode) goes to trace-top --once and to trace-serve, and
-// the figures the page's chart holds must equal trace-top's. Screenshots in ARTIFACT_DIR.
+// saved to a file, decoded by itm-decode) goes to trace-top and to trace-serve, and what the
+// page's charts hold must equal trace-top's figures (CPU load per task, idle and handler;
+// handler durations; the flame graph's folded stacks) or an independent model of the records
+// (durations' quantiles and worst case, counters in a range, marker pairs with known
+// durations). Zoom sync, hover, click-to-focus and the jump to the worst are driven with the
+// mouse. Screenshots in ARTIFACT_DIR.
 // Usage: node test_charts.mjs PROJECT_ROOT BUILD_DIR ARTIFACT_DIR
 import { chromium } from 'playwright-core';
 import { execFileSync } from 'node:child_process';
