@@ -135,6 +135,22 @@ try {
     check(timelineZoomed !== timelineView && (await page.getAttribute('#load', 'data-view')) === timelineZoomed,
           `zooming the Timeline zooms the load chart (${timelineZoomed})`);
     await page.screenshot({ path: path.join(artifacts, 'viewer-load-zoomed.png') });
+    // Wheeled out 4000 times (1.25 each: past Infinity unbounded), then in 4000 times.
+    for (const deltaY of [400, -400]) {
+      await page.evaluate((dy) => {
+        const canvas = document.getElementById('load');
+        const rect = canvas.getBoundingClientRect();
+        for (let i = 0; i < 4000; i++) {
+          canvas.dispatchEvent(new WheelEvent('wheel', { deltaY: dy, clientX: rect.left + rect.width / 2, clientY: rect.top + 50, cancelable: true }));
+        }
+        window.tracepipe.render();
+      }, deltaY);
+      const extreme = await page.evaluate(() => window.tracepipe.loadChart());
+      const span = extreme.view.end - extreme.view.start;
+      check(Number.isFinite(span) && span > 0 && extreme.intervals <= 1400,
+            `wheeled ${deltaY > 0 ? 'out' : 'in'} 4000 times the range stays drawable (${span} wide, ${extreme.intervals} intervals)`);
+    }
+    await page.click('#load-fit');
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('button[data-png="load"]')]);
     check(download.suggestedFilename() === 'load.png', `Export PNG saves the load chart (${download.suggestedFilename()})`);
     await download.saveAs(path.join(artifacts, 'viewer-export-load.png'));

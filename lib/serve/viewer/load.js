@@ -45,8 +45,8 @@ function intervalsOf(source, shift, low, count) {
 
 // The coarsest grid needed: intervals at least MIN_INTERVAL_PX wide in the view.
 function chooseIntervals(width, view, plotWidth) {
-  let shift = 0;
-  while ((view.end - view.start) / (width * 2 ** shift) > plotWidth / MIN_INTERVAL_PX) shift++;
+  const wanted = (view.end - view.start) / Math.max(1, plotWidth / MIN_INTERVAL_PX);
+  const shift = Math.max(0, Math.ceil(Math.log2(wanted / width)));
   const interval = width * 2 ** shift;
   const low = Math.floor(view.start / interval);
   const high = Math.max(low, Math.ceil(view.end / interval) - 1);

@@ -2,6 +2,9 @@
 // load chart draw the same range, so zooming or panning either moves both.
 import { state } from './state.js';
 
+const MIN_SPAN = 1e-3;  // clock units: far below a cycle or a nanosecond
+const MAX_SPAN = 1e18;  // far beyond any trace (31 years of nanoseconds)
+
 // The range to draw over data from `first` to `end`: following live, its newest part of the
 // current span; else as the user left it.
 export function settleView(first, end) {
@@ -25,7 +28,9 @@ export function attachTimeZoom(canvas, left, right, active = () => true) {
     const rect = canvas.getBoundingClientRect();
     const fraction = Math.min(1, Math.max(0, (event.clientX - rect.left - left) / (rect.width - left - right)));
     const at = view.start + fraction * (view.end - view.start);
-    const factor = event.deltaY > 0 ? 1.25 : 0.8;
+    const span = view.end - view.start;
+    // Within MIN_SPAN..MAX_SPAN: a range wheeled out to Infinity would leave nothing to draw.
+    const factor = Math.min(Math.max(event.deltaY > 0 ? 1.25 : 0.8, MIN_SPAN / span), MAX_SPAN / span);
     view.start = at - (at - view.start) * factor;
     view.end = at + (view.end - at) * factor;
     view.follow = false;
