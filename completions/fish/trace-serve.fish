@@ -16,7 +16,7 @@ complete -c trace-serve -l max-message-size -x -d 'Largest client message, in by
 complete -c trace-serve -l max-message-rate -x -d 'Client messages per second (bursts of twice that)'
 complete -c trace-serve -l queue-size -x -d 'Per-client send queue in bytes (4x for the viewer\'s batched form); past it records are dropped'
 complete -c trace-serve -l elf -r -F -d 'Firmware ELF: functions (and file:line) for PC samples, handler names for exceptions and ISRs of records that lack them'
-complete -c trace-serve -l top-interval -x -d 'Send trace-top\'s statistics records (Top* kinds) every SECONDS: the viewer\'s Statistics tab (default 0: none)'
+complete -c trace-serve -l top-interval -x -d 'Send trace-top\'s statistics records (Top* kinds) every SECONDS: the viewer\'s Statistics, CPU load and Durations tabs (default 0: none)'
 complete -c trace-serve -l stats-interval -x -d 'Seconds between Stats messages'
 complete -c trace-serve -l exit-on-eof -d 'Exit once the input has ended and been delivered'
 complete -c trace-serve -l stats -d 'Print record, client and drop counts on stderr at exit'

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cmath>
 
 namespace tp::analysis {
 
@@ -16,6 +18,65 @@ void Durations::add(std::uint64_t duration, bool certain) noexcept {
   }
   min = std::min(min, duration);
   max = std::max(max, duration);
+}
+
+void LoadSeries::double_width() {
+  const std::uint64_t first = first_ / 2;
+  std::vector<std::uint64_t> merged((first_ + bins_.size() + 1) / 2 - first, 0);
+  for (std::size_t i = 0; i < bins_.size(); ++i) merged[(first_ + i) / 2 - first] += bins_[i];
+  bins_ = std::move(merged);
+  first_ = first;
+  width_ *= 2;
+}
+
+// Makes bins from_bin..to_bin (at the current width) exist, widening while they are too many.
+void LoadSeries::cover(std::uint64_t from_bin, std::uint64_t to_bin) {
+  if (bins_.empty()) {
+    first_ = from_bin;
+  } else if (from_bin < first_) {  // a handler's stretch closed after a later one's
+    bins_.insert(bins_.begin(), first_ - from_bin, 0);
+    first_ = from_bin;
+  }
+  if (to_bin - first_ + 1 > bins_.size()) bins_.resize(to_bin - first_ + 1, 0);
+}
+
+void LoadSeries::add(std::uint64_t from, std::uint64_t to) {
+  if (to <= from) return;
+  const auto fits = [&] {
+    const std::uint64_t low = bins_.empty() ? from / width_ : std::min(first_, from / width_);
+    const std::uint64_t high =
+        bins_.empty() ? (to - 1) / width_ : std::max(first_ + bins_.size() - 1, (to - 1) / width_);
+    return high - low < max_bins;
+  };
+  while (!fits()) double_width();
+  cover(from / width_, (to - 1) / width_);
+  const std::uint64_t last = (to - 1) / width_;
+  for (std::uint64_t bin = from / width_; bin <= last; ++bin) {
+    const std::uint64_t start = std::max(from, bin * width_);
+    const std::uint64_t end = bin == last ? to : (bin + 1) * width_;  // (last + 1) * width may not fit
+    bins_[bin - first_] += end - start;
+  }
+}
+
+void LoadSeries::add(const LoadSeries& other) {
+  // An interval's time is at most its width, so it goes back into the same interval whatever
+  // this series' width.
+  for (std::size_t i = 0; i < other.bins_.size(); ++i) {
+    const std::uint64_t start = (other.first_ + i) * other.width_;
+    if (other.bins_[i] != 0) add(start, start + other.bins_[i]);
+  }
+}
+
+LoadSeries LoadSeries::widened_to(std::uint64_t width) const {
+  LoadSeries widened = *this;
+  while (widened.width_ < width) widened.double_width();
+  return widened;
+}
+
+std::uint64_t LoadSeries::total() const noexcept {
+  std::uint64_t sum = 0;
+  for (const std::uint64_t bin : bins_) sum += bin;
+  return sum;
 }
 
 void Profile::add(const Observation& sample) {
@@ -55,22 +116,100 @@ std::vector<Profile::Entry> Profile::top(std::size_t n) const {
   return entries;
 }
 
-void HandlerTracker::close_top(std::uint64_t at, bool uncertain) {
+namespace {
+
+// The series of `number`, made when there is room for one more; else nothing.
+template <typename Entry>
+Entry* series_of(std::map<std::uint32_t, Entry>& entries, std::uint32_t number) {
+  if (const auto found = entries.find(number); found != entries.end()) return &found->second;
+  if (entries.size() >= LoadSeries::max_series) return nullptr;
+  return &entries[number];
+}
+
+}  // namespace
+
+std::size_t DurationHistogram::bucket_of(std::uint64_t duration) noexcept {
+  if (duration < 16) return duration;
+  const auto exponent = static_cast<std::size_t>(std::bit_width(duration) - 1);  // 4..63
+  return 16 + (exponent - 4) * 8 + ((duration >> (exponent - 3)) & 7U);
+}
+
+std::uint64_t DurationHistogram::bucket_low(std::size_t bucket) noexcept {
+  if (bucket < 16) return bucket;
+  const std::size_t exponent = (bucket - 16) / 8 + 4;
+  return (8U + (bucket - 16) % 8) << (exponent - 3);
+}
+
+void DurationHistogram::add(std::uint64_t duration) {
+  const std::size_t bucket = bucket_of(duration);
+  if (counts_.empty()) {
+    first_ = bucket;
+  } else if (bucket < first_) {
+    counts_.insert(counts_.begin(), first_ - bucket, 0);
+    first_ = bucket;
+  }
+  if (bucket - first_ >= counts_.size()) counts_.resize(bucket - first_ + 1, 0);
+  ++counts_[bucket - first_];
+  ++count_;
+}
+
+std::uint64_t DurationHistogram::quantile_high(double q) const noexcept {
+  if (count_ == 0) return 0;
+  const auto rank = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(count_))));
+  std::uint64_t seen = 0;
+  std::size_t i = 0;
+  while (i + 1 < counts_.size() && (seen += counts_[i]) < rank) ++i;
+  const std::size_t next = first_ + i + 1;
+  return next < bucket_count ? bucket_low(next) - 1 : std::numeric_limits<std::uint64_t>::max();
+}
+
+const HandlerTracker::Chart* HandlerTracker::chart(std::uint32_t number) const {
+  const auto found = charts_.find(number);
+  return found == charts_.end() ? nullptr : &found->second;
+}
+
+const LoadSeries* HandlerTracker::load(std::uint32_t number) const {
+  const Chart* found = chart(number);
+  return found == nullptr ? nullptr : &found->load;
+}
+
+// A closed interval of the handler on top, at `at`, into its chart.
+void HandlerTracker::chart_top(const Active& top, std::uint64_t at, bool certain) {
+  Chart* chart = series_of(charts_, top.number);
+  if (chart == nullptr) return;
+  chart->load.add(top.stretches);
+  if (!certain) return;
+  chart->durations.add(top.self);
+  if (chart->durations.count() == 1 || top.self > chart->worst) {
+    chart->worst = top.self;
+    chart->worst_start = top.entered;
+    chart->worst_end = at;
+  }
+}
+
+// The top of the stack ran from its `since` to `at`.
+void HandlerTracker::run_top(std::uint64_t at) {
   Active& top = stack_.back();
-  top.self += at >= top.since ? at - top.since : 0;
+  if (at <= top.since) return;
+  top.self += at - top.since;
+  if (keep_load_) top.stretches.add(top.since, at);
+}
+
+void HandlerTracker::close_top(std::uint64_t at, bool uncertain) {
+  run_top(at);
+  Active& top = stack_.back();
   const bool certain = !top.uncertain && !uncertain;
-  handlers_[top.number].durations.add(top.self, certain);
+  Handler& handler = handlers_[top.number];
+  handler.durations.add(top.self, certain);
+  if (keep_load_) chart_top(top, at, certain);
   total_time_ += top.self;
   stack_.pop_back();
   if (!stack_.empty()) stack_.back().since = at;  // the preempted one runs again
 }
 
 void HandlerTracker::enter(std::uint32_t number, std::uint64_t at, std::string_view name) {
-  if (!stack_.empty()) {
-    Active& preempted = stack_.back();
-    preempted.self += at >= preempted.since ? at - preempted.since : 0;
-  }
-  stack_.push_back(Active{number, at});
+  if (!stack_.empty()) run_top(at);  // the preempted one's stretch ends
+  stack_.push_back(Active{number, at, at, 0, false, {}});
   Handler& handler = handlers_[number];
   if (handler.name.empty() && !name.empty()) handler.name.assign(name);
   const auto depth = static_cast<std::uint32_t>(stack_.size());
@@ -115,6 +254,7 @@ void TaskTracker::close_stretch(std::uint64_t at) {
   Task& task = tasks_[*running_];
   const std::uint64_t stretch = at >= since_ ? at - since_ : 0;
   task.time += stretch;
+  if (LoadSeries* load = keep_load_ ? series_of(loads_, *running_) : nullptr) load->add(since_, at);
   if (stretch_uncertain_) task.uncertain_time += stretch;
 }
 
@@ -138,6 +278,7 @@ void TaskTracker::idle_enter(std::uint64_t at) {
 void TaskTracker::idle_exit(std::uint64_t at) noexcept {
   if (!idle_since_) return;
   if (at >= *idle_since_) idle_time_ += at - *idle_since_;
+  if (keep_load_) idle_load_.add(*idle_since_, at);
   idle_since_.reset();
   since_ = at;  // the running task has the CPU again
 }
@@ -154,6 +295,21 @@ std::map<std::uint32_t, TaskTracker::Task> TaskTracker::tasks_until(std::uint64_
     if (stretch_uncertain_) task.uncertain_time += at - since_;
   }
   return tasks;
+}
+
+LoadSeries TaskTracker::idle_load_until(std::uint64_t at) const {
+  LoadSeries load = idle_load_;
+  if (keep_load_ && idle_since_) load.add(*idle_since_, at);
+  return load;
+}
+
+std::optional<LoadSeries> TaskTracker::load_until(std::uint32_t task, std::uint64_t at) const {
+  const bool open = keep_load_ && running_ == task && !idle_since_ && at > since_;
+  const auto found = loads_.find(task);
+  if (found == loads_.end() && !(open && loads_.size() < LoadSeries::max_series)) return std::nullopt;
+  LoadSeries load = found == loads_.end() ? LoadSeries() : found->second;
+  if (open) load.add(since_, at);
+  return load;
 }
 
 std::vector<std::pair<std::uint32_t, TaskTracker::Task>> TaskTracker::heaviest_until(std::uint64_t at,

@@ -32,6 +32,57 @@ struct Durations {
   [[nodiscard]] bool has_certain() const noexcept { return count > uncertain; }
 };
 
+// CPU time per interval of one width, on a grid aligned to multiples of the width (so two
+// series of one width line up), for a load-over-time chart: at most max_bins intervals, the
+// width doubling (neighbours merged) when the trace outgrows them. Memory stays bounded and
+// the intervals always add up to the time added.
+class LoadSeries {
+ public:
+  static constexpr std::size_t max_bins = 1024;
+  static constexpr std::size_t max_series = 512;  // kept per tracker (8 KiB each at most)
+
+  void add(std::uint64_t from, std::uint64_t to);  // [from, to) had the CPU
+  void add(const LoadSeries& other);               // its time too, interval by interval
+  // The same series on a grid of `width` (a power of two at least width()).
+  [[nodiscard]] LoadSeries widened_to(std::uint64_t width) const;
+  [[nodiscard]] std::uint64_t width() const noexcept { return width_; }
+  // bins()[i] covers [(first() + i) * width(), (first() + i + 1) * width()).
+  [[nodiscard]] std::uint64_t first() const noexcept { return first_; }
+  [[nodiscard]] const std::vector<std::uint64_t>& bins() const noexcept { return bins_; }
+  [[nodiscard]] std::uint64_t total() const noexcept;
+
+ private:
+  void double_width();
+  void cover(std::uint64_t from_bin, std::uint64_t to_bin);
+
+  std::uint64_t width_ = 1;
+  std::uint64_t first_ = 0;
+  std::vector<std::uint64_t> bins_;
+};
+
+// Durations on a log scale, 8 buckets per doubling (each under 12.5% of its durations wide;
+// exact below 16), for a histogram and its quantiles in memory bounded whatever the count.
+class DurationHistogram {
+ public:
+  static constexpr std::size_t bucket_count = 16 + 60 * 8;
+
+  void add(std::uint64_t duration);
+  [[nodiscard]] static std::size_t bucket_of(std::uint64_t duration) noexcept;
+  [[nodiscard]] static std::uint64_t bucket_low(std::size_t bucket) noexcept;  // its shortest duration
+  // The last duration of the bucket holding the q-quantile (nearest rank): the quantile is in
+  // that bucket, at most this. 0 when empty.
+  [[nodiscard]] std::uint64_t quantile_high(double q) const noexcept;
+  // counts()[i] is bucket first() + i's.
+  [[nodiscard]] std::size_t first() const noexcept { return first_; }
+  [[nodiscard]] const std::vector<std::uint64_t>& counts() const noexcept { return counts_; }
+  [[nodiscard]] std::uint64_t count() const noexcept { return count_; }
+
+ private:
+  std::size_t first_ = 0;
+  std::vector<std::uint64_t> counts_;
+  std::uint64_t count_ = 0;
+};
+
 class Profile {
  public:
   struct Entry {
@@ -67,6 +118,21 @@ class Profile {
 // handlers that preempted it.
 class HandlerTracker {
  public:
+  // What the charts draw of a handler: its own time per interval (of its closed intervals),
+  // its certain durations as a histogram, and where the longest of them was.
+  struct Chart {
+    LoadSeries load;
+    DurationHistogram durations;
+    std::uint64_t worst = 0;  // the longest certain duration, entered at worst_start, left at worst_end
+    std::uint64_t worst_start = 0;
+    std::uint64_t worst_end = 0;
+  };
+  // Also keep a Chart per handler, for the first LoadSeries::max_series handlers seen: a
+  // trace that names a million handlers gets no more.
+  void keep_load() noexcept { keep_load_ = true; }
+  // Nothing when not kept.
+  [[nodiscard]] const LoadSeries* load(std::uint32_t number) const;
+  [[nodiscard]] const Chart* chart(std::uint32_t number) const;
   struct Handler {
     std::string name;
     Durations durations;
@@ -88,14 +154,21 @@ class HandlerTracker {
  private:
   struct Active {
     std::uint32_t number;
-    std::uint64_t since;     // start of its current stretch on the CPU
+    std::uint64_t since;  // start of its current stretch on the CPU
+    std::uint64_t entered;
     std::uint64_t self = 0;  // its time so far
     bool uncertain = false;
+    // Its time so far per interval (bounded, however often it is preempted while open).
+    LoadSeries stretches;
   };
+  void run_top(std::uint64_t at);
+  void chart_top(const Active& top, std::uint64_t at, bool certain);
   void close_top(std::uint64_t at, bool uncertain);
 
   std::map<std::uint32_t, Handler> handlers_;
   std::vector<Active> stack_;
+  bool keep_load_ = false;
+  std::map<std::uint32_t, Chart> charts_;
   std::uint32_t max_nesting_ = 0;
   std::uint64_t total_time_ = 0;
   std::uint64_t unmatched_exits_ = 0;
@@ -106,6 +179,10 @@ class HandlerTracker {
 // and idle add up to the span; interrupt time counts for the task it interrupted.
 class TaskTracker {
  public:
+  // Also keep each task's time (and idle's) per interval, for the first max_load_series tasks.
+  void keep_load() noexcept { keep_load_ = true; }
+  // A task's time per interval up to `at`, as tasks_until; nothing when not kept.
+  [[nodiscard]] std::optional<LoadSeries> load_until(std::uint32_t task, std::uint64_t at) const;
   struct Task {
     std::string name;
     std::uint64_t time = 0;
@@ -124,6 +201,8 @@ class TaskTracker {
   [[nodiscard]] std::uint64_t idle_until(std::uint64_t at) const noexcept {
     return idle_time_ + (idle_since_ && at >= *idle_since_ ? at - *idle_since_ : 0);
   }
+  // Idle time per interval up to `at`, as idle_until.
+  [[nodiscard]] LoadSeries idle_load_until(std::uint64_t at) const;
   [[nodiscard]] bool seen() const noexcept { return running_ || !tasks_.empty(); }
   // What has the CPU now: "idle", the running task (its name, else "task N"), or empty.
   [[nodiscard]] std::string_view current() const noexcept {
@@ -141,6 +220,9 @@ class TaskTracker {
   bool stretch_uncertain_ = false;
   std::optional<std::uint64_t> idle_since_;
   std::uint64_t idle_time_ = 0;
+  bool keep_load_ = false;
+  std::map<std::uint32_t, LoadSeries> loads_;
+  LoadSeries idle_load_;
 };
 
 // Samples per place, for the exports: a flame graph's stacks (task;function) and
@@ -191,8 +273,14 @@ class PlaceProfile {
 class LiveStats {
  public:
   // `places`: also count samples per task, function, file and line (the exports need it);
-  // `by_line`: the profile by function and line.
-  explicit LiveStats(bool places = false, bool by_line = false) : profile_(by_line), keep_places_(places) {}
+  // `by_line`: the profile by function and line; `load`: the trackers keep time per interval.
+  explicit LiveStats(bool places = false, bool by_line = false, bool load = false)
+      : profile_(by_line), keep_places_(places) {
+    if (!load) return;
+    exceptions_.keep_load();
+    isrs_.keep_load();
+    tasks_.keep_load();
+  }
 
   void add(const Observation& record);
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <utility>
@@ -19,8 +20,29 @@ RecordHead head(const LiveStats& stats, RecordKind kind) {
   return RecordHead{stats.last_time(), stats.clock(), 0, kind, source_name(RecordSource::trace_top)};
 }
 
+// "load_width", "load_first", "load": the series on the snapshot's grid (`width` 0: none).
+void write_load(RecordData& data, const LoadSeries* series, std::uint64_t width) {
+  if (width == 0 || series == nullptr) return;
+  const LoadSeries load = series->widened_to(width);
+  data.uint("load_width", load.width()).uint("load_first", load.first()).uints("load", load.bins());
+}
+
+// "hist_first", "hist": the certain durations per bucket of DurationHistogram; "p50", "p99":
+// the last duration of the buckets holding them (never above max); "worst_start",
+// "worst_end": where the longest was.
+void write_durations(RecordData& data, const HandlerTracker::Chart* chart) {
+  if (chart == nullptr || chart->durations.count() == 0) return;
+  const DurationHistogram& histogram = chart->durations;
+  data.uint("hist_first", histogram.first())
+      .uints("hist", histogram.counts())
+      .uint("p50", std::min(histogram.quantile_high(0.5), chart->worst))
+      .uint("p99", std::min(histogram.quantile_high(0.99), chart->worst))
+      .uint("worst_start", chart->worst_start)
+      .uint("worst_end", chart->worst_end);
+}
+
 void write_handlers(OutBuffer& out, const LiveStats& stats, const HandlerTracker& tracker, std::string_view source,
-                    std::size_t top) {
+                    std::size_t top, std::uint64_t load_width) {
   for (const auto& [number, entry] : tracker.heaviest(top)) {
     const HandlerTracker::Handler& handler = *entry;
     const Durations& d = handler.durations;
@@ -47,6 +69,8 @@ void write_handlers(OutBuffer& out, const LiveStats& stats, const HandlerTracker
     data.uint("max_nesting", handler.max_nesting)
         .number("share", share_of(d.total, stats.span()))
         .uint("uncertain", d.uncertain);
+    write_load(data, tracker.load(number), load_width);
+    if (load_width != 0) write_durations(data, tracker.chart(number));
     line.end();
   }
 }
@@ -157,7 +181,41 @@ std::string callgrind_profile(const LiveStats& stats) {
   return out;
 }
 
+namespace {
+
+// The shown tasks' series up to the newest record (none without options.load).
+std::map<std::uint32_t, LoadSeries> task_loads(const LiveStats& stats, const ReportOptions& options,
+                                               const std::vector<std::pair<std::uint32_t, TaskTracker::Task>>& tasks) {
+  std::map<std::uint32_t, LoadSeries> loads;
+  if (!options.load) return loads;
+  for (const auto& entry : tasks) {
+    if (auto load = stats.tasks().load_until(entry.first, stats.last_time()))
+      loads.emplace(entry.first, std::move(*load));
+  }
+  return loads;
+}
+
+// The grid all the snapshot's series are drawn on: the widest of theirs (0 without load).
+std::uint64_t load_width(const LiveStats& stats, const ReportOptions& options,
+                         const std::map<std::uint32_t, LoadSeries>& task_loads, const LoadSeries& idle) {
+  if (!options.load) return 0;
+  std::uint64_t width = idle.width();
+  for (const auto& entry : task_loads) width = std::max(width, entry.second.width());
+  for (const HandlerTracker* tracker : {&stats.exceptions(), &stats.isrs()}) {
+    for (const auto& entry : tracker->heaviest(options.top)) {
+      if (const LoadSeries* load = tracker->load(entry.first)) width = std::max(width, load->width());
+    }
+  }
+  return width;
+}
+
+}  // namespace
+
 void write_snapshot(OutBuffer& out, const LiveStats& stats, const ReportOptions& options, bool final) {
+  const auto tasks = stats.tasks().heaviest_until(stats.last_time(), options.top);
+  const LoadSeries idle_load = stats.tasks().idle_load_until(stats.last_time());
+  const std::map<std::uint32_t, LoadSeries> loads = task_loads(stats, options, tasks);
+  const std::uint64_t width = load_width(stats, options, loads, idle_load);
   {
     RecordLine line(out, head(stats, RecordKind::top_summary));
     line.data()
@@ -183,10 +241,10 @@ void write_snapshot(OutBuffer& out, const LiveStats& stats, const ReportOptions&
         .number("share", share_of(entry.samples, stats.profile().samples()));
     line.end();
   }
-  write_handlers(out, stats, stats.exceptions(), "exception", options.top);
-  write_handlers(out, stats, stats.isrs(), "isr", options.top);
+  write_handlers(out, stats, stats.exceptions(), "exception", options.top, width);
+  write_handlers(out, stats, stats.isrs(), "isr", options.top, width);
   if (!stats.tasks().seen()) return;
-  for (const auto& [number, task] : stats.tasks().heaviest_until(stats.last_time(), options.top)) {
+  for (const auto& [number, task] : tasks) {
     RecordLine line(out, head(stats, RecordKind::top_task));
     RecordData& data = line.data();
     data.uint("task", number);
@@ -198,6 +256,8 @@ void write_snapshot(OutBuffer& out, const LiveStats& stats, const ReportOptions&
     data.uint("time", task.time)
         .number("share", share_of(task.time, stats.span()))
         .uint("uncertain_time", task.uncertain_time);
+    const auto load = loads.find(number);
+    write_load(data, load == loads.end() ? nullptr : &load->second, width);
     line.end();
   }
   RecordLine idle(out, head(stats, RecordKind::top_task));
@@ -207,6 +267,7 @@ void write_snapshot(OutBuffer& out, const LiveStats& stats, const ReportOptions&
       .uint("time", stats.tasks().idle_until(stats.last_time()))
       .number("share", share_of(stats.tasks().idle_until(stats.last_time()), stats.span()))
       .uint("uncertain_time", 0);
+  write_load(idle.data(), &idle_load, width);
   idle.end();
 }
 

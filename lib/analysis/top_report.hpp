@@ -14,6 +14,9 @@ struct ReportOptions {
   std::size_t top = 10;      // functions and handlers shown
   std::uint64_t cpu_hz = 0;  // cycles to seconds in the table
   bool colour = false;
+  // Snapshot records carry each task's, idle's and handler's time per interval ("load":
+  // trace-serve's CPU load chart), all on one grid.
+  bool load = false;
 };
 
 // One snapshot as records, all stamped with the newest record's time.

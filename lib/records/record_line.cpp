@@ -26,6 +26,17 @@ RecordData& RecordData::bytes(std::string_view name, std::span<const std::uint8_
   return *this;
 }
 
+RecordData& RecordData::uints(std::string_view name, std::span<const std::uint64_t> values) {
+  out_->commit_to(key(name, 0));
+  *out_ += '[';
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i != 0) *out_ += ',';
+    append_uint(*out_, values[i]);
+  }
+  *out_ += ']';
+  return *this;
+}
+
 RecordData& RecordData::empty() {
   if (!open_) *out_ += ",\"data\":{"sv;
   open_ = true;

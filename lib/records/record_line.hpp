@@ -59,7 +59,8 @@ class RecordData {
   }
   RecordData& number(std::string_view name, double value);  // null when not finite
   RecordData& null(std::string_view name);
-  RecordData& bytes(std::string_view name, std::span<const std::uint8_t> value);  // [b0,b1,...]
+  RecordData& bytes(std::string_view name, std::span<const std::uint8_t> value);    // [b0,b1,...]
+  RecordData& uints(std::string_view name, std::span<const std::uint64_t> values);  // [v0,v1,...]
   RecordData& empty();
 
   // Closes the data (when it was opened) and the event.

@@ -67,7 +67,7 @@ void InputPump::add_snapshot(std::uint64_t now, bool final) {
   next_snapshot_us_ = now + static_cast<std::uint64_t>(options_.top_interval_s * 1e6);
   records_at_snapshot_ = stats_.records();
   OutBuffer snapshot;
-  analysis::write_snapshot(snapshot, stats_, analysis::ReportOptions{}, final);
+  analysis::write_snapshot(snapshot, stats_, analysis::ReportOptions{.load = true}, final);
   // Read back as the input is (our own records: one that is not a record is a bug, said).
   NdjsonReader reader(
       [&](NdjsonLine& line) {

@@ -67,7 +67,7 @@ class InputPump {
   PumpCallbacks callbacks_;
   PumpOptions options_;
   BatchBuilder builder_;
-  analysis::LiveStats stats_;
+  analysis::LiveStats stats_{false, false, true};  // with time per interval: the CPU load chart
   std::uint64_t records_at_snapshot_ = 0;
   std::uint64_t next_snapshot_us_ = 0;
   std::string problem_;

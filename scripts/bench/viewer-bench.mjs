@@ -25,10 +25,15 @@ function eventsPerByte(seed) {
   return lines / bytes;
 }
 
+// The tab the viewer shows meanwhile (TRACEPIPE_BENCH_TAB: timeline, load, durations, flame,
+// ...); the chart tabs draw trace-serve's statistics, so it sends them (--top-interval 1).
+const benchTab = process.env.TRACEPIPE_BENCH_TAB || 'timeline';
+const statisticsArgs = ['load', 'durations', 'statistics'].includes(benchTab) ? ' --top-interval 1' : '';
+
 async function startPipeline(rate, seed, perByte, listen) {
   const bytesPerSecond = Math.round(rate / perByte);
   const command = `'${buildDir}/tools/swo-capture' --simulate --seed ${seed} --rate ${bytesPerSecond} | ` +
-                  `'${buildDir}/tools/itm-decode' | '${buildDir}/tools/trace-serve' --listen ${listen} --cpu-hz 64000000`;
+                  `'${buildDir}/tools/itm-decode' | '${buildDir}/tools/trace-serve' --listen ${listen} --cpu-hz 64000000${statisticsArgs}`;
   const child = spawn('bash', ['-c', command], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
   let log = '';
   const port = await new Promise((resolve, reject) => {
@@ -60,7 +65,7 @@ async function benchViewer(browser, rate, perByte) {
   try {
     await page.goto(`http://127.0.0.1:${pipeline.port}/`);
     await page.waitFor("document.getElementById('connection')?.textContent === 'live'", 30000, 'the viewer to go live');
-    await page.evaluate(`document.querySelector('#tabs button[data-tab="timeline"]').click()`);
+    await page.evaluate(`document.querySelector('#tabs button[data-tab="${benchTab}"]').click()`);
     await page.waitFor('window.tracepipe.state.stats !== null', 30000, 'the first Stats');
     await sleep(2000);  // past the start
     const read = () => page.evaluate(`({

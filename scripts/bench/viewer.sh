@@ -4,6 +4,7 @@
 # itm-decode and trace-serve, into headless Chromium. Targets: >= 200,000 events/s for 30 s
 # with no drops, next frame < 100 ms, 1,000,000 records held.
 # Usage: scripts/bench/viewer.sh [SECONDS [RATE...]]   (default 30 s at 50k 100k 200k 300k)
+# TRACEPIPE_BENCH_TAB=load (durations, flame, ...): that tab open meanwhile (default timeline).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 ensure_built tools/trace-serve tools/itm-decode tools/swo-capture

@@ -350,3 +350,139 @@ TEST_CASE("timeline: PC samples with functions as runs, console lines cut at a c
   };
   CHECK(events == expected);
 }
+
+TEST_CASE("load series: time per interval adds up to the total; the width doubles, aligned, as the trace grows") {
+  LoadSeries load;
+  load.add(10, 13);  // width 1: bins 10, 11, 12
+  CHECK(load.width() == 1);
+  CHECK(load.first() == 10);
+  CHECK(load.bins() == std::vector<std::uint64_t>{1, 1, 1});
+  load.add(3000, 3010);  // 10..3009 does not fit 1024 bins of 1: width 4 (bins 2..752)
+  CHECK(load.width() == 4);
+  CHECK(load.first() == 2);
+  CHECK(load.bins().size() <= LoadSeries::max_bins);
+  CHECK(load.bins().front() == 2);  // 10, 11 of [8, 12)
+  CHECK(load.bins()[1] == 1);       // 12 of [12, 16)
+  CHECK(load.total() == 13);
+  const LoadSeries wide = load.widened_to(16);
+  CHECK(wide.width() == 16);
+  CHECK(wide.first() == 0);
+  CHECK(wide.bins().front() == 3);
+  CHECK(wide.total() == 13);
+  load.add(0, 4);  // before the first bin: bins are added in front
+  CHECK(load.first() == 0);
+  CHECK(load.total() == 17);
+  LoadSeries other;
+  other.add(5000, 5002);
+  load.add(other);
+  CHECK(load.total() == 19);
+  LoadSeries end;  // a trace from 0 to the end of the clock: the last interval's end does not fit
+  end.add(0, 10);
+  end.add(~0ULL - 10, ~0ULL);
+  CHECK(end.total() == 20);
+  CHECK(end.bins().size() <= LoadSeries::max_bins);
+}
+
+TEST_CASE("load series: a handler open while a million others come and go keeps bounded memory") {
+  LiveStats stats(false, false, true);
+  stats.add(at(0, ObservationKind::isr_enter, 1));  // its exit is lost
+  for (std::uint64_t i = 0; i < 100000; ++i) {
+    stats.add(at(10 * i + 5, ObservationKind::isr_enter, 2));
+    stats.add(at(10 * i + 8, ObservationKind::isr_exit, 2));
+  }
+  stats.add(at(1000000, ObservationKind::isr_exit, 1));
+  REQUIRE(stats.isrs().load(1) != nullptr);
+  CHECK(stats.isrs().load(1)->total() == stats.isrs().handlers().at(1).durations.total);
+  CHECK(stats.isrs().load(1)->bins().size() <= LoadSeries::max_bins);
+  CHECK(stats.isrs().load(1)->total() == 1000000 - 3 * 100000);
+}
+
+TEST_CASE("load series: tasks, idle and handlers per interval add up to trace-top's figures") {
+  LiveStats stats(false, false, true);
+  auto task = [](std::uint64_t t, std::uint32_t to) { return at(t, ObservationKind::task_switch, to); };
+  stats.add(task(0, 1));
+  stats.add(at(100, ObservationKind::isr_enter, 5));
+  stats.add(at(120, ObservationKind::isr_enter, 6));  // preempts 5: 5 runs 100..120 and 140..160
+  stats.add(at(140, ObservationKind::isr_exit, 6));
+  stats.add(at(160, ObservationKind::isr_exit, 5));
+  stats.add(at(5000, ObservationKind::idle_enter));
+  stats.add(at(9000, ObservationKind::idle_exit));
+  stats.add(task(9000, 2));
+  stats.add(at(9500, ObservationKind::isr_enter, 5));  // open at the end: not counted
+  stats.add(at(9600, ObservationKind::text));
+  const auto& isrs = stats.isrs().handlers();
+  CHECK(stats.isrs().load(5)->total() == isrs.at(5).durations.total);
+  CHECK(stats.isrs().load(5)->total() == 40);
+  CHECK(stats.isrs().load(6)->total() == 20);
+  const auto tasks = stats.tasks().tasks_until(stats.last_time());
+  CHECK(stats.tasks().load_until(1, stats.last_time())->total() == tasks.at(1).time);
+  CHECK(stats.tasks().load_until(2, stats.last_time())->total() == 600);
+  CHECK(stats.tasks().idle_load_until(stats.last_time()).total() == stats.tasks().idle_until(stats.last_time()));
+  tp::OutBuffer out;
+  write_snapshot(out, stats, ReportOptions{.load = true}, true);
+  const std::string text(out.view());
+  // One grid for all, the widest: task 1's 0..5000 in at most 1024 bins is a width of 8. ISR 5
+  // ran 100..120 and 140..160: bins 12..14 and 17..19.
+  CHECK(text.find(R"("load_width":8,"load_first":12,"load":[4,8,8,0,0,4,8,8],"hist_first":)") != std::string::npos);
+  CHECK(text.find(R"("name":"idle","time":4000,"share")") != std::string::npos);
+  tp::OutBuffer plain;
+  write_snapshot(plain, stats, ReportOptions{}, true);
+  CHECK(std::string(plain.view()).find("load") == std::string::npos);  // trace-top's records are as they were
+  LiveStats without;                                                   // trace-top's: no series kept
+  without.add(at(0, ObservationKind::isr_enter, 5));
+  without.add(at(10, ObservationKind::isr_exit, 5));
+  CHECK(without.isrs().load(5) == nullptr);
+}
+
+TEST_CASE("load series: kept for at most max_series handlers, whatever the trace names") {
+  LiveStats stats(false, false, true);
+  for (std::uint32_t id = 0; id < LoadSeries::max_series + 100; ++id) {
+    stats.add(at(10ULL * id, ObservationKind::isr_enter, id));
+    stats.add(at(10ULL * id + 5, ObservationKind::isr_exit, id));
+  }
+  CHECK(stats.isrs().handlers().size() == LoadSeries::max_series + 100);
+  CHECK(stats.isrs().load(LoadSeries::max_series - 1) != nullptr);
+  CHECK(stats.isrs().load(LoadSeries::max_series) == nullptr);
+}
+
+TEST_CASE("duration histogram: 8 buckets a doubling, quantiles by nearest rank; the worst interval's place") {
+  CHECK(DurationHistogram::bucket_of(15) == 15);
+  CHECK(DurationHistogram::bucket_of(16) == 16);
+  CHECK(DurationHistogram::bucket_of(17) == 16);
+  CHECK(DurationHistogram::bucket_of(18) == 17);
+  CHECK(DurationHistogram::bucket_of(31) == 23);
+  CHECK(DurationHistogram::bucket_of(32) == 24);
+  CHECK(DurationHistogram::bucket_of(~0ULL) == DurationHistogram::bucket_count - 1);
+  for (std::size_t bucket = 0; bucket < DurationHistogram::bucket_count; ++bucket) {
+    CHECK(DurationHistogram::bucket_of(DurationHistogram::bucket_low(bucket)) == bucket);
+  }
+  DurationHistogram histogram;
+  for (std::uint64_t d = 1; d <= 100; ++d) histogram.add(d);
+  CHECK(histogram.count() == 100);
+  CHECK(histogram.first() == 1);
+  CHECK(histogram.quantile_high(0.5) == 51);    // 50 is in [48, 51]
+  CHECK(histogram.quantile_high(0.99) == 103);  // 99 is in [96, 103]
+  CHECK(histogram.quantile_high(0.0) == 1);
+
+  LiveStats stats(false, false, true);
+  stats.add(at(100, ObservationKind::isr_enter, 5));
+  stats.add(at(110, ObservationKind::isr_exit, 5));
+  stats.add(at(200, ObservationKind::isr_enter, 5));
+  stats.add(at(230, ObservationKind::isr_enter, 6));  // 5 is preempted: its own time is 40 of 50
+  stats.add(at(240, ObservationKind::isr_exit, 6));
+  stats.add(at(250, ObservationKind::isr_exit, 5));
+  stats.add(at(300, ObservationKind::isr_enter, 5));
+  stats.add(at(335, ObservationKind::isr_exit, 5));
+  const HandlerTracker::Chart* chart = stats.isrs().chart(5);
+  REQUIRE(chart != nullptr);
+  CHECK(chart->worst == 40);
+  CHECK(chart->worst_start == 200);
+  CHECK(chart->worst_end == 250);
+  CHECK(chart->durations.count() == 3);
+  tp::OutBuffer out;
+  write_snapshot(out, stats, ReportOptions{.load = true}, true);
+  // 10 is bucket 10; 35 and 40 are 24 ([32, 35]) and 26 ([40, 43]).
+  CHECK(std::string(out.view())
+            .find(R"("hist_first":10,"hist":[1,0,0,0,0,0,0,0,0,0,0,0,0,0,1,0,1],"p50":35,"p99":40,)"
+                  R"("worst_start":200,"worst_end":250})") != std::string::npos);
+}

@@ -66,8 +66,8 @@ int run_main(int argc, char** argv) {
                  "of records that lack them")
       ->type_name("FILE");
   app.add_option("--top-interval", s.top_interval_s,
-                 "Send trace-top's statistics records (Top* kinds) every SECONDS: the viewer's Statistics tab "
-                 "(default 0: none)")
+                 "Send trace-top's statistics records (Top* kinds) every SECONDS: the viewer's Statistics, CPU "
+                 "load and Durations tabs (default 0: none)")
       ->type_name("SECONDS")
       ->check(CLI::Range(0.0, 3600.0));
   app.add_option("--stats-interval", s.stats_interval_s, "Seconds between Stats messages")

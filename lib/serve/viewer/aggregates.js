@@ -3,6 +3,8 @@ import { $, CONSOLE_LINES, MAX_BARS_PER_LANE, MAX_SERIES_POINTS, MAX_TICKS, TABL
 import { ring, ringRecords } from './ring.js';
 import { live, state, visible } from './state.js';
 import { idName } from './names.js';
+import { freshStacks, stacksRecord } from './stacks.js';
+import { freshPairs, pairsRecord } from './pairs.js';
 
 export function freshAggregates() {
   return {
@@ -23,6 +25,8 @@ export function freshAggregates() {
     pc: new Map(),  // function (with symbols: trace-serve or itm-decode --elf), else the PC -> samples
     pcTotal: 0,
     pcSleeping: 0,
+    stacks: freshStacks(),  // the flame graph's: PC samples as task;function with their times
+    pairs: freshPairs(),    // the Durations tab's marker pairs (MarkStart/MarkStop)
   };
 }
 
@@ -31,11 +35,11 @@ export function freshAggregates() {
 // snapshot.
 export const TOP_KINDS = new Set(['TopSummary', 'TopFunction', 'TopHandler', 'TopTask']);
 
-export function addStatistics(kind, data, clock) {
+export function addStatistics(kind, data, clock, timestamp) {
   state.statisticsRecords++;
-  if (kind === 'TopSummary') live.statistics = { summary: data, functions: [], handlers: [], tasks: [], clock };
+  if (kind === 'TopSummary') live.statistics = { summary: data, functions: [], handlers: [], tasks: [], clock, timestamp };
   else if (live.statistics) ({ TopFunction: live.statistics.functions, TopHandler: live.statistics.handlers, TopTask: live.statistics.tasks })[kind].push(data);
-  if (state.activeTab === 'statistics') state.dirty = true;
+  if (['statistics', 'load', 'durations'].includes(state.activeTab)) state.dirty = true;
 }
 
 function pushBounded(list, item, limit) {
@@ -119,6 +123,8 @@ function counterRecord(t, data) {
 export function aggregate(t, port, kind, clock, data, seq) {
   pushBounded(live.agg.all, seq, CONSOLE_LINES);
   const record = { timestamp: t, port, kind, clock, data };
+  stacksRecord(live.agg.stacks, t, kind, data);
+  pairsRecord(live.agg.pairs, t, port, kind, data);
   switch (kind) {
     case 'Text':
       pushBounded(live.agg.console, record, CONSOLE_LINES);

@@ -1,8 +1,40 @@
-// The Counters tab: small multiples, each on its own scale.
+// The Counters tab: small multiples, each a line over time on its own scale; over all the
+// counters' time, or (the toolbar's "Timeline's range") over the Timeline's, zooming and
+// panning with it; hover: each counter's value at that time.
 import { $ } from './config.js';
 import { live, state } from './state.js';
-import { formatCount, formatSpan } from './time.js';
+import { formatCount, formatSpan, formatTime } from './time.js';
 import { AXIS_HEIGHT, COLOURS, fitCanvas } from './canvas.js';
+import { attachTimeZoom, settleView } from './zoom.js';
+
+const LEFT = 90;
+const RIGHT = 10;
+let countersLayout = null;
+
+// The first point at or after `t` (points are in arrival order, which is time order).
+function firstAtOrAfter(points, t) {
+  let low = 0;
+  let high = points.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (points[mid][0] < t) low = mid + 1; else high = mid;
+  }
+  return low;
+}
+
+// The time range drawn: all the counters' points, or the Timeline's range.
+function countersRange(series) {
+  let tMin = Infinity;
+  let tMax = -Infinity;
+  for (const [, s] of series) {
+    if (s.points.length === 0) continue;
+    tMin = Math.min(tMin, s.points[0][0]);
+    tMax = Math.max(tMax, s.points[s.points.length - 1][0]);
+  }
+  if (!$('counters-follow').checked) return { start: tMin, end: tMax };
+  const view = settleView(Math.min(tMin, live.agg.first ?? tMin), Math.max(tMax, state.newest ?? tMax));
+  return { start: view.start, end: view.end };
+}
 
 export function renderCounters() {
   const canvas = $('counters');
@@ -16,17 +48,13 @@ export function renderCounters() {
     context.fillStyle = '#8a96a3';
     context.font = '12px system-ui, sans-serif';
     context.fillText('No Counter records yet.', 12, 20);
+    countersLayout = null;
   } else {
-    let tMin = Infinity;
-    let tMax = -Infinity;
-    for (const [, s] of series) {
-      if (s.points.length === 0) continue;
-      tMin = Math.min(tMin, s.points[0][0]);
-      tMax = Math.max(tMax, s.points[s.points.length - 1][0]);
-    }
-    const left = 90;
+    const { start: tMin, end: tMax } = countersRange(series);
+    const left = LEFT;
     const panelHeight = (height - AXIS_HEIGHT) / series.length;
-    const x = (t) => left + ((t - tMin) / Math.max(1, tMax - tMin)) * (width - left - 10);
+    const x = (t) => left + ((t - tMin) / Math.max(1, tMax - tMin)) * (width - left - RIGHT);
+    countersLayout = { series, tMin, tMax, width };
     context.font = '11px system-ui, sans-serif';
     series.forEach(([id, s], index) => {
       const colour = COLOURS[index % COLOURS.length];
@@ -52,13 +80,26 @@ export function renderCounters() {
       }
       context.strokeStyle = colour;
       context.fillStyle = colour;
+      // The points in the range, and the line on to the ones just outside it.
+      const from = Math.max(0, firstAtOrAfter(s.points, tMin) - 1);
+      const to = Math.min(s.points.length, firstAtOrAfter(s.points, tMax + 1e-9) + 1);
+      context.save();
       context.beginPath();
-      s.points.forEach(([t, v], i) => (i === 0 ? context.moveTo(x(t), y(v)) : context.lineTo(x(t), y(v))));
+      context.rect(left, top, width - left - RIGHT, panelHeight);
+      context.clip();
+      context.beginPath();
+      for (let i = from; i < to; i++) {
+        const [t, v] = s.points[i];
+        if (i === from) context.moveTo(x(t), y(v)); else context.lineTo(x(t), y(v));
+      }
       context.stroke();
-      for (const [t, v] of s.points) {
+      for (let i = from; i < to; i++) {
+        const [t, v] = s.points[i];
+        if (t < tMin || t > tMax) continue;
         context.fillRect(x(t) - 1.5, y(v) - 1.5, 3, 3);
         points++;
       }
+      context.restore();
     });
     // The shared time axis.
     context.fillStyle = '#8a96a3';
@@ -72,4 +113,31 @@ export function renderCounters() {
   }
   state.drawn.points = points;
   canvas.dataset.points = String(points);
+}
+
+// Each counter's value at the time under the mouse: its last point at or before it.
+function countersHover(event) {
+  const tip = $('counters-tip');
+  const layout = countersLayout;
+  const px = event.clientX - $('counters').getBoundingClientRect().left;
+  if (!layout || px < LEFT) { tip.hidden = true; return; }
+  const t = layout.tMin + ((px - LEFT) / (layout.width - LEFT - RIGHT)) * (layout.tMax - layout.tMin);
+  const lines = layout.series.map(([id, s]) => {
+    const at = firstAtOrAfter(s.points, t + 1e-9) - 1;
+    return at < 0 ? null : `counter ${id}: ${s.points[at][1]}`;
+  }).filter(Boolean);
+  tip.textContent = `${formatTime(t, state.clock)}\n${lines.join('\n')}`;
+  tip.hidden = false;
+  const panel = tip.parentElement.getBoundingClientRect();
+  tip.style.left = `${Math.min(event.clientX - panel.left + 14, panel.width - 240)}px`;
+  tip.style.top = `${event.clientY - panel.top + 14}px`;
+}
+
+export function setupCountersInput() {
+  const canvas = $('counters');
+  // Zoom and pan move the Timeline's range: only while the counters follow it.
+  attachTimeZoom(canvas, LEFT, RIGHT, () => $('counters-follow').checked);
+  canvas.addEventListener('mousemove', countersHover);
+  canvas.addEventListener('mouseleave', () => { $('counters-tip').hidden = true; });
+  $('counters-follow').addEventListener('change', () => { state.dirty = true; });
 }

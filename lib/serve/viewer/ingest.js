@@ -31,7 +31,7 @@ export function createIngest(seen) {
   // A record (an Event's data) whose exact text is message[start, start + length).
   function addEventRecord(record, message, start, length) {
     if (record.source === 'trace-top' && TOP_KINDS.has(record.event.kind)) {
-      addStatistics(record.event.kind, record.event.data || {}, record.clock || null);
+      addStatistics(record.event.kind, record.event.data || {}, record.clock || null, record.timestamp);
       return;
     }
     addRecord(record.timestamp, record.port, record.event.kind, record.clock || null, message, start, length,

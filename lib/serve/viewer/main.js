@@ -23,7 +23,10 @@ import { setupControls } from './controls.js';
 import { exportCsv, exportNdjson } from './export.js';
 import { heldRecord, renderLog } from './log.js';
 import { renderTimeline, setupTimelineInput } from './timeline.js';
-import { renderCounters } from './counters.js';
+import { renderCounters, setupCountersInput } from './counters.js';
+import { loadChartData, renderLoad, setupLoadInput } from './load.js';
+import { durationsChartData, renderDurations, setupDurationsInput } from './durations.js';
+import { flameChartData, renderFlame, setupFlameInput } from './flame.js';
 import { renderExceptions, renderMarkers, renderPcSamples, renderStatistics } from './tables.js';
 
 function formatRate(value) {
@@ -50,6 +53,9 @@ function renderStats() {
 const RENDERERS = {
   console: () => renderLog($('console'), live.agg.console, (r) => r.data.message),
   timeline: renderTimeline,
+  load: renderLoad,
+  durations: renderDurations,
+  flame: renderFlame,
   markers: renderMarkers,
   counters: renderCounters,
   exceptions: renderExceptions,
@@ -75,11 +81,18 @@ window.tracepipe = {
   exportNdjson,
   exportCsv,
   render: () => RENDERERS[state.activeTab](),
+  loadChart: loadChartData,
+  durationsChart: durationsChartData,
+  flameChart: flameChartData,
 };
 
 live.agg = freshAggregates();
 setupControls((tab) => RENDERERS[tab]());
 setupTimelineInput();
+setupLoadInput();
+setupCountersInput();
+setupDurationsInput();
+setupFlameInput();
 const ingest = createIngest({ port: rebuildPortFilters, kind: rebuildKindFilters });
 connect({ ...ingest, portMap: rebuildPortFilters });
 requestAnimationFrame(frame);

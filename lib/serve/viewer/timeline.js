@@ -3,8 +3,10 @@ import { $ } from './config.js';
 import { live, state } from './state.js';
 import { formatSpan, formatTime } from './time.js';
 import { AXIS_HEIGHT, COLOURS, fitCanvas } from './canvas.js';
+import { attachTimeZoom, settleView } from './zoom.js';
 
-const LABEL_WIDTH = 150;
+export const LABEL_WIDTH = 150;
+export const RIGHT_MARGIN = 8;
 let timelineLayout = null;  // what the last draw put where, for hover
 
 function sortedLanes() {
@@ -46,16 +48,9 @@ export function renderTimeline() {
     context.fillText('No TaskSwitch, IsrEnter/IsrExit or Idle records yet.', 12, 20);
     timelineLayout = null;
   } else {
-    const first = live.agg.first;
-    const view = state.view;
-    if (view.follow || view.end <= view.start) {
-      const span = view.end > view.start ? view.end - view.start : Math.max(1, end - first);
-      view.end = end;
-      view.start = Math.max(first, end - span);
-      if (view.start >= view.end) view.start = view.end - 1;
-    }
+    const view = settleView(live.agg.first, end);
     const lanes = sortedLanes();
-    const plotWidth = width - LABEL_WIDTH - 8;
+    const plotWidth = width - LABEL_WIDTH - RIGHT_MARGIN;
     const plotHeight = height - AXIS_HEIGHT - 4;
     const laneHeight = Math.max(10, Math.min(80, plotHeight / Math.max(1, lanes.length)));
     const scale = plotWidth / (view.end - view.start);
@@ -86,6 +81,7 @@ export function renderTimeline() {
       if (runEnd >= 0) context.fillRect(runStart, y + 2, runEnd - runStart, laneHeight - 4);
     });
     timelineLayout = { lanes, laneHeight, scale, view: { ...view }, plotWidth };
+    canvas.dataset.view = `${view.start} ${view.end}`;
     drawTimeAxis(context, width, height, view, state.clock);
     $('timeline-range').textContent =
       `${formatSpan(view.start, state.clock)} – ${formatSpan(view.end, state.clock)} (${formatSpan(view.end - view.start, state.clock)} shown)` +
@@ -107,8 +103,9 @@ function ticksIn(list, start, end) {
   return out;
 }
 
-function drawTimeAxis(context, width, height, view, clock) {
-  const plotWidth = width - LABEL_WIDTH - 8;
+// The time axis under a plot that starts at LABEL_WIDTH, with the console and marker ticks.
+export function drawTimeAxis(context, width, height, view, clock) {
+  const plotWidth = width - LABEL_WIDTH - RIGHT_MARGIN;
   const axisY = height - AXIS_HEIGHT;
   const x = (t) => LABEL_WIDTH + ((t - view.start) / (view.end - view.start)) * plotWidth;
   // Console (grey) and marker (amber) ticks just above the axis labels.
@@ -160,30 +157,7 @@ function timelineHover(event) {
 
 export function setupTimelineInput() {
   const canvas = $('timeline');
-  canvas.addEventListener('wheel', (event) => {
-    event.preventDefault();
-    const view = state.view;
-    const rect = canvas.getBoundingClientRect();
-    const fraction = Math.min(1, Math.max(0, (event.clientX - rect.left - LABEL_WIDTH) / (rect.width - LABEL_WIDTH - 8)));
-    const at = view.start + fraction * (view.end - view.start);
-    const factor = event.deltaY > 0 ? 1.25 : 0.8;
-    view.start = at - (at - view.start) * factor;
-    view.end = at + (view.end - at) * factor;
-    view.follow = false;
-    state.dirty = true;
-  }, { passive: false });
-  let drag = null;
-  canvas.addEventListener('mousedown', (event) => { drag = { x: event.clientX, start: state.view.start, end: state.view.end }; });
-  window.addEventListener('mouseup', () => { drag = null; });
-  window.addEventListener('mousemove', (event) => {
-    if (!drag) return;
-    const perPixel = (drag.end - drag.start) / Math.max(1, canvas.clientWidth - LABEL_WIDTH - 8);
-    const shift = (drag.x - event.clientX) * perPixel;
-    state.view.start = drag.start + shift;
-    state.view.end = drag.end + shift;
-    state.view.follow = false;
-    state.dirty = true;
-  });
+  attachTimeZoom(canvas, LABEL_WIDTH, RIGHT_MARGIN);
   canvas.addEventListener('mousemove', timelineHover);
   canvas.addEventListener('mouseleave', () => { $('timeline-tip').hidden = true; });
   canvas.addEventListener('dblclick', () => {
