@@ -678,7 +678,9 @@ TEST_CASE("ClickHouse rows: a record not valid under the schema, or not held as 
       {R"({"timestamp":-1,"port":1,)" + text + fleet, "timestamp"},
   };
   simdjson::dom::parser parser;
-  for (const auto& [line, why] : refused) {
+  for (const auto& refusal : refused) {
+    const std::string& line = refusal.first;  // a named variable: clang 14 cannot capture a binding
+    const std::string& why = refusal.second;
     CAPTURE(line);
     std::string rows;
     std::string problem;
