@@ -14,7 +14,8 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "fleet/chunk_order.hpp"
-#include "fleet/nats_link.hpp"
+#include "fleet/fleet_subject.hpp"
+#include "nats/nats_link.hpp"
 
 namespace tp {
 

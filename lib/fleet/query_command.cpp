@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "clickhouse/clickhouse_rows.hpp"
 #include "core/batched_writer.hpp"
-#include "fleet/clickhouse_rows.hpp"
 #include "records/fleet_fields.hpp"
 #include "records/vocabulary.hpp"
 

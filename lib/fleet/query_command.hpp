@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "clickhouse/clickhouse_http.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
-#include "fleet/clickhouse_http.hpp"
 
 namespace tp {
 

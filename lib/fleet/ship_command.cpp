@@ -19,6 +19,7 @@
 #include "core/signals.hpp"
 #include "core/wall_clock.hpp"
 #include "fleet/ship_journal.hpp"
+#include "nats/nats_publisher.hpp"
 #include "records/fleet_fields.hpp"
 #include "records/record_check.hpp"
 #include "records/record_shapes.hpp"
@@ -171,28 +172,19 @@ class Reader {
   bool skipping_record_ = false;
 };
 
-struct AckContext {
-  ShipQueue* queue;
-  const Logger* log;
-};
-
-// cnats calls this on its own thread for every publish's ack or failure; the message is ours
-// to destroy (its copy of the chunk: the queue keeps the one a resend uses).
-void on_publish_ack(jsCtx*, natsMsg* message, jsPubAck* ack, jsPubAckErr* error, void* closure) {
-  const auto& context = *static_cast<AckContext*>(closure);
-  const std::unique_ptr<natsMsg, void (*)(natsMsg*)> owned(message, natsMsg_Destroy);
-  const char* first_text = nullptr;
-  if (message == nullptr || natsMsgHeader_Get(message, first_seq_header, &first_text) != NATS_OK) return;
-  const auto first = parse_whole_number<std::uint64_t>(first_text);
+// The server's answer to a publish (on cnats's thread), to the queue: the chunk is the one
+// whose first seq the message's header names.
+void on_publish_answer(ShipQueue& queue, const Logger& log, const NatsMessage& message, const PublishOutcome& outcome) {
+  const auto first_text = message.header(first_seq_header);
+  if (!first_text) return;
+  const auto first = parse_whole_number<std::uint64_t>(*first_text);
   if (!first) return;
-  if (ack != nullptr && error == nullptr) {
-    context.queue->acked(*first, ack->Duplicate);
+  if (outcome.stored) {
+    queue.acked(*first, outcome.duplicate);
     return;
   }
-  context.log->verbose(fmt::format(
-      "chunk from seq {} not stored: {}{}", *first, natsStatus_GetText(error != nullptr ? error->Err : NATS_ERR),
-      error != nullptr && error->ErrText != nullptr ? fmt::format(" ({})", error->ErrText) : std::string()));
-  context.queue->failed(*first, static_cast<std::int64_t>(monotonic_us()));
+  log.verbose(fmt::format("chunk from seq {} not stored: {}", *first, outcome.error));
+  queue.failed(*first, static_cast<std::int64_t>(monotonic_us()));
 }
 
 std::string ranges_text(const std::vector<SeqRange>& ranges) {
@@ -259,7 +251,7 @@ struct JournalKeeper {
 struct PublishContext {
   const ShipOptions& o;
   const std::string& subject;
-  jsCtx* jetstream;
+  NatsPublisher& publisher;
   ShipQueue& queue;
   JournalKeeper& journal;
   const std::atomic<bool>& reader_done;
@@ -273,14 +265,46 @@ bool drain_cut_short(const Logger& log) {
   return true;
 }
 
+// Sends one chunk the queue gave, with its headers, unless the journal could not tell it
+// first (then it is held, reported at the end).
+void send_chunk(const PublishContext& c, const ShipQueue::Send& send, OutgoingMessage message) {
+  const ShipOptions& o = c.o;
+  message.check_made();
+  if (!send.resend) {
+    const PlannedChunk planned{SeqRange{send.first_seq, send.last_seq}, send.after};
+    c.journal.write([&](ShipJournal& j) { j.chunk_published(planned); });
+    if (!c.journal.failure.empty()) {  // not told in the journal: not sent (held, reported at the end)
+      c.queue.not_sent(send.first_seq);
+      return;
+    }
+  }
+  message.set_header(msg_id_header, message_id(o.board, o.run, send.first_seq));
+  message.set_header(board_header, o.board);
+  message.set_header(run_header, o.run);
+  message.set_header(first_seq_header, std::to_string(send.first_seq));
+  message.set_header(last_seq_header, std::to_string(send.last_seq));
+  if (const auto refused = c.publisher.publish(std::move(message))) {
+    c.log.verbose(fmt::format("publish of seq {}: {}", send.first_seq, *refused));
+    c.queue.failed(send.first_seq, static_cast<std::int64_t>(monotonic_us()));
+  }
+}
+
+// Whether the publisher is done while the queue gives nothing: every chunk answered, or the
+// drain (from the reader's end or a stop) timed out or was cut short.
+bool publishing_done(const PublishContext& c, std::optional<std::int64_t>& drain_deadline) {
+  if (c.queue.finished()) return true;
+  // The drain starts when the reader is done (the end of input or an error) or a stop is asked.
+  if (!drain_deadline && (c.reader_done.load() || stop_requested() != 0)) {
+    drain_deadline = static_cast<std::int64_t>(monotonic_us()) + c.o.drain_timeout_ms * 1000;
+  }
+  if (drain_deadline && static_cast<std::int64_t>(monotonic_us()) >= *drain_deadline) return true;
+  return drain_deadline && drain_cut_short(c.log);
+}
+
 // The publisher: sends what the queue gives, with its headers, until every chunk is
 // acknowledged or, once the reader is done or a stop was asked, the drain timeout passes.
 void publish_until_done(const PublishContext& c) {
-  const ShipOptions& o = c.o;
   ShipQueue& queue = c.queue;
-  jsPubOptions publish_options;
-  jsPubOptions_Init(&publish_options);
-  publish_options.MaxWait = o.ship.ack_timeout_us / 1000;
   std::optional<std::int64_t> drain_deadline;
   std::int64_t journal_due = 0;
   std::int64_t expire_due = 0;
@@ -289,54 +313,21 @@ void publish_until_done(const PublishContext& c) {
     // Our own expiry backs up the library's (MaxWait), which reports a timeout itself; it
     // walks every chunk, so it runs ten times a second, not once per send.
     if (now >= expire_due) {
-      queue.expire(now - o.ship.ack_timeout_us);
+      queue.expire(now - c.o.ship.ack_timeout_us);
       expire_due = now + 100'000;
     }
     if (now >= journal_due) {
       if (const auto through = queue.acked_through()) c.journal.acked(*through);
       journal_due = now + 100'000;
     }
-    natsMsg* message = nullptr;
-    natsStatus made = NATS_OK;
-    const auto send = queue.next(now, now + 100'000, [&](const Chunk& chunk) {
-      made = natsMsg_Create(&message, c.subject.c_str(), nullptr, chunk.payload.data(),
-                            static_cast<int>(chunk.payload.size()));
-    });
+    std::optional<OutgoingMessage> message;
+    const auto send =
+        queue.next(now, now + 100'000, [&](const Chunk& chunk) { message.emplace(c.subject, chunk.payload); });
     if (!send) {
-      if (queue.finished()) break;
-      // The drain starts when the reader is done (the end of input or an error) or a stop is asked.
-      if (!drain_deadline && (c.reader_done.load() || stop_requested() != 0)) {
-        drain_deadline = static_cast<std::int64_t>(monotonic_us()) + o.drain_timeout_ms * 1000;
-      }
-      if (drain_deadline && static_cast<std::int64_t>(monotonic_us()) >= *drain_deadline) break;
-      if (drain_deadline && drain_cut_short(c.log)) break;
+      if (publishing_done(c, drain_deadline)) break;
       continue;
     }
-    check_nats(made, "making a message");
-    if (!send->resend) {
-      const PlannedChunk planned{SeqRange{send->first_seq, send->last_seq}, send->after};
-      c.journal.write([&](ShipJournal& j) { j.chunk_published(planned); });
-      if (!c.journal.failure.empty()) {  // not told in the journal: not sent (held, reported at the end)
-        natsMsg_Destroy(message);
-        queue.not_sent(send->first_seq);
-        continue;
-      }
-    }
-    const std::string id = message_id(o.board, o.run, send->first_seq);
-    const std::string first = std::to_string(send->first_seq);
-    const std::string last = std::to_string(send->last_seq);
-    natsMsgHeader_Set(message, msg_id_header, id.c_str());
-    natsMsgHeader_Set(message, board_header, o.board.c_str());
-    natsMsgHeader_Set(message, run_header, o.run.c_str());
-    natsMsgHeader_Set(message, first_seq_header, first.c_str());
-    natsMsgHeader_Set(message, last_seq_header, last.c_str());
-    const std::uint64_t first_seq = send->first_seq;
-    const natsStatus status = js_PublishMsgAsync(c.jetstream, &message, &publish_options);
-    natsMsg_Destroy(message);  // nothing when the library took it
-    if (status != NATS_OK) {
-      c.log.verbose(fmt::format("publish of seq {}: {}", first_seq, nats_error_text(status)));
-      queue.failed(first_seq, static_cast<std::int64_t>(monotonic_us()));
-    }
+    send_chunk(c, *send, std::move(*message));
   }
 }
 
@@ -406,10 +397,14 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
     log.verbose(text);
     if (event == NatsEvent::reconnected) queue.retry_now();  // the server is back: no back-off
   });
-  AckContext ack_context{&queue, &log};
-  jsCtx* jetstream = link.jetstream(on_publish_ack, &ack_context, static_cast<std::int64_t>(o.ship.window) * 4 + 64);
+  NatsPublisher publisher(
+      link,
+      [&](const NatsMessage& message, const PublishOutcome& outcome) {
+        on_publish_answer(queue, log, message, outcome);
+      },
+      static_cast<std::int64_t>(o.ship.window) * 4 + 64, o.ship.ack_timeout_us / 1000);
   if (o.stream.subjects.empty()) o.stream.subjects = o.prefix + ".>";
-  ensure_stream(jetstream, o.stream, o.create_stream, subject, o.chunk.max_bytes, o.ship.window,
+  ensure_stream(link, o.stream, o.create_stream, subject, o.chunk.max_bytes, o.ship.window,
                 [&](std::string_view w) { log.warn(w); });
   const auto server_max = static_cast<std::size_t>(link.max_payload());
   if (server_max <= header_room + 1024) throw Error(ExitCode::unsupported, "the server's max_payload is too small");
@@ -449,7 +444,7 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
 
   std::exception_ptr publisher_error;
   try {
-    publish_until_done(PublishContext{o, subject, jetstream, queue, keeper, reader_done, log});
+    publish_until_done(PublishContext{o, subject, publisher, queue, keeper, reader_done, log});
   } catch (...) {  // the reader is stopped and joined before the error goes on
     publisher_error = std::current_exception();
     halt_reader = true;

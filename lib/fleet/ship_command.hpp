@@ -14,8 +14,9 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "fleet/chunk_builder.hpp"
-#include "fleet/nats_link.hpp"
 #include "fleet/ship_queue.hpp"
+#include "nats/nats_link.hpp"
+#include "nats/stream_check.hpp"
 
 namespace tp {
 

@@ -11,10 +11,10 @@
 #include <cstdint>
 #include <string>
 
+#include "clickhouse/clickhouse_http.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
-#include "fleet/clickhouse_http.hpp"
-#include "fleet/nats_link.hpp"
+#include "nats/nats_link.hpp"
 
 namespace tp {
 

@@ -1,4 +1,4 @@
-#include "fleet/clickhouse_rows.hpp"
+#include "clickhouse/clickhouse_rows.hpp"
 
 #include <fmt/format.h>
 
