@@ -18,6 +18,7 @@
 #include "core/number.hpp"
 #include "core/signals.hpp"
 #include "core/wall_clock.hpp"
+#include "fleet/payload_lines.hpp"
 #include "fleet/ship_journal.hpp"
 #include "nats/nats_publisher.hpp"
 #include "records/fleet_fields.hpp"
@@ -43,7 +44,14 @@ class Reader {
   // `halt`: stop reading (the journal failed); `marks`: keep where the input stands (a journal).
   Reader(const ShipOptions& options, ChunkBuilder& builder, ShipQueue& queue, const Logger& log, ReaderCounts& counts,
          const std::atomic<bool>& halt, bool marks)
-      : options_(options), builder_(builder), queue_(queue), log_(log), counts_(counts), halt_(halt), marks_(marks) {}
+      : options_(options),
+        builder_(builder),
+        queue_(queue),
+        log_(log),
+        counts_(counts),
+        halt_(halt),
+        marks_(marks),
+        lines_(options.chunk.max_message) {}
 
   void run() {
     ByteSource source = ByteSource::open(options_.input);
@@ -61,7 +69,10 @@ class Reader {
       builder_.seal_if_due(host_us);
     }
     const bool whole_input = stop_requested() == 0 && !halt_;
-    if (whole_input && (!partial_.empty() || skipping_)) end_line(partial_, realtime_us());
+    if (whole_input) {
+      host_us_ = realtime_us();
+      lines_.finish(*this);
+    }
     builder_.tell_loss(realtime_us());
     queue_.close_input();
     if (whole_input) builder_.check_resumed_input_complete();
@@ -69,56 +80,42 @@ class Reader {
 
  private:
   void take(std::string_view data, std::int64_t host_us) {
-    while (!data.empty()) {
-      const std::size_t newline = data.find('\n');
-      if (marks_) mark_.add(data.substr(0, newline == std::string_view::npos ? data.size() : newline + 1));
-      if (newline == std::string_view::npos) {
-        if (!skipping_) {
-          partial_.append(data);
-          if (partial_.size() > options_.chunk.max_message) {  // too long to ever ship: not held
-            skipping_ = true;
-            // Only a line that starts as a JSON object may be a record; another is a bad line.
-            const std::size_t start = partial_.find_first_not_of(" \t\r");
-            skipping_record_ = start != std::string::npos && partial_[start] == '{';
-            partial_.clear();
-          }
-        }
-        return;
-      }
-      if (partial_.empty() && !skipping_) {
-        end_line(data.substr(0, newline), host_us);
-      } else {
-        if (!skipping_) partial_.append(data.substr(0, newline));
-        end_line(partial_, host_us);
-      }
-      partial_.clear();
-      data.remove_prefix(newline + 1);
-    }
+    host_us_ = host_us;
+    lines_.take(data, *this);
   }
 
-  void end_line(std::string_view line, std::int64_t host_us) {
+ public:  // what PieceLines calls
+  void segment(std::string_view bytes) {
+    if (marks_) mark_.add(bytes);
+  }
+  // Only a line that starts as a JSON object may be a record; another is a bad line.
+  void too_long(std::string_view start) {
+    const std::size_t first = start.find_first_not_of(" \t\r");
+    too_long_record_ = first != std::string_view::npos && start[first] == '{';
+  }
+  void dropped_line_end() {
     ++counts_.lines;
-    if (skipping_) {
-      skipping_ = false;
-      if (skipping_record_) {
-        ++counts_.records;
-        builder_.add_too_large(host_us, mark_);
-      } else {
-        count_bad_line("a line too long to hold that does not start with '{'");
-      }
-      return;
+    if (too_long_record_) {
+      ++counts_.records;
+      builder_.add_too_large(host_us_, mark_);
+    } else {
+      count_bad_line("a line too long to hold that does not start with '{'");
     }
+  }
+  void line(std::string_view line) {
+    ++counts_.lines;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) return;
     std::string problem;
     if (is_record(line, problem)) {
       ++counts_.records;
-      builder_.add(line, host_us, mark_);
+      builder_.add(line, host_us_, mark_);
       return;
     }
     count_bad_line(problem);
   }
 
+ private:
   void count_bad_line(std::string_view problem) {
     const std::uint64_t bad = ++counts_.bad_lines;
     if (bad <= warned_bad_lines) {
@@ -167,9 +164,9 @@ class Reader {
   const std::atomic<bool>& halt_;
   bool marks_;
   InputMark mark_;  // the input up to the end of the last line taken
-  std::string partial_;
-  bool skipping_ = false;
-  bool skipping_record_ = false;
+  PieceLines lines_;
+  bool too_long_record_ = false;  // the line being dropped as too long started as a JSON object
+  std::int64_t host_us_ = 0;      // when the bytes being taken were read
 };
 
 // The server's answer to a publish (on cnats's thread), to the queue: the chunk is the one
@@ -379,6 +376,136 @@ void check_ship_options(const ShipOptions& o) {
   }
 }
 
+namespace {
+
+// The stream checked (created first with --create-stream), and the chunks fitted to the
+// server's largest message.
+void prepare_stream(ShipOptions& o, NatsLink& link, const std::string& subject, const Logger& log) {
+  if (o.stream.subjects.empty()) o.stream.subjects = o.prefix + ".>";
+  ensure_stream(link, o.stream, o.create_stream, subject, o.chunk.max_bytes, o.ship.window,
+                [&](std::string_view w) { log.warn(w); });
+  const auto server_max = static_cast<std::size_t>(link.max_payload());
+  if (server_max <= header_room + 1024) throw Error(ExitCode::unsupported, "the server's max_payload is too small");
+  o.chunk.max_message = server_max - header_room;
+  o.chunk.max_bytes = std::min(o.chunk.max_bytes, o.chunk.max_message);
+}
+
+void resume_builder(ChunkBuilder& builder, const std::optional<JournalState>& resumed, const ShipOptions& o,
+                    const Logger& log) {
+  if (resumed && (resumed->acked_through || !resumed->published_after_acked.empty())) {
+    builder.resume(resumed->acked_through, resumed->acked_mark, resumed->published_after_acked);
+    log.info(fmt::format("resuming run {} of {} after seq {} ({} chunks to send again with their ids)", o.run, o.board,
+                         resumed->acked_through ? std::to_string(*resumed->acked_through) : "none",
+                         resumed->published_after_acked.size()));
+  }
+}
+
+// What a run is made of, once set up.
+struct ShipParts {
+  const ShipOptions& o;
+  const std::string& subject;
+  ChunkBuilder& builder;
+  ShipQueue& queue;
+  NatsPublisher& publisher;
+  JournalKeeper& keeper;
+  bool marks;  // the reader keeps where the input stands (a journal)
+  const Logger& log;
+};
+
+struct ReadAndPublish {
+  std::exception_ptr reader_error;  // said after the accounting
+  bool stopped = false;             // a stop was asked by the time the publisher was done
+};
+
+// The reader on a thread of its own, the publisher on this one, until the publisher is done;
+// then the reader is stopped and joined. A publisher's error goes on after.
+ReadAndPublish read_and_publish(const ShipParts& p, ReaderCounts& reader_counts) {
+  ReadAndPublish result;
+  std::atomic<bool> reader_done{false};
+  std::thread reader_thread([&] {
+    try {
+      Reader(p.o, p.builder, p.queue, p.log, reader_counts, p.keeper.halt_reader, p.marks).run();
+    } catch (...) {
+      result.reader_error = std::current_exception();
+      p.queue.close_input();
+    }
+    reader_done = true;
+    p.queue.wake();
+  });
+  std::exception_ptr publisher_error;
+  try {
+    publish_until_done(PublishContext{p.o, p.subject, p.publisher, p.queue, p.keeper, reader_done, p.log});
+  } catch (...) {  // the reader is stopped and joined before the error goes on
+    publisher_error = std::current_exception();
+    p.keeper.halt_reader = true;
+  }
+  result.stopped = stop_requested() != 0;
+  p.queue.abandon();
+  reader_thread.join();
+  if (publisher_error) std::rethrow_exception(publisher_error);
+  return result;
+}
+
+// What a run ended with.
+struct ShipEnd {
+  const ShipOptions& o;
+  const ChunkBuilder& builder;
+  ShipCounts counts;
+  std::vector<SeqRange> unacknowledged;
+  std::uint64_t unacked_records = 0;
+  bool stopped = false;
+};
+
+std::string summary_json(const ShipEnd& end, const ReaderCounts& reader_counts, std::uint64_t events) {
+  const ShipCounts& counts = end.counts;
+  const ChunkBuilder& builder = end.builder;
+  return fmt::format(
+      R"({{"board":"{}","run":"{}","lines":{},"records":{},"bad_lines":{},"seqs":{},"acknowledged":{},"chunks":{},)"
+      R"("retries":{},"duplicates":{},"lost_buffer_full":{},"lost_too_large":{},"unacknowledged":{},"skipped":{},)"
+      R"("peak_buffer_bytes":{},"connection_events":{}}})",
+      end.o.board, end.o.run, reader_counts.lines.load(), reader_counts.records.load(), reader_counts.bad_lines.load(),
+      builder.next_seq(), counts.records_acked, counts.chunks_acked, counts.retries, counts.duplicates,
+      builder.lost_buffer_full(), builder.lost_too_large(), end.unacked_records, builder.skipped(),
+      counts.peak_buffered_bytes, events);
+}
+
+// How the run ends: a journal that failed, the reader's error, records not acknowledged (an
+// error, or a warning when stopped: run_tool turns a stop into 130/143), losses told.
+ExitCode ship_outcome(const ShipEnd& end, const JournalKeeper& keeper, const std::exception_ptr& reader_error,
+                      const Logger& log) {
+  const ChunkBuilder& builder = end.builder;
+  if (!keeper.failure.empty()) {
+    const Error failed = journal_failed(keeper, builder.next_seq(), end.unacknowledged);
+    if (!end.stopped) throw failed;
+    log.warn(failed.what());  // a stop ends as stopped (130/143), with why the journal failed
+    return ExitCode::ok;
+  }
+  if (reader_error) std::rethrow_exception(reader_error);
+  if (builder.untold_loss()) {
+    const SeqRange lost = *builder.untold_loss();
+    log.warn(fmt::format("seqs {}-{} were lost to a full buffer at the end, with no Loss record shipped", lost.first,
+                         lost.last));
+  }
+  if (end.unacked_records > 0) {
+    const std::string message = fmt::format("{} records not acknowledged by the server (seq {}): they may be lost",
+                                            end.unacked_records, ranges_text(end.unacknowledged));
+    if (end.stopped) {
+      log.warn(message);
+      return ExitCode::ok;  // run_tool turns a stop into 130/143
+    }
+    throw Error(ExitCode::io_error, message);
+  }
+  if (builder.lost_buffer_full() + builder.lost_too_large() > 0) {
+    log.warn(fmt::format("{} records lost (told by Loss records): {} to a full buffer, {} too large",
+                         builder.lost_buffer_full() + builder.lost_too_large(), builder.lost_buffer_full(),
+                         builder.lost_too_large()));
+  }
+  log.verbose(fmt::format("{} records acknowledged in {} chunks", end.counts.records_acked, end.counts.chunks_acked));
+  return ExitCode::ok;
+}
+
+}  // namespace
+
 ExitCode ship(const ShipOptions& options_in, const Logger& log) {
   ShipOptions o = options_in;
   check_ship_options(o);
@@ -403,13 +530,7 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
         on_publish_answer(queue, log, message, outcome);
       },
       static_cast<std::int64_t>(o.ship.window) * 4 + 64, o.ship.ack_timeout_us / 1000);
-  if (o.stream.subjects.empty()) o.stream.subjects = o.prefix + ".>";
-  ensure_stream(link, o.stream, o.create_stream, subject, o.chunk.max_bytes, o.ship.window,
-                [&](std::string_view w) { log.warn(w); });
-  const auto server_max = static_cast<std::size_t>(link.max_payload());
-  if (server_max <= header_room + 1024) throw Error(ExitCode::unsupported, "the server's max_payload is too small");
-  o.chunk.max_message = server_max - header_room;
-  o.chunk.max_bytes = std::min(o.chunk.max_bytes, o.chunk.max_message);
+  prepare_stream(o, link, subject, log);
 
   std::optional<ShipJournal> journal;
   if (!o.state.empty()) journal.emplace(o.state, o.board, o.run);
@@ -418,84 +539,22 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
   ChunkBuilder builder(o.board, o.run, o.chunk, [&](Chunk&& chunk, bool must_wait) {
     return queue.offer(std::move(chunk), input_waits || must_wait);
   });
-  if (resumed && (resumed->acked_through || !resumed->published_after_acked.empty())) {
-    builder.resume(resumed->acked_through, resumed->acked_mark, resumed->published_after_acked);
-    log.info(fmt::format("resuming run {} of {} after seq {} ({} chunks to send again with their ids)", o.run, o.board,
-                         resumed->acked_through ? std::to_string(*resumed->acked_through) : "none",
-                         resumed->published_after_acked.size()));
-  }
+  resume_builder(builder, resumed, o, log);
   log.verbose(fmt::format("shipping board {} run {} to {} (stream {})", o.board, o.run, subject, o.stream.name));
 
   ReaderCounts reader_counts;
-  std::exception_ptr reader_error;
-  std::atomic<bool> reader_done{false};
   std::atomic<bool> halt_reader{false};
   JournalKeeper keeper{journal ? &*journal : nullptr, halt_reader, queue, {}, std::nullopt};
-  std::thread reader_thread([&] {
-    try {
-      Reader(o, builder, queue, log, reader_counts, halt_reader, journal.has_value()).run();
-    } catch (...) {
-      reader_error = std::current_exception();
-      queue.close_input();
-    }
-    reader_done = true;
-    queue.wake();
-  });
-
-  std::exception_ptr publisher_error;
-  try {
-    publish_until_done(PublishContext{o, subject, publisher, queue, keeper, reader_done, log});
-  } catch (...) {  // the reader is stopped and joined before the error goes on
-    publisher_error = std::current_exception();
-    halt_reader = true;
-  }
-  const bool stopped = stop_requested() != 0;
-  queue.abandon();
-  reader_thread.join();
-  if (publisher_error) std::rethrow_exception(publisher_error);
+  const ReadAndPublish ran = read_and_publish(
+      ShipParts{o, subject, builder, queue, publisher, keeper, journal.has_value(), log}, reader_counts);
+  ShipEnd end{o, builder, {}, {}, 0, ran.stopped};
   if (const auto through = queue.acked_through()) keeper.acked(*through);
-  const ShipCounts counts = queue.counts();
-  const auto unacknowledged = queue.unacknowledged();
-  std::uint64_t unacked_records = 0;
-  for (const SeqRange& range : unacknowledged) unacked_records += range.last - range.first + 1;
+  end.counts = queue.counts();
+  end.unacknowledged = queue.unacknowledged();
+  for (const SeqRange& range : end.unacknowledged) end.unacked_records += range.last - range.first + 1;
   link.close();
-  const std::string summary = fmt::format(
-      R"({{"board":"{}","run":"{}","lines":{},"records":{},"bad_lines":{},"seqs":{},"acknowledged":{},"chunks":{},)"
-      R"("retries":{},"duplicates":{},"lost_buffer_full":{},"lost_too_large":{},"unacknowledged":{},"skipped":{},)"
-      R"("peak_buffer_bytes":{},"connection_events":{}}})",
-      o.board, o.run, reader_counts.lines.load(), reader_counts.records.load(), reader_counts.bad_lines.load(),
-      builder.next_seq(), counts.records_acked, counts.chunks_acked, counts.retries, counts.duplicates,
-      builder.lost_buffer_full(), builder.lost_too_large(), unacked_records, builder.skipped(),
-      counts.peak_buffered_bytes, events.load());
-  if (o.stats) log.report("stats " + summary);
-  if (!keeper.failure.empty()) {
-    const Error failed = journal_failed(keeper, builder.next_seq(), unacknowledged);
-    if (!stopped) throw failed;
-    log.warn(failed.what());  // a stop ends as stopped (130/143), with why the journal failed
-    return ExitCode::ok;
-  }
-  if (reader_error) std::rethrow_exception(reader_error);
-  if (builder.untold_loss()) {
-    const SeqRange lost = *builder.untold_loss();
-    log.warn(fmt::format("seqs {}-{} were lost to a full buffer at the end, with no Loss record shipped", lost.first,
-                         lost.last));
-  }
-  if (unacked_records > 0) {
-    const std::string message = fmt::format("{} records not acknowledged by the server (seq {}): they may be lost",
-                                            unacked_records, ranges_text(unacknowledged));
-    if (stopped) {
-      log.warn(message);
-      return ExitCode::ok;  // run_tool turns a stop into 130/143
-    }
-    throw Error(ExitCode::io_error, message);
-  }
-  if (builder.lost_buffer_full() + builder.lost_too_large() > 0) {
-    log.warn(fmt::format("{} records lost (told by Loss records): {} to a full buffer, {} too large",
-                         builder.lost_buffer_full() + builder.lost_too_large(), builder.lost_buffer_full(),
-                         builder.lost_too_large()));
-  }
-  log.verbose(fmt::format("{} records acknowledged in {} chunks", counts.records_acked, counts.chunks_acked));
-  return ExitCode::ok;
+  if (o.stats) log.report("stats " + summary_json(end, reader_counts, events.load()));
+  return ship_outcome(end, keeper, ran.reader_error, log);
 }
 
 }  // namespace tp

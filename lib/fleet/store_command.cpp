@@ -139,17 +139,16 @@ class Inserter {
   // when ClickHouse failed otherwise on the way: the batch is then retried whole (a row
   // stored twice is one row under FINAL).
   bool store_all_but_refused(std::string_view rows, std::uint64_t& stored, std::string& why) {
-    const auto count = static_cast<std::size_t>(std::count(rows.begin(), rows.end(), '\n'));
+    const std::size_t count = line_count(rows);  // each row ends with its newline
     if (count <= 1) {
       if (count == 1) report_refused(rows, why);
       return true;
     }
-    std::size_t middle = 0;
-    for (std::size_t i = 0; i < count / 2; ++i) middle = rows.find('\n', middle) + 1;
-    for (const std::string_view half : {rows.substr(0, middle), rows.substr(middle)}) {
+    const std::string_view second = lines_after(rows, count / 2);
+    for (const std::string_view half : {rows.substr(0, rows.size() - second.size()), second}) {
       switch (post_rows(half, why)) {
         case Outcome::stored:
-          stored += static_cast<std::uint64_t>(std::count(half.begin(), half.end(), '\n'));
+          stored += line_count(half);
           break;
         case Outcome::refused_for_data:
           if (!store_all_but_refused(half, stored, why)) return false;

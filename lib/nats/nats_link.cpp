@@ -289,10 +289,6 @@ std::int64_t NatsLink::max_payload() const noexcept {
   return natsConnection_GetMaxPayload(cnats_->connection);
 }
 
-void NatsLink::flush(std::int64_t timeout_ms) {
-  check_nats(natsConnection_FlushTimeout(cnats_->connection, timeout_ms), "flushing to the NATS server");
-}
-
 namespace {
 
 // cnats 3.4.1 can lose the wakeup of a flusher thread that a reconnection started (one was

@@ -53,8 +53,6 @@ class NatsLink {
 
   [[nodiscard]] std::int64_t max_payload() const noexcept;
   [[nodiscard]] const NatsSettings& settings() const noexcept { return settings_; }
-  // Flushes what the client buffered and waits for the server to have seen it.
-  void flush(std::int64_t timeout_ms);
   // Closes (pending acks are not waited for: the caller did that), then destroys the adopted
   // subscriptions; gives up after 10 s, leaving both to the process's exit.
   void close() noexcept;

@@ -12,9 +12,12 @@
 
 namespace tp {
 
+// The stream trace-ship, trace-pull and trace-store use unless told another (--stream).
+inline constexpr std::string_view default_stream_name = "TRACE";
+
 // A JetStream stream as trace-ship creates it (--create-stream) or checks it.
 struct StreamSettings {
-  std::string name = "TRACE";
+  std::string name{default_stream_name};
   std::string subjects;  // e.g. trace.>
   int replicas = 1;
   std::int64_t max_age_s = 0;   // 0: no limit
