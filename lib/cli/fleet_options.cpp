@@ -4,7 +4,7 @@ namespace tp {
 
 void add_nats_options(CLI::App& app, NatsSettings& settings) {
   app.add_option("-s,--server", settings.servers, "NATS server URLs, comma-separated")
-      ->default_val("nats://127.0.0.1:4222")
+      ->default_val(settings.servers)
       ->type_name("URLS");
   app.add_option("--creds", settings.creds,
                  "Credentials file: a NATS .creds file, or one line user:password or a token")
@@ -23,12 +23,12 @@ namespace tp {
 
 void add_clickhouse_options(CLI::App& app, ClickHouseSettings& settings, std::string& table) {
   app.add_option("--clickhouse", settings.url, "ClickHouse's HTTP interface")
-      ->default_val("http://127.0.0.1:8123")
+      ->default_val(settings.url)
       ->type_name("URL");
   app.add_option("--clickhouse-creds", settings.creds, "File whose first line is user:password for ClickHouse")
       ->type_name("FILE");
-  app.add_option("--database", settings.database, "ClickHouse database")->default_val("default");
-  app.add_option("--table", table, "ClickHouse table")->default_val("trace");
+  app.add_option("--database", settings.database, "ClickHouse database")->default_val(settings.database);
+  app.add_option("--table", table, "ClickHouse table")->default_val(table);
   app.add_option("--clickhouse-timeout", settings.timeout_ms,
                  "Milliseconds ClickHouse may stay silent (to connect, to answer, between pieces of an answer) "
                  "before the tool gives up (exit 8)")

@@ -5,8 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "fleet/clickhouse_http.hpp"
-#include "fleet/nats_link.hpp"
+#include "clickhouse/clickhouse_http.hpp"
+#include "nats/nats_link.hpp"
 
 namespace tp {
 

@@ -6,20 +6,11 @@
 #include <tuple>
 #include <utility>
 
+#include "fleet/payload_lines.hpp"
 #include "records/fleet_fields.hpp"
 
 namespace tp {
 namespace {
-
-// The lines of `payload` from line `skip` on.
-std::string_view lines_from(std::string_view payload, std::uint64_t skip) {
-  std::size_t at = 0;
-  for (std::uint64_t i = 0; i < skip && at < payload.size(); ++i) {
-    const std::size_t newline = payload.find('\n', at);
-    at = newline == std::string_view::npos ? payload.size() : newline + 1;
-  }
-  return payload.substr(at);
-}
 
 // The highest seq taken: a range's end plus one must not wrap.
 constexpr std::uint64_t seq_limit = std::uint64_t{1} << 63U;
@@ -88,7 +79,7 @@ void ChunkOrder::release(Stream& stream, SeqRange range, std::string_view payloa
   }
   if (range.first < stream.next) {
     duplicates_ += stream.next - range.first;
-    payload = lines_from(payload, stream.next - range.first);
+    payload = lines_after(payload, stream.next - range.first);
     range.first = stream.next;
   }
   records_ += range.last - range.first + 1;

@@ -74,23 +74,3 @@ std::optional<SeqRange> seq_range_of(std::string_view first_text, std::string_vi
 }
 
 }  // namespace tp
-
-namespace tp {
-
-bool subject_matches(std::string_view filter, std::string_view subject) noexcept {
-  for (;;) {
-    const std::size_t f_dot = filter.find('.');
-    const std::size_t s_dot = subject.find('.');
-    const std::string_view f = filter.substr(0, f_dot);
-    const std::string_view s = subject.substr(0, s_dot);
-    if (f == ">") return !subject.empty();
-    if (f != "*" && f != s) return false;
-    if (f_dot == std::string_view::npos || s_dot == std::string_view::npos) {
-      return f_dot == std::string_view::npos && s_dot == std::string_view::npos;
-    }
-    filter.remove_prefix(f_dot + 1);
-    subject.remove_prefix(s_dot + 1);
-  }
-}
-
-}  // namespace tp

@@ -44,8 +44,3 @@ struct SeqRange {
 [[nodiscard]] std::optional<SeqRange> seq_range_of(std::string_view first_text, std::string_view last_text) noexcept;
 
 }  // namespace tp
-
-namespace tp {
-// Whether a NATS subject filter (tokens, '*' for one, '>' for the rest) covers `subject`.
-[[nodiscard]] bool subject_matches(std::string_view filter, std::string_view subject) noexcept;
-}  // namespace tp

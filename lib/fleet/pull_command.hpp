@@ -14,13 +14,15 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "fleet/chunk_order.hpp"
-#include "fleet/nats_link.hpp"
+#include "fleet/fleet_subject.hpp"
+#include "nats/nats_link.hpp"
+#include "nats/stream_check.hpp"
 
 namespace tp {
 
 struct PullOptions {
   NatsSettings nats;
-  std::string stream = "TRACE";
+  std::string stream{default_stream_name};
   std::string prefix{default_subject_prefix};
   std::vector<std::string> boards;         // names or globs; empty: every board
   std::optional<std::int64_t> since_us;    // wall-clock microseconds (core/wall_clock's parse_time_or_age)

@@ -3,8 +3,9 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "clickhouse/clickhouse_rows.hpp"
 #include "core/batched_writer.hpp"
-#include "fleet/clickhouse_rows.hpp"
+#include "fleet/payload_lines.hpp"
 #include "records/fleet_fields.hpp"
 #include "records/vocabulary.hpp"
 
@@ -55,7 +56,6 @@ ExitCode query(const QueryOptions& o, const Logger& log) {
   if (o.show_sql) log.info(sql);
   ClickHouseHttp clickhouse(o.clickhouse);
   BatchedWriter writer = BatchedWriter::open(o.output, o.append);
-  std::string partial;
   std::string record;
   std::string problem;
   simdjson::dom::parser parser;
@@ -71,31 +71,20 @@ ExitCode query(const QueryOptions& o, const Logger& log) {
       log.warn(fmt::format("a row that is not the store's, left out: {}", problem));
     }
   };
-  const HttpReply reply = clickhouse.stream(sql, [&](std::string_view piece) {
-    while (!piece.empty()) {
-      const std::size_t newline = piece.find('\n');
-      if (newline == std::string_view::npos) {
-        partial.append(piece);
-        if (partial.size() > row_max) {
-          throw Error(ExitCode::bad_input,
-                      fmt::format("ClickHouse sent a row longer than {} bytes: not the store's", row_max));
-        }
-        return;
-      }
-      if (partial.empty()) {
-        on_row(piece.substr(0, newline));
-      } else {
-        partial.append(piece.substr(0, newline));
-        on_row(partial);
-        partial.clear();
-      }
-      piece.remove_prefix(newline + 1);
+  struct RowSink {
+    decltype(on_row)& row;
+    void line(std::string_view text) { row(text); }
+    static void too_long(std::string_view) {
+      throw Error(ExitCode::bad_input,
+                  fmt::format("ClickHouse sent a row longer than {} bytes: not the store's", row_max));
     }
-  });
+  } sink{on_row};
+  PieceLines lines(row_max);
+  const HttpReply reply = clickhouse.stream(sql, [&](std::string_view piece) { lines.take(piece, sink); });
   if (reply.status != 200) {
     throw Error(ExitCode::failure, fmt::format("ClickHouse refused the query: {}", clickhouse_error_line(reply.body)));
   }
-  if (!partial.empty()) on_row(partial);  // a last row without its newline
+  lines.finish(sink);  // a last row without its newline
   writer.flush();
   log.verbose(fmt::format("{} records", rows));
   if (bad_rows > 0) {

@@ -9,15 +9,16 @@
 #include <string>
 #include <vector>
 
+#include "clickhouse/clickhouse_http.hpp"
+#include "clickhouse/clickhouse_rows.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
-#include "fleet/clickhouse_http.hpp"
 
 namespace tp {
 
 struct QueryOptions {
   ClickHouseSettings clickhouse;
-  std::string table = "trace";
+  std::string table{default_table};
   std::vector<std::string> boards;  // globs
   std::vector<std::string> kinds;
   std::optional<std::int64_t> since_us;

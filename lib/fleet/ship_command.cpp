@@ -18,7 +18,9 @@
 #include "core/number.hpp"
 #include "core/signals.hpp"
 #include "core/wall_clock.hpp"
+#include "fleet/payload_lines.hpp"
 #include "fleet/ship_journal.hpp"
+#include "nats/nats_publisher.hpp"
 #include "records/fleet_fields.hpp"
 #include "records/record_check.hpp"
 #include "records/record_shapes.hpp"
@@ -42,7 +44,14 @@ class Reader {
   // `halt`: stop reading (the journal failed); `marks`: keep where the input stands (a journal).
   Reader(const ShipOptions& options, ChunkBuilder& builder, ShipQueue& queue, const Logger& log, ReaderCounts& counts,
          const std::atomic<bool>& halt, bool marks)
-      : options_(options), builder_(builder), queue_(queue), log_(log), counts_(counts), halt_(halt), marks_(marks) {}
+      : options_(options),
+        builder_(builder),
+        queue_(queue),
+        log_(log),
+        counts_(counts),
+        halt_(halt),
+        marks_(marks),
+        lines_(options.chunk.max_message) {}
 
   void run() {
     ByteSource source = ByteSource::open(options_.input);
@@ -60,7 +69,10 @@ class Reader {
       builder_.seal_if_due(host_us);
     }
     const bool whole_input = stop_requested() == 0 && !halt_;
-    if (whole_input && (!partial_.empty() || skipping_)) end_line(partial_, realtime_us());
+    if (whole_input) {
+      host_us_ = realtime_us();
+      lines_.finish(*this);
+    }
     builder_.tell_loss(realtime_us());
     queue_.close_input();
     if (whole_input) builder_.check_resumed_input_complete();
@@ -68,56 +80,42 @@ class Reader {
 
  private:
   void take(std::string_view data, std::int64_t host_us) {
-    while (!data.empty()) {
-      const std::size_t newline = data.find('\n');
-      if (marks_) mark_.add(data.substr(0, newline == std::string_view::npos ? data.size() : newline + 1));
-      if (newline == std::string_view::npos) {
-        if (!skipping_) {
-          partial_.append(data);
-          if (partial_.size() > options_.chunk.max_message) {  // too long to ever ship: not held
-            skipping_ = true;
-            // Only a line that starts as a JSON object may be a record; another is a bad line.
-            const std::size_t start = partial_.find_first_not_of(" \t\r");
-            skipping_record_ = start != std::string::npos && partial_[start] == '{';
-            partial_.clear();
-          }
-        }
-        return;
-      }
-      if (partial_.empty() && !skipping_) {
-        end_line(data.substr(0, newline), host_us);
-      } else {
-        if (!skipping_) partial_.append(data.substr(0, newline));
-        end_line(partial_, host_us);
-      }
-      partial_.clear();
-      data.remove_prefix(newline + 1);
-    }
+    host_us_ = host_us;
+    lines_.take(data, *this);
   }
 
-  void end_line(std::string_view line, std::int64_t host_us) {
+ public:  // what PieceLines calls
+  void segment(std::string_view bytes) {
+    if (marks_) mark_.add(bytes);
+  }
+  // Only a line that starts as a JSON object may be a record; another is a bad line.
+  void too_long(std::string_view start) {
+    const std::size_t first = start.find_first_not_of(" \t\r");
+    too_long_record_ = first != std::string_view::npos && start[first] == '{';
+  }
+  void dropped_line_end() {
     ++counts_.lines;
-    if (skipping_) {
-      skipping_ = false;
-      if (skipping_record_) {
-        ++counts_.records;
-        builder_.add_too_large(host_us, mark_);
-      } else {
-        count_bad_line("a line too long to hold that does not start with '{'");
-      }
-      return;
+    if (too_long_record_) {
+      ++counts_.records;
+      builder_.add_too_large(host_us_, mark_);
+    } else {
+      count_bad_line("a line too long to hold that does not start with '{'");
     }
+  }
+  void line(std::string_view line) {
+    ++counts_.lines;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) return;
     std::string problem;
     if (is_record(line, problem)) {
       ++counts_.records;
-      builder_.add(line, host_us, mark_);
+      builder_.add(line, host_us_, mark_);
       return;
     }
     count_bad_line(problem);
   }
 
+ private:
   void count_bad_line(std::string_view problem) {
     const std::uint64_t bad = ++counts_.bad_lines;
     if (bad <= warned_bad_lines) {
@@ -166,33 +164,24 @@ class Reader {
   const std::atomic<bool>& halt_;
   bool marks_;
   InputMark mark_;  // the input up to the end of the last line taken
-  std::string partial_;
-  bool skipping_ = false;
-  bool skipping_record_ = false;
+  PieceLines lines_;
+  bool too_long_record_ = false;  // the line being dropped as too long started as a JSON object
+  std::int64_t host_us_ = 0;      // when the bytes being taken were read
 };
 
-struct AckContext {
-  ShipQueue* queue;
-  const Logger* log;
-};
-
-// cnats calls this on its own thread for every publish's ack or failure; the message is ours
-// to destroy (its copy of the chunk: the queue keeps the one a resend uses).
-void on_publish_ack(jsCtx*, natsMsg* message, jsPubAck* ack, jsPubAckErr* error, void* closure) {
-  const auto& context = *static_cast<AckContext*>(closure);
-  const std::unique_ptr<natsMsg, void (*)(natsMsg*)> owned(message, natsMsg_Destroy);
-  const char* first_text = nullptr;
-  if (message == nullptr || natsMsgHeader_Get(message, first_seq_header, &first_text) != NATS_OK) return;
-  const auto first = parse_whole_number<std::uint64_t>(first_text);
+// The server's answer to a publish (on cnats's thread), to the queue: the chunk is the one
+// whose first seq the message's header names.
+void on_publish_answer(ShipQueue& queue, const Logger& log, const NatsMessage& message, const PublishOutcome& outcome) {
+  const auto first_text = message.header(first_seq_header);
+  if (!first_text) return;
+  const auto first = parse_whole_number<std::uint64_t>(*first_text);
   if (!first) return;
-  if (ack != nullptr && error == nullptr) {
-    context.queue->acked(*first, ack->Duplicate);
+  if (outcome.stored) {
+    queue.acked(*first, outcome.duplicate);
     return;
   }
-  context.log->verbose(fmt::format(
-      "chunk from seq {} not stored: {}{}", *first, natsStatus_GetText(error != nullptr ? error->Err : NATS_ERR),
-      error != nullptr && error->ErrText != nullptr ? fmt::format(" ({})", error->ErrText) : std::string()));
-  context.queue->failed(*first, static_cast<std::int64_t>(monotonic_us()));
+  log.verbose(fmt::format("chunk from seq {} not stored: {}", *first, outcome.error));
+  queue.failed(*first, static_cast<std::int64_t>(monotonic_us()));
 }
 
 std::string ranges_text(const std::vector<SeqRange>& ranges) {
@@ -259,7 +248,7 @@ struct JournalKeeper {
 struct PublishContext {
   const ShipOptions& o;
   const std::string& subject;
-  jsCtx* jetstream;
+  NatsPublisher& publisher;
   ShipQueue& queue;
   JournalKeeper& journal;
   const std::atomic<bool>& reader_done;
@@ -273,14 +262,46 @@ bool drain_cut_short(const Logger& log) {
   return true;
 }
 
+// Sends one chunk the queue gave, with its headers, unless the journal could not tell it
+// first (then it is held, reported at the end).
+void send_chunk(const PublishContext& c, const ShipQueue::Send& send, OutgoingMessage message) {
+  const ShipOptions& o = c.o;
+  message.check_made();
+  if (!send.resend) {
+    const PlannedChunk planned{SeqRange{send.first_seq, send.last_seq}, send.after};
+    c.journal.write([&](ShipJournal& j) { j.chunk_published(planned); });
+    if (!c.journal.failure.empty()) {  // not told in the journal: not sent (held, reported at the end)
+      c.queue.not_sent(send.first_seq);
+      return;
+    }
+  }
+  message.set_header(msg_id_header, message_id(o.board, o.run, send.first_seq));
+  message.set_header(board_header, o.board);
+  message.set_header(run_header, o.run);
+  message.set_header(first_seq_header, std::to_string(send.first_seq));
+  message.set_header(last_seq_header, std::to_string(send.last_seq));
+  if (const auto refused = c.publisher.publish(std::move(message))) {
+    c.log.verbose(fmt::format("publish of seq {}: {}", send.first_seq, *refused));
+    c.queue.failed(send.first_seq, static_cast<std::int64_t>(monotonic_us()));
+  }
+}
+
+// Whether the publisher is done while the queue gives nothing: every chunk answered, or the
+// drain (from the reader's end or a stop) timed out or was cut short.
+bool publishing_done(const PublishContext& c, std::optional<std::int64_t>& drain_deadline) {
+  if (c.queue.finished()) return true;
+  // The drain starts when the reader is done (the end of input or an error) or a stop is asked.
+  if (!drain_deadline && (c.reader_done.load() || stop_requested() != 0)) {
+    drain_deadline = static_cast<std::int64_t>(monotonic_us()) + c.o.drain_timeout_ms * 1000;
+  }
+  if (drain_deadline && static_cast<std::int64_t>(monotonic_us()) >= *drain_deadline) return true;
+  return drain_deadline && drain_cut_short(c.log);
+}
+
 // The publisher: sends what the queue gives, with its headers, until every chunk is
 // acknowledged or, once the reader is done or a stop was asked, the drain timeout passes.
 void publish_until_done(const PublishContext& c) {
-  const ShipOptions& o = c.o;
   ShipQueue& queue = c.queue;
-  jsPubOptions publish_options;
-  jsPubOptions_Init(&publish_options);
-  publish_options.MaxWait = o.ship.ack_timeout_us / 1000;
   std::optional<std::int64_t> drain_deadline;
   std::int64_t journal_due = 0;
   std::int64_t expire_due = 0;
@@ -289,54 +310,21 @@ void publish_until_done(const PublishContext& c) {
     // Our own expiry backs up the library's (MaxWait), which reports a timeout itself; it
     // walks every chunk, so it runs ten times a second, not once per send.
     if (now >= expire_due) {
-      queue.expire(now - o.ship.ack_timeout_us);
+      queue.expire(now - c.o.ship.ack_timeout_us);
       expire_due = now + 100'000;
     }
     if (now >= journal_due) {
       if (const auto through = queue.acked_through()) c.journal.acked(*through);
       journal_due = now + 100'000;
     }
-    natsMsg* message = nullptr;
-    natsStatus made = NATS_OK;
-    const auto send = queue.next(now, now + 100'000, [&](const Chunk& chunk) {
-      made = natsMsg_Create(&message, c.subject.c_str(), nullptr, chunk.payload.data(),
-                            static_cast<int>(chunk.payload.size()));
-    });
+    std::optional<OutgoingMessage> message;
+    const auto send =
+        queue.next(now, now + 100'000, [&](const Chunk& chunk) { message.emplace(c.subject, chunk.payload); });
     if (!send) {
-      if (queue.finished()) break;
-      // The drain starts when the reader is done (the end of input or an error) or a stop is asked.
-      if (!drain_deadline && (c.reader_done.load() || stop_requested() != 0)) {
-        drain_deadline = static_cast<std::int64_t>(monotonic_us()) + o.drain_timeout_ms * 1000;
-      }
-      if (drain_deadline && static_cast<std::int64_t>(monotonic_us()) >= *drain_deadline) break;
-      if (drain_deadline && drain_cut_short(c.log)) break;
+      if (publishing_done(c, drain_deadline)) break;
       continue;
     }
-    check_nats(made, "making a message");
-    if (!send->resend) {
-      const PlannedChunk planned{SeqRange{send->first_seq, send->last_seq}, send->after};
-      c.journal.write([&](ShipJournal& j) { j.chunk_published(planned); });
-      if (!c.journal.failure.empty()) {  // not told in the journal: not sent (held, reported at the end)
-        natsMsg_Destroy(message);
-        queue.not_sent(send->first_seq);
-        continue;
-      }
-    }
-    const std::string id = message_id(o.board, o.run, send->first_seq);
-    const std::string first = std::to_string(send->first_seq);
-    const std::string last = std::to_string(send->last_seq);
-    natsMsgHeader_Set(message, msg_id_header, id.c_str());
-    natsMsgHeader_Set(message, board_header, o.board.c_str());
-    natsMsgHeader_Set(message, run_header, o.run.c_str());
-    natsMsgHeader_Set(message, first_seq_header, first.c_str());
-    natsMsgHeader_Set(message, last_seq_header, last.c_str());
-    const std::uint64_t first_seq = send->first_seq;
-    const natsStatus status = js_PublishMsgAsync(c.jetstream, &message, &publish_options);
-    natsMsg_Destroy(message);  // nothing when the library took it
-    if (status != NATS_OK) {
-      c.log.verbose(fmt::format("publish of seq {}: {}", first_seq, nats_error_text(status)));
-      queue.failed(first_seq, static_cast<std::int64_t>(monotonic_us()));
-    }
+    send_chunk(c, *send, std::move(*message));
   }
 }
 
@@ -388,6 +376,136 @@ void check_ship_options(const ShipOptions& o) {
   }
 }
 
+namespace {
+
+// The stream checked (created first with --create-stream), and the chunks fitted to the
+// server's largest message.
+void prepare_stream(ShipOptions& o, NatsLink& link, const std::string& subject, const Logger& log) {
+  if (o.stream.subjects.empty()) o.stream.subjects = o.prefix + ".>";
+  ensure_stream(link, o.stream, o.create_stream, subject, o.chunk.max_bytes, o.ship.window,
+                [&](std::string_view w) { log.warn(w); });
+  const auto server_max = static_cast<std::size_t>(link.max_payload());
+  if (server_max <= header_room + 1024) throw Error(ExitCode::unsupported, "the server's max_payload is too small");
+  o.chunk.max_message = server_max - header_room;
+  o.chunk.max_bytes = std::min(o.chunk.max_bytes, o.chunk.max_message);
+}
+
+void resume_builder(ChunkBuilder& builder, const std::optional<JournalState>& resumed, const ShipOptions& o,
+                    const Logger& log) {
+  if (resumed && (resumed->acked_through || !resumed->published_after_acked.empty())) {
+    builder.resume(resumed->acked_through, resumed->acked_mark, resumed->published_after_acked);
+    log.info(fmt::format("resuming run {} of {} after seq {} ({} chunks to send again with their ids)", o.run, o.board,
+                         resumed->acked_through ? std::to_string(*resumed->acked_through) : "none",
+                         resumed->published_after_acked.size()));
+  }
+}
+
+// What a run is made of, once set up.
+struct ShipParts {
+  const ShipOptions& o;
+  const std::string& subject;
+  ChunkBuilder& builder;
+  ShipQueue& queue;
+  NatsPublisher& publisher;
+  JournalKeeper& keeper;
+  bool marks;  // the reader keeps where the input stands (a journal)
+  const Logger& log;
+};
+
+struct ReadAndPublish {
+  std::exception_ptr reader_error;  // said after the accounting
+  bool stopped = false;             // a stop was asked by the time the publisher was done
+};
+
+// The reader on a thread of its own, the publisher on this one, until the publisher is done;
+// then the reader is stopped and joined. A publisher's error goes on after.
+ReadAndPublish read_and_publish(const ShipParts& p, ReaderCounts& reader_counts) {
+  ReadAndPublish result;
+  std::atomic<bool> reader_done{false};
+  std::thread reader_thread([&] {
+    try {
+      Reader(p.o, p.builder, p.queue, p.log, reader_counts, p.keeper.halt_reader, p.marks).run();
+    } catch (...) {
+      result.reader_error = std::current_exception();
+      p.queue.close_input();
+    }
+    reader_done = true;
+    p.queue.wake();
+  });
+  std::exception_ptr publisher_error;
+  try {
+    publish_until_done(PublishContext{p.o, p.subject, p.publisher, p.queue, p.keeper, reader_done, p.log});
+  } catch (...) {  // the reader is stopped and joined before the error goes on
+    publisher_error = std::current_exception();
+    p.keeper.halt_reader = true;
+  }
+  result.stopped = stop_requested() != 0;
+  p.queue.abandon();
+  reader_thread.join();
+  if (publisher_error) std::rethrow_exception(publisher_error);
+  return result;
+}
+
+// What a run ended with.
+struct ShipEnd {
+  const ShipOptions& o;
+  const ChunkBuilder& builder;
+  ShipCounts counts;
+  std::vector<SeqRange> unacknowledged;
+  std::uint64_t unacked_records = 0;
+  bool stopped = false;
+};
+
+std::string summary_json(const ShipEnd& end, const ReaderCounts& reader_counts, std::uint64_t events) {
+  const ShipCounts& counts = end.counts;
+  const ChunkBuilder& builder = end.builder;
+  return fmt::format(
+      R"({{"board":"{}","run":"{}","lines":{},"records":{},"bad_lines":{},"seqs":{},"acknowledged":{},"chunks":{},)"
+      R"("retries":{},"duplicates":{},"lost_buffer_full":{},"lost_too_large":{},"unacknowledged":{},"skipped":{},)"
+      R"("peak_buffer_bytes":{},"connection_events":{}}})",
+      end.o.board, end.o.run, reader_counts.lines.load(), reader_counts.records.load(), reader_counts.bad_lines.load(),
+      builder.next_seq(), counts.records_acked, counts.chunks_acked, counts.retries, counts.duplicates,
+      builder.lost_buffer_full(), builder.lost_too_large(), end.unacked_records, builder.skipped(),
+      counts.peak_buffered_bytes, events);
+}
+
+// How the run ends: a journal that failed, the reader's error, records not acknowledged (an
+// error, or a warning when stopped: run_tool turns a stop into 130/143), losses told.
+ExitCode ship_outcome(const ShipEnd& end, const JournalKeeper& keeper, const std::exception_ptr& reader_error,
+                      const Logger& log) {
+  const ChunkBuilder& builder = end.builder;
+  if (!keeper.failure.empty()) {
+    const Error failed = journal_failed(keeper, builder.next_seq(), end.unacknowledged);
+    if (!end.stopped) throw failed;
+    log.warn(failed.what());  // a stop ends as stopped (130/143), with why the journal failed
+    return ExitCode::ok;
+  }
+  if (reader_error) std::rethrow_exception(reader_error);
+  if (builder.untold_loss()) {
+    const SeqRange lost = *builder.untold_loss();
+    log.warn(fmt::format("seqs {}-{} were lost to a full buffer at the end, with no Loss record shipped", lost.first,
+                         lost.last));
+  }
+  if (end.unacked_records > 0) {
+    const std::string message = fmt::format("{} records not acknowledged by the server (seq {}): they may be lost",
+                                            end.unacked_records, ranges_text(end.unacknowledged));
+    if (end.stopped) {
+      log.warn(message);
+      return ExitCode::ok;  // run_tool turns a stop into 130/143
+    }
+    throw Error(ExitCode::io_error, message);
+  }
+  if (builder.lost_buffer_full() + builder.lost_too_large() > 0) {
+    log.warn(fmt::format("{} records lost (told by Loss records): {} to a full buffer, {} too large",
+                         builder.lost_buffer_full() + builder.lost_too_large(), builder.lost_buffer_full(),
+                         builder.lost_too_large()));
+  }
+  log.verbose(fmt::format("{} records acknowledged in {} chunks", end.counts.records_acked, end.counts.chunks_acked));
+  return ExitCode::ok;
+}
+
+}  // namespace
+
 ExitCode ship(const ShipOptions& options_in, const Logger& log) {
   ShipOptions o = options_in;
   check_ship_options(o);
@@ -406,15 +524,13 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
     log.verbose(text);
     if (event == NatsEvent::reconnected) queue.retry_now();  // the server is back: no back-off
   });
-  AckContext ack_context{&queue, &log};
-  jsCtx* jetstream = link.jetstream(on_publish_ack, &ack_context, static_cast<std::int64_t>(o.ship.window) * 4 + 64);
-  if (o.stream.subjects.empty()) o.stream.subjects = o.prefix + ".>";
-  ensure_stream(jetstream, o.stream, o.create_stream, subject, o.chunk.max_bytes, o.ship.window,
-                [&](std::string_view w) { log.warn(w); });
-  const auto server_max = static_cast<std::size_t>(link.max_payload());
-  if (server_max <= header_room + 1024) throw Error(ExitCode::unsupported, "the server's max_payload is too small");
-  o.chunk.max_message = server_max - header_room;
-  o.chunk.max_bytes = std::min(o.chunk.max_bytes, o.chunk.max_message);
+  NatsPublisher publisher(
+      link,
+      [&](const NatsMessage& message, const PublishOutcome& outcome) {
+        on_publish_answer(queue, log, message, outcome);
+      },
+      static_cast<std::int64_t>(o.ship.window) * 4 + 64, o.ship.ack_timeout_us / 1000);
+  prepare_stream(o, link, subject, log);
 
   std::optional<ShipJournal> journal;
   if (!o.state.empty()) journal.emplace(o.state, o.board, o.run);
@@ -423,84 +539,22 @@ ExitCode ship(const ShipOptions& options_in, const Logger& log) {
   ChunkBuilder builder(o.board, o.run, o.chunk, [&](Chunk&& chunk, bool must_wait) {
     return queue.offer(std::move(chunk), input_waits || must_wait);
   });
-  if (resumed && (resumed->acked_through || !resumed->published_after_acked.empty())) {
-    builder.resume(resumed->acked_through, resumed->acked_mark, resumed->published_after_acked);
-    log.info(fmt::format("resuming run {} of {} after seq {} ({} chunks to send again with their ids)", o.run, o.board,
-                         resumed->acked_through ? std::to_string(*resumed->acked_through) : "none",
-                         resumed->published_after_acked.size()));
-  }
+  resume_builder(builder, resumed, o, log);
   log.verbose(fmt::format("shipping board {} run {} to {} (stream {})", o.board, o.run, subject, o.stream.name));
 
   ReaderCounts reader_counts;
-  std::exception_ptr reader_error;
-  std::atomic<bool> reader_done{false};
   std::atomic<bool> halt_reader{false};
   JournalKeeper keeper{journal ? &*journal : nullptr, halt_reader, queue, {}, std::nullopt};
-  std::thread reader_thread([&] {
-    try {
-      Reader(o, builder, queue, log, reader_counts, halt_reader, journal.has_value()).run();
-    } catch (...) {
-      reader_error = std::current_exception();
-      queue.close_input();
-    }
-    reader_done = true;
-    queue.wake();
-  });
-
-  std::exception_ptr publisher_error;
-  try {
-    publish_until_done(PublishContext{o, subject, jetstream, queue, keeper, reader_done, log});
-  } catch (...) {  // the reader is stopped and joined before the error goes on
-    publisher_error = std::current_exception();
-    halt_reader = true;
-  }
-  const bool stopped = stop_requested() != 0;
-  queue.abandon();
-  reader_thread.join();
-  if (publisher_error) std::rethrow_exception(publisher_error);
+  const ReadAndPublish ran = read_and_publish(
+      ShipParts{o, subject, builder, queue, publisher, keeper, journal.has_value(), log}, reader_counts);
+  ShipEnd end{o, builder, {}, {}, 0, ran.stopped};
   if (const auto through = queue.acked_through()) keeper.acked(*through);
-  const ShipCounts counts = queue.counts();
-  const auto unacknowledged = queue.unacknowledged();
-  std::uint64_t unacked_records = 0;
-  for (const SeqRange& range : unacknowledged) unacked_records += range.last - range.first + 1;
+  end.counts = queue.counts();
+  end.unacknowledged = queue.unacknowledged();
+  for (const SeqRange& range : end.unacknowledged) end.unacked_records += range.last - range.first + 1;
   link.close();
-  const std::string summary = fmt::format(
-      R"({{"board":"{}","run":"{}","lines":{},"records":{},"bad_lines":{},"seqs":{},"acknowledged":{},"chunks":{},)"
-      R"("retries":{},"duplicates":{},"lost_buffer_full":{},"lost_too_large":{},"unacknowledged":{},"skipped":{},)"
-      R"("peak_buffer_bytes":{},"connection_events":{}}})",
-      o.board, o.run, reader_counts.lines.load(), reader_counts.records.load(), reader_counts.bad_lines.load(),
-      builder.next_seq(), counts.records_acked, counts.chunks_acked, counts.retries, counts.duplicates,
-      builder.lost_buffer_full(), builder.lost_too_large(), unacked_records, builder.skipped(),
-      counts.peak_buffered_bytes, events.load());
-  if (o.stats) log.report("stats " + summary);
-  if (!keeper.failure.empty()) {
-    const Error failed = journal_failed(keeper, builder.next_seq(), unacknowledged);
-    if (!stopped) throw failed;
-    log.warn(failed.what());  // a stop ends as stopped (130/143), with why the journal failed
-    return ExitCode::ok;
-  }
-  if (reader_error) std::rethrow_exception(reader_error);
-  if (builder.untold_loss()) {
-    const SeqRange lost = *builder.untold_loss();
-    log.warn(fmt::format("seqs {}-{} were lost to a full buffer at the end, with no Loss record shipped", lost.first,
-                         lost.last));
-  }
-  if (unacked_records > 0) {
-    const std::string message = fmt::format("{} records not acknowledged by the server (seq {}): they may be lost",
-                                            unacked_records, ranges_text(unacknowledged));
-    if (stopped) {
-      log.warn(message);
-      return ExitCode::ok;  // run_tool turns a stop into 130/143
-    }
-    throw Error(ExitCode::io_error, message);
-  }
-  if (builder.lost_buffer_full() + builder.lost_too_large() > 0) {
-    log.warn(fmt::format("{} records lost (told by Loss records): {} to a full buffer, {} too large",
-                         builder.lost_buffer_full() + builder.lost_too_large(), builder.lost_buffer_full(),
-                         builder.lost_too_large()));
-  }
-  log.verbose(fmt::format("{} records acknowledged in {} chunks", counts.records_acked, counts.chunks_acked));
-  return ExitCode::ok;
+  if (o.stats) log.report("stats " + summary_json(end, reader_counts, events.load()));
+  return ship_outcome(end, keeper, ran.reader_error, log);
 }
 
 }  // namespace tp

@@ -9,19 +9,35 @@
 // acknowledged and what was not.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "fleet/chunk_builder.hpp"
-#include "fleet/nats_link.hpp"
 #include "fleet/ship_queue.hpp"
+#include "nats/nats_link.hpp"
+#include "nats/stream_check.hpp"
 
 namespace tp {
 
 // When a full buffer makes the reader wait for room instead of dropping records: never (a live
 // capture cannot wait), for regular files only (the default), or always (a replay through a pipe).
 enum class WaitPolicy : std::uint8_t { never, files, always };
+// Their names (--wait), in the enum's order.
+inline const std::vector<std::string> wait_policy_names{"never", "files", "always"};
+[[nodiscard]] inline std::string_view wait_policy_name(WaitPolicy policy) {
+  return wait_policy_names.at(static_cast<std::size_t>(policy));
+}
+// The policy of a name of wait_policy_names (files for another).
+[[nodiscard]] inline WaitPolicy wait_policy_named(std::string_view name) {
+  for (std::size_t i = 0; i < wait_policy_names.size(); ++i) {
+    if (wait_policy_names[i] == name) return static_cast<WaitPolicy>(i);
+  }
+  return WaitPolicy::files;
+}
 
 struct ShipOptions {
   std::string input = "-";

@@ -12,35 +12,16 @@
 #include <thread>
 #include <vector>
 
+#include "clickhouse/clickhouse_rows.hpp"
 #include "core/clock.hpp"
 #include "core/signals.hpp"
-#include "fleet/clickhouse_rows.hpp"
 #include "fleet/fleet_subject.hpp"
+#include "fleet/payload_lines.hpp"
+#include "nats/nats_consumer.hpp"
 #include "records/fleet_fields.hpp"
 
 namespace tp {
 namespace {
-
-// Everything the stream holds is in ClickHouse: the durable consumer has nothing undelivered
-// and nothing unacknowledged, whichever of the stores sharing it took each message. Asked by
-// the durable's name: a pull subscription bound to an existing durable has no consumer name
-// in cnats 3.4.1 (natsSubscription_GetConsumerInfo answers "Invalid Subscription").
-bool caught_up(jsCtx* jetstream, const StoreOptions& o, RepeatedRequest& asking) {
-  std::string error;
-  const auto backlog = consumer_backlog(nullptr, jetstream, o.stream, o.durable, error);
-  if (!backlog) {
-    asking.failed(error);
-    return false;
-  }
-  asking.succeeded();
-  return backlog->undelivered == 0 && backlog->unacknowledged == 0;
-}
-
-// How many lines `payload` holds: the most rows its message can give.
-std::size_t line_count(std::string_view payload) {
-  const auto newlines = static_cast<std::size_t>(std::ranges::count(payload, '\n'));
-  return newlines + (!payload.empty() && payload.back() != '\n' ? 1 : 0);
-}
 
 // How many messages to fetch for the batch to fill up to `batch_rows` and no further, from the
 // lines per message seen so far (a first guess before any came).
@@ -158,17 +139,16 @@ class Inserter {
   // when ClickHouse failed otherwise on the way: the batch is then retried whole (a row
   // stored twice is one row under FINAL).
   bool store_all_but_refused(std::string_view rows, std::uint64_t& stored, std::string& why) {
-    const auto count = static_cast<std::size_t>(std::count(rows.begin(), rows.end(), '\n'));
+    const std::size_t count = line_count(rows);  // each row ends with its newline
     if (count <= 1) {
       if (count == 1) report_refused(rows, why);
       return true;
     }
-    std::size_t middle = 0;
-    for (std::size_t i = 0; i < count / 2; ++i) middle = rows.find('\n', middle) + 1;
-    for (const std::string_view half : {rows.substr(0, middle), rows.substr(middle)}) {
+    const std::string_view second = lines_after(rows, count / 2);
+    for (const std::string_view half : {rows.substr(0, rows.size() - second.size()), second}) {
       switch (post_rows(half, why)) {
         case Outcome::stored:
-          stored += static_cast<std::uint64_t>(std::count(half.begin(), half.end(), '\n'));
+          stored += line_count(half);
           break;
         case Outcome::refused_for_data:
           if (!store_all_but_refused(half, stored, why)) return false;
@@ -215,7 +195,7 @@ class Inserter {
         break;
     }
     if (done) {
-      for (NatsMessage& message : batch.messages) natsMsg_Ack(message.get(), nullptr);
+      for (NatsMessage& message : batch.messages) message.ack();
       failures_in_a_row_ = 0;
       const std::lock_guard lock(mutex_);
       counts_.rows += stored;
@@ -224,7 +204,7 @@ class Inserter {
     }
     // Redelivered after the delay; the back-off keeps a dead ClickHouse from being hammered.
     const std::int64_t delay_ms = backoff_ms(++failures_in_a_row_);
-    for (NatsMessage& message : batch.messages) natsMsg_NakWithDelay(message.get(), delay_ms, nullptr);
+    for (NatsMessage& message : batch.messages) message.nak_with_delay(delay_ms);
     {
       const std::lock_guard lock(mutex_);
       ++counts_.failed_inserts;
@@ -250,6 +230,103 @@ class Inserter {
   std::thread thread_;
 };
 
+// The table's rows, inserted where the options say (created first with --create-table): the
+// INSERT statement.
+std::string prepare_table(ClickHouseHttp& clickhouse, const StoreOptions& o) {
+  if (o.create_table) {
+    clickhouse.execute(create_table_sql(o.clickhouse.database, o.table));
+    if (!o.distributed.empty())
+      clickhouse.execute(create_distributed_sql(o.clickhouse.database, o.table, o.distributed));
+  }
+  const std::string target = o.distributed.empty() ? o.table : o.table + "_all";
+  return insert_sql(o.clickhouse.database, target);
+}
+
+// The durable consumer the stores share: explicit acks, from the start of the stream.
+ConsumerSettings consumer_settings(const StoreOptions& o) {
+  return ConsumerSettings{.stream = o.stream,
+                          .subject = all_boards_subject(o.prefix),
+                          .durable = o.durable,
+                          .from = DeliverFrom::all,
+                          .max_ack_pending = 100'000,
+                          .ack_wait_s = 120};
+}
+
+// Messages fetched, their records made rows, in batches to the inserter.
+class Storer {
+ public:
+  Storer(const StoreOptions& o, NatsConsumer& consumer, Inserter& inserter, const Logger& log)
+      : o_(o), consumer_(consumer), inserter_(inserter), log_(log) {}
+
+  void run() {
+    RepeatedRequest fetching(fmt::format("fetching from the durable consumer {}", o_.durable), log_);
+    RepeatedRequest asking_state(fmt::format("reading the state of the durable consumer {}", o_.durable), log_);
+    while (stop_requested() == 0) {
+      const int want = messages_to_fetch(o_.batch_rows, batch_.count, lines_fetched_, messages_);
+      NatsConsumer::Fetched fetched = consumer_.fetch(want, 200);
+      if (fetched.error) {
+        fetching.failed(*fetched.error);
+      } else {
+        fetching.succeeded();
+      }
+      const auto got = static_cast<int>(fetched.messages.size());
+      for (NatsMessage& message : fetched.messages) take(std::move(message));
+      // A short fetch under --until-idle is the stream's end: nothing would join the batch.
+      const bool drained = o_.until_idle && got < want;
+      const bool due =
+          !batch_.messages.empty() && (batch_.count >= o_.batch_rows || drained ||
+                                       static_cast<std::int64_t>(monotonic_ms()) - batch_started_ >= o_.batch_ms);
+      if (due) insert_batch();
+      if (o_.until_idle && got == 0 && batch_.messages.empty() && inserter_.idle() &&
+          consumer_.caught_up(asking_state, true)) {
+        break;
+      }
+    }
+    insert_batch();
+  }
+
+  [[nodiscard]] std::uint64_t messages() const noexcept { return messages_; }
+  [[nodiscard]] std::uint64_t bad_lines() const noexcept { return bad_lines_; }
+
+ private:
+  void take(NatsMessage message) {
+    ++messages_;
+    const std::string_view payload = message.data();
+    // Batches are cut at whole messages, before the one that would take them past the bound.
+    const std::size_t lines = line_count(payload);
+    lines_fetched_ += lines;
+    if (!batch_.messages.empty() && batch_.count + lines > o_.batch_rows) insert_batch();
+    for_each_line(payload, [&](std::string_view line) {
+      if (line.empty()) return;
+      std::string problem;
+      if (append_clickhouse_row(parser_, line, batch_.rows, problem)) {
+        ++batch_.count;
+      } else if (++bad_lines_ <= 10) {
+        log_.warn(fmt::format("a line on {} is not a stamped record ({}): not stored", message.subject(), problem));
+      }
+    });
+    if (batch_.messages.empty()) batch_started_ = static_cast<std::int64_t>(monotonic_ms());
+    batch_.messages.push_back(std::move(message));
+  }
+
+  void insert_batch() {
+    if (!batch_.messages.empty()) inserter_.submit(std::move(batch_));
+    batch_ = Batch{};
+    batch_.rows = inserter_.take_spare();
+  }
+
+  const StoreOptions& o_;
+  NatsConsumer& consumer_;
+  Inserter& inserter_;
+  const Logger& log_;
+  simdjson::dom::parser parser_;
+  Batch batch_;
+  std::int64_t batch_started_ = 0;
+  std::uint64_t bad_lines_ = 0;
+  std::uint64_t messages_ = 0;
+  std::uint64_t lines_fetched_ = 0;
+};
+
 }  // namespace
 
 ExitCode store(const StoreOptions& o, const Logger& log) {
@@ -260,110 +337,19 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
   ClickHouseSettings settings = o.clickhouse;
   settings.stop_ends_wait = false;
   ClickHouseHttp clickhouse(settings);
-  if (o.create_table) {
-    clickhouse.execute(create_table_sql(o.clickhouse.database, o.table));
-    if (!o.distributed.empty())
-      clickhouse.execute(create_distributed_sql(o.clickhouse.database, o.table, o.distributed));
-  }
-  const std::string target = o.distributed.empty() ? o.table : o.table + "_all";
-  const std::string insert = insert_sql(o.clickhouse.database, target);
-
+  const std::string insert = prepare_table(clickhouse, o);
   NatsLink link(o.nats, report_nats_events(log));
-  jsCtx* jetstream = link.jetstream();
-  jsSubOptions options;
-  jsSubOptions_Init(&options);
-  options.Stream = o.stream.c_str();
-  options.Config.AckPolicy = js_AckExplicit;
-  options.Config.MaxAckPending = 100'000;
-  options.Config.AckWait = std::int64_t{120} * 1'000'000'000;
-  options.Config.DeliverPolicy = js_DeliverAll;
-  natsSubscription* raw_subscription = nullptr;
-  auto code = static_cast<jsErrCode>(0);
-  const std::string subject = all_boards_subject(o.prefix);
-  const natsStatus status = ask_jetstream(
-      fmt::format("the durable consumer {}", o.durable),
-      [&] {
-        code = static_cast<jsErrCode>(0);
-        return js_PullSubscribe(&raw_subscription, jetstream, subject.c_str(), o.durable.c_str(), nullptr, &options,
-                                &code);
-      },
-      [&](std::string_view text) { log.warn(text); });
-  if (status == NATS_NOT_FOUND || code == JSStreamNotFoundErr) {
-    throw Error(ExitCode::not_found, fmt::format("no JetStream stream {} (--stream)", o.stream));
-  }
-  check_nats(status, fmt::format("the durable consumer {} on stream {}", o.durable, o.stream));
-  link.adopt(raw_subscription);
-
-  simdjson::dom::parser parser;
-  Batch batch;
-  std::int64_t batch_started = 0;
-  std::uint64_t bad_lines = 0;
-  std::uint64_t messages = 0;
-  std::uint64_t lines_fetched = 0;
+  NatsConsumer consumer(link, ConsumerKind::pulled, consumer_settings(o), log);
   Inserter inserter(clickhouse, insert, log);
-  const auto insert_batch = [&] {
-    if (!batch.messages.empty()) inserter.submit(std::move(batch));
-    batch = Batch{};
-    batch.rows = inserter.take_spare();
-  };
-
-  RepeatedRequest fetching(fmt::format("fetching from the durable consumer {}", o.durable), log);
-  RepeatedRequest asking_state(fmt::format("reading the state of the durable consumer {}", o.durable), log);
-  while (stop_requested() == 0) {
-    natsMsgList list{nullptr, 0};
-    const int want = messages_to_fetch(o.batch_rows, batch.count, lines_fetched, messages);
-    const natsStatus fetched = natsSubscription_Fetch(&list, raw_subscription, want, 200, &code);
-    if (fetched != NATS_OK && fetched != NATS_TIMEOUT) {
-      fetching.failed(nats_error_text(fetched));
-    } else {
-      fetching.succeeded();
-    }
-    const int got = list.Count;  // natsMsgList_Destroy sets Count to 0
-    for (int i = 0; i < got; ++i) {
-      NatsMessage message(list.Msgs[i]);
-      list.Msgs[i] = nullptr;
-      ++messages;
-      std::string_view payload(natsMsg_GetData(message.get()),
-                               static_cast<std::size_t>(natsMsg_GetDataLength(message.get())));
-      // Batches are cut at whole messages, before the one that would take them past the bound.
-      const std::size_t lines = line_count(payload);
-      lines_fetched += lines;
-      if (!batch.messages.empty() && batch.count + lines > o.batch_rows) insert_batch();
-      while (!payload.empty()) {
-        const std::size_t newline = payload.find('\n');
-        const std::string_view line = payload.substr(0, newline);
-        payload.remove_prefix(newline == std::string_view::npos ? payload.size() : newline + 1);
-        if (line.empty()) continue;
-        std::string problem;
-        if (append_clickhouse_row(parser, line, batch.rows, problem)) {
-          ++batch.count;
-        } else if (++bad_lines <= 10) {
-          log.warn(fmt::format("a line on {} is not a stamped record ({}): not stored",
-                               natsMsg_GetSubject(message.get()), problem));
-        }
-      }
-      if (batch.messages.empty()) batch_started = static_cast<std::int64_t>(monotonic_ms());
-      batch.messages.push_back(std::move(message));
-    }
-    natsMsgList_Destroy(&list);
-    // A short fetch under --until-idle is the stream's end: nothing would join the batch.
-    const bool drained = o.until_idle && got < want;
-    const bool due =
-        !batch.messages.empty() && (batch.count >= o.batch_rows || drained ||
-                                    static_cast<std::int64_t>(monotonic_ms()) - batch_started >= o.batch_ms);
-    if (due) insert_batch();
-    if (o.until_idle && got == 0 && batch.messages.empty() && inserter.idle() &&
-        caught_up(jetstream, o, asking_state)) {
-      break;
-    }
-  }
-  insert_batch();
+  Storer storer(o, consumer, inserter, log);
+  storer.run();
   inserter.finish();
   const Inserter::Counts counts = inserter.counts();
+  const std::uint64_t bad_lines = storer.bad_lines();
   if (o.stats) {
     log.report(fmt::format(
         R"(stats {{"messages":{},"rows":{},"inserts":{},"failed_inserts":{},"bad_lines":{},"refused_rows":{}}})",
-        messages, counts.rows, counts.inserts, counts.failed_inserts, bad_lines, counts.refused_rows));
+        storer.messages(), counts.rows, counts.inserts, counts.failed_inserts, bad_lines, counts.refused_rows));
   }
   if (bad_lines + counts.refused_rows > 0) {
     log.warn(fmt::format("{} lines not stored: {} not valid stamped records, {} refused by ClickHouse",

@@ -11,20 +11,23 @@
 #include <cstdint>
 #include <string>
 
+#include "clickhouse/clickhouse_http.hpp"
+#include "clickhouse/clickhouse_rows.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
-#include "fleet/clickhouse_http.hpp"
-#include "fleet/nats_link.hpp"
+#include "fleet/fleet_subject.hpp"
+#include "nats/nats_link.hpp"
+#include "nats/stream_check.hpp"
 
 namespace tp {
 
 struct StoreOptions {
   NatsSettings nats;
-  std::string stream = "TRACE";
-  std::string prefix{"trace"};
+  std::string stream{default_stream_name};
+  std::string prefix{default_subject_prefix};
   std::string durable = "trace-store";
   ClickHouseSettings clickhouse;
-  std::string table = "trace";
+  std::string table{default_table};
   bool create_table = false;
   std::string distributed;           // a cluster: create and insert into TABLE_all, Distributed by board
   std::size_t batch_rows = 100'000;  // 10,000 took a third longer per row (ClickHouse 18.16, 1.27M rows)

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "fleet/clickhouse_rows.hpp"
+#include "clickhouse/clickhouse_rows.hpp"
 #include "records/record_check.hpp"
 
 namespace {

@@ -13,16 +13,17 @@
 #include <utility>
 #include <vector>
 
+#include "clickhouse/clickhouse_http.hpp"
+#include "clickhouse/clickhouse_rows.hpp"
 #include "core/error.hpp"
 #include "core/wall_clock.hpp"
 #include "fleet/chunk_builder.hpp"
 #include "fleet/chunk_order.hpp"
-#include "fleet/clickhouse_http.hpp"
-#include "fleet/clickhouse_rows.hpp"
 #include "fleet/fleet_subject.hpp"
 #include "fleet/query_command.hpp"
 #include "fleet/ship_journal.hpp"
 #include "fleet/ship_queue.hpp"
+#include "nats/stream_check.hpp"
 #include "records/fleet_fields.hpp"
 
 using namespace tp;

@@ -21,11 +21,11 @@ int run_main(int argc, char** argv) {
   tp::CommonOptions common;
   std::string since;
   std::uint64_t start_seq = 0;
-  std::int64_t reorder_ms = 500;
+  std::int64_t reorder_ms = o.order.max_wait_us / 1000;
   tp::add_nats_options(app, o.nats);
   app.add_option("--board", o.boards, "A board, or a glob of boards ('rack3-*'); repeat for more (default: all)");
-  app.add_option("--stream", o.stream, "JetStream stream")->default_val("TRACE");
-  app.add_option("--subject-prefix", o.prefix, "Subjects are PREFIX.BOARD")->default_val("trace");
+  app.add_option("--stream", o.stream, "JetStream stream")->default_val(o.stream);
+  app.add_option("--subject-prefix", o.prefix, "Subjects are PREFIX.BOARD")->default_val(o.prefix);
   auto* since_option =
       app.add_option("--since", since, "Start this long ago (90s, 30m, 2h, 1d) or at an RFC 3339 UTC time")
           ->type_name("TIME");
@@ -37,10 +37,10 @@ int run_main(int argc, char** argv) {
   app.add_option("--durable", o.durable, "A durable consumer: each run goes on where the last one ended")
       ->type_name("NAME");
   app.add_option("--reorder-ms", reorder_ms, "How long an early chunk waits for the ones before it")
-      ->default_val(500)
+      ->default_val(reorder_ms)
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{60000}))
       ->type_name("MS");
-  app.add_option("--reorder-chunks", o.order.max_held, "Most early chunks held")->default_val(256);
+  app.add_option("--reorder-chunks", o.order.max_held, "Most early chunks held")->default_val(o.order.max_held);
   app.add_flag("--stats", o.stats, "Print messages, records, duplicates dropped and seqs missing as JSON on stderr");
   tp::add_common_options(app, common);
   return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) {

@@ -24,55 +24,53 @@ int run_main(int argc, char** argv) {
       ->check(CLI::Validator([](const std::string& run) { return run.empty() ? "a run id cannot be empty" : ""; }, "",
                              "non-empty"));
   tp::add_nats_options(app, o.nats);
-  app.add_option("--subject-prefix", o.prefix, "Subjects are PREFIX.BOARD")->default_val("trace");
-  app.add_option("--stream", o.stream.name, "JetStream stream")->default_val("TRACE");
+  app.add_option("--subject-prefix", o.prefix, "Subjects are PREFIX.BOARD")->default_val(o.prefix);
+  app.add_option("--stream", o.stream.name, "JetStream stream")->default_val(o.stream.name);
   app.add_flag("--create-stream", o.create_stream, "Create the stream when it does not exist (subjects PREFIX.>)");
   app.add_option("--replicas", o.stream.replicas, "--create-stream: replicas (3 on a cluster)")
-      ->default_val(1)
+      ->default_val(o.stream.replicas)
       ->check(CLI::Range(1, 5));
   app.add_option("--max-age", o.stream.max_age_s, "--create-stream: seconds a record is kept (0: no limit)")
-      ->default_val(0)
+      ->default_val(o.stream.max_age_s)
       ->type_name("S");
   app.add_option("--max-bytes", o.stream.max_bytes, "--create-stream: bytes the stream keeps (-1: no limit)")
-      ->default_val(-1);
+      ->default_val(o.stream.max_bytes);
   app.add_option("--duplicate-window", o.stream.duplicate_window_s,
                  "--create-stream: seconds a message id is remembered (a resend within it is dropped)")
-      ->default_val(600)
+      ->default_val(o.stream.duplicate_window_s)
       ->type_name("S");
-  app.add_option("--chunk-bytes", o.chunk.max_bytes, "Largest message of records")->default_val(64 * 1024);
-  std::int64_t chunk_ms = 50;
-  std::int64_t ack_timeout_ms = 5000;
+  app.add_option("--chunk-bytes", o.chunk.max_bytes, "Largest message of records")->default_val(o.chunk.max_bytes);
+  std::int64_t chunk_ms = o.chunk.max_age_us / 1000;
+  std::int64_t ack_timeout_ms = o.ship.ack_timeout_us / 1000;
   app.add_option("--chunk-ms", chunk_ms, "A chunk is sent at the latest this long after its first record")
-      ->default_val(50)
+      ->default_val(chunk_ms)
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{60000}))
       ->type_name("MS");
   app.add_option("--window", o.ship.window, "Chunks in flight (sent, not yet acknowledged)")
-      ->default_val(64)
+      ->default_val(o.ship.window)
       ->check(CLI::Range(1, 4096));
   app.add_option("--buffer", o.ship.buffer_bytes, "Bytes held for the server (in flight and waiting)")
-      ->default_val(64 * 1024 * 1024)
+      ->default_val(o.ship.buffer_bytes)
       ->type_name("BYTES");
   app.add_option("--ack-timeout", ack_timeout_ms, "Milliseconds to wait for an ack before sending again")
-      ->default_val(5000)
+      ->default_val(ack_timeout_ms)
       ->check(CLI::Range(std::int64_t{100}, std::int64_t{600000}))
       ->type_name("MS");
   app.add_option("--drain-timeout", o.drain_timeout_ms,
                  "At the end of input or a stop, milliseconds to wait for outstanding acks")
-      ->default_val(30000)
+      ->default_val(o.drain_timeout_ms)
       ->type_name("MS");
-  std::string wait = "files";
+  std::string wait{tp::wait_policy_name(o.wait)};
   app.add_option("--wait", wait,
                  "When the buffer is full, wait for room instead of dropping: never (a live capture cannot wait), "
                  "files (a regular file input; the default) or always (a replay through a pipe)")
-      ->check(CLI::IsMember({"never", "files", "always"}))
-      ->default_val("files");
+      ->check(CLI::IsMember(tp::wait_policy_names))
+      ->default_val(wait);
   app.add_option("--state", o.state, "Journal to resume this run after a restart on the same input")->type_name("FILE");
   app.add_flag("--stats", o.stats, "Print the accounting (records, acknowledged, retries, lost) as JSON on stderr");
   tp::add_common_options(app, common, tp::CommonFlags{false, false});
   return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) {
-    o.wait = wait == "never"    ? tp::WaitPolicy::never
-             : wait == "always" ? tp::WaitPolicy::always
-                                : tp::WaitPolicy::files;
+    o.wait = tp::wait_policy_named(wait);
     o.chunk.max_age_us = chunk_ms * 1000;
     o.ship.ack_timeout_us = ack_timeout_ms * 1000;
     return tp::ship(o, log);

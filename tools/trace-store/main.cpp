@@ -18,9 +18,9 @@ int run_main(int argc, char** argv) {
   tp::StoreOptions o;
   tp::CommonOptions common;
   tp::add_nats_options(app, o.nats);
-  app.add_option("--stream", o.stream, "JetStream stream")->default_val("TRACE");
-  app.add_option("--subject-prefix", o.prefix, "Subjects are PREFIX.BOARD")->default_val("trace");
-  app.add_option("--durable", o.durable, "The durable consumer's name (one per store)")->default_val("trace-store");
+  app.add_option("--stream", o.stream, "JetStream stream")->default_val(o.stream);
+  app.add_option("--subject-prefix", o.prefix, "Subjects are PREFIX.BOARD")->default_val(o.prefix);
+  app.add_option("--durable", o.durable, "The durable consumer's name (one per store)")->default_val(o.durable);
   tp::add_clickhouse_options(app, o.clickhouse, o.table);
   app.add_flag("--create-table", o.create_table, "Create the table when it does not exist");
   app.add_option("--distributed", o.distributed,
@@ -32,7 +32,7 @@ int run_main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{10000000}));
   app.add_option("--batch-ms", o.batch_ms, "Insert what is there after this long")
-      ->default_val(1000)
+      ->default_val(o.batch_ms)
       ->check(CLI::Range(std::int64_t{10}, std::int64_t{600000}))
       ->type_name("MS");
   app.add_flag("--until-idle", o.until_idle, "End when everything stored so far is in ClickHouse");

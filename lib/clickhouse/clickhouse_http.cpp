@@ -1,4 +1,4 @@
-#include "fleet/clickhouse_http.hpp"
+#include "clickhouse/clickhouse_http.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "fleet/clickhouse_rows.hpp"
+#include "clickhouse/clickhouse_rows.hpp"
 
 #include <fmt/format.h>
 
@@ -137,6 +137,96 @@ bool fits_columns(const CheckedLine& checked, bool has_fleet_fields, std::uint64
   return false;
 }
 
+// The top-level members of a record in one pass (a lookup per column walked the object ten
+// times; the validator refused a field given twice): the known fields by name, the others
+// gathered as the extra column's JSON object, to which the event's own members are added.
+struct TopLevelMembers {
+  std::array<simdjson::dom::element, top_level_fields.size()> found{};
+  std::array<bool, top_level_fields.size()> seen{};
+  std::string extra;
+
+  void take(simdjson::dom::object record) {
+    found = {};
+    seen = {};
+    extra.clear();
+    for (const auto member : record) {
+      if (const auto field = top_level_field(member.key)) {
+        const auto index = static_cast<std::size_t>(*field);
+        found[index] = member.value;
+        seen[index] = true;
+        continue;
+      }
+      extra += extra.empty() ? '{' : ',';
+      append_json_string(extra, member.key);
+      extra += ':';
+      extra += simdjson::minify(member.value);
+    }
+  }
+  [[nodiscard]] bool has(Field f) const { return seen[static_cast<std::size_t>(f)]; }
+  [[nodiscard]] simdjson::dom::element at(Field f) const { return found[static_cast<std::size_t>(f)]; }
+  // The event's members beyond the columns join extra, which is then closed.
+  void close_extra(simdjson::dom::object event) {
+    thread_local std::string event_members;
+    event_members.clear();
+    append_event_members(event, event_members);
+    if (!event_members.empty()) {
+      extra += extra.empty() ? R"({"event":{)" : R"(,"event":{)";
+      extra += event_members;
+      extra += '}';
+    }
+    if (!extra.empty()) extra += '}';
+  }
+};
+
+// One row's columns.
+struct RowValues {
+  std::string_view board;
+  std::string_view run;
+  std::uint64_t seq = 0;
+  std::uint64_t host_us = 0;
+  std::uint64_t timestamp = 0;
+  std::string_view clock;
+  std::uint64_t port = 0;
+  std::string_view source;
+  bool time_exact = true;
+  std::string_view kind;
+  std::string_view data;
+  std::string_view extra;
+};
+
+// The row is written into one buffer per thread, then appended whole (checked std::string
+// appends field by field were much of the malloc and memmove in trace-store's profile).
+void append_row(std::string& rows, const RowValues& v) {
+  thread_local OutBuffer row(1024);
+  row.clear();
+  row += R"({"board":)";
+  append_json_string(row, v.board);
+  row += R"(,"run":)";
+  append_json_string(row, v.run);
+  row += R"(,"seq":)";
+  append_uint(row, v.seq);
+  row += R"(,"host_us":)";
+  append_uint(row, v.host_us);
+  row += R"(,"day":")";
+  append_day(row, v.host_us);
+  row += R"(","timestamp":)";
+  append_uint(row, v.timestamp);
+  row += R"(,"clock":)";
+  append_json_string(row, v.clock);
+  row += R"(,"port":)";
+  append_uint(row, v.port);
+  row += R"(,"source":)";
+  append_json_string(row, v.source);
+  row += v.time_exact ? std::string_view(R"(,"time_exact":1,"kind":)") : std::string_view(R"(,"time_exact":0,"kind":)");
+  append_json_string(row, v.kind);
+  row += R"(,"data":)";
+  append_json_string(row, v.data);
+  row += R"(,"extra":)";
+  append_json_string(row, v.extra);
+  row += "}\n";
+  rows += row.view();
+}
+
 }  // namespace
 
 std::string_view clickhouse_columns() {
@@ -172,88 +262,35 @@ bool append_clickhouse_row(simdjson::dom::parser& parser, std::string_view line,
   // The one validator first: a record not valid under the schema is refused, never altered.
   std::string why;
   const std::optional<CheckedLine> checked = check_record_line(record, why);
-  // One pass over the members (a lookup per column walked the object ten times); the
-  // validator refused a field given twice.
-  std::array<simdjson::dom::element, top_level_fields.size()> found{};
-  std::array<bool, top_level_fields.size()> seen{};
-  thread_local std::string extra;
-  extra.clear();
-  for (const auto member : record) {
-    if (const auto field = top_level_field(member.key)) {
-      const auto index = static_cast<std::size_t>(*field);
-      found[index] = member.value;
-      seen[index] = true;
-      continue;
-    }
-    extra += extra.empty() ? '{' : ',';
-    append_json_string(extra, member.key);
-    extra += ':';
-    extra += simdjson::minify(member.value);
-  }
-  const auto at = [&](Field f) { return found[static_cast<std::size_t>(f)]; };
+  thread_local TopLevelMembers members;
+  members.take(record);
   const bool has_fleet_fields =
-      seen[static_cast<std::size_t>(Field::board)] && seen[static_cast<std::size_t>(Field::run)] &&
-      seen[static_cast<std::size_t>(Field::seq)] && seen[static_cast<std::size_t>(Field::host_us)];
-  const std::uint64_t host_us = has_fleet_fields ? at(Field::host_us).get_uint64().value_unsafe() : 0;
+      members.has(Field::board) && members.has(Field::run) && members.has(Field::seq) && members.has(Field::host_us);
+  const std::uint64_t host_us = has_fleet_fields ? members.at(Field::host_us).get_uint64().value_unsafe() : 0;
   if (!checked || !fits_columns(*checked, has_fleet_fields, host_us, why)) {
     problem = fmt::format("{}: {}", identity_of(record), why);
     return false;
   }
-  const std::string_view board = at(Field::board).get_string().value_unsafe();
-  const std::string_view run = at(Field::run).get_string().value_unsafe();
-  const std::uint64_t seq = at(Field::seq).get_uint64().value_unsafe();
-  const simdjson::dom::object event = at(Field::event).get_object().value_unsafe();
-  thread_local std::string event_members;
-  event_members.clear();
-  append_event_members(event, event_members);
-  if (!event_members.empty()) {
-    extra += extra.empty() ? R"({"event":{)" : R"(,"event":{)";
-    extra += event_members;
-    extra += '}';
-  }
-  if (!extra.empty()) extra += '}';
-  const std::string_view kind = checked->kind;
-  const std::string_view clock = checked->clock;
-  const std::string_view source = checked->source.value_or(std::string_view());
-  const std::uint64_t timestamp = checked->timestamp;
-  const std::uint64_t port = checked->port;
-  const bool time_exact = !seen[static_cast<std::size_t>(Field::time_exact)];  // present only as false
+  const simdjson::dom::object event = members.at(Field::event).get_object().value_unsafe();
+  members.close_extra(event);
   thread_local std::string data;
   data.clear();
   if (simdjson::dom::element data_element; event["data"].get(data_element) == simdjson::SUCCESS) {
     data = simdjson::minify(data_element);
   }
-
-  // The row is written into one buffer per thread, then appended whole (checked std::string
-  // appends field by field were much of the malloc and memmove in trace-store's profile).
-  thread_local OutBuffer row(1024);
-  row.clear();
-  row += R"({"board":)";
-  append_json_string(row, board);
-  row += R"(,"run":)";
-  append_json_string(row, run);
-  row += R"(,"seq":)";
-  append_uint(row, seq);
-  row += R"(,"host_us":)";
-  append_uint(row, host_us);
-  row += R"(,"day":")";
-  append_day(row, host_us);
-  row += R"(","timestamp":)";
-  append_uint(row, timestamp);
-  row += R"(,"clock":)";
-  append_json_string(row, clock);
-  row += R"(,"port":)";
-  append_uint(row, port);
-  row += R"(,"source":)";
-  append_json_string(row, source);
-  row += time_exact ? std::string_view(R"(,"time_exact":1,"kind":)") : std::string_view(R"(,"time_exact":0,"kind":)");
-  append_json_string(row, kind);
-  row += R"(,"data":)";
-  append_json_string(row, data);
-  row += R"(,"extra":)";
-  append_json_string(row, extra);
-  row += "}\n";
-  rows += row.view();
+  const RowValues values{.board = members.at(Field::board).get_string().value_unsafe(),
+                         .run = members.at(Field::run).get_string().value_unsafe(),
+                         .seq = members.at(Field::seq).get_uint64().value_unsafe(),
+                         .host_us = host_us,
+                         .timestamp = checked->timestamp,
+                         .clock = checked->clock,
+                         .port = checked->port,
+                         .source = checked->source.value_or(std::string_view()),
+                         .time_exact = !members.has(Field::time_exact),  // present only as false
+                         .kind = checked->kind,
+                         .data = data,
+                         .extra = members.extra};
+  append_row(rows, values);
   return true;
 }
 

@@ -36,6 +36,9 @@ namespace tp {
 // The largest host_us a row holds: 2105-12-31T23:59:59.999999Z.
 inline constexpr std::uint64_t max_stored_host_us = std::uint64_t{49'673} * 86'400'000'000 - 1;
 
+// The table trace-store fills and trace-query reads unless told another (--table).
+inline constexpr std::string_view default_table = "trace";
+
 // The columns, in the table's order, and the statements of the store (names quoted).
 [[nodiscard]] std::string_view clickhouse_columns();
 [[nodiscard]] std::string create_table_sql(std::string_view database, std::string_view table);

@@ -1,0 +1,66 @@
+// Reading a JetStream stream (trace-pull, trace-store): a consumer from where the settings
+// say, its messages one by one (pushed by the server) or fetched in batches (pulled), and
+// whether it has caught up with what the stream held.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/log.hpp"
+#include "nats/nats_link.hpp"
+#include "nats/nats_message.hpp"
+
+namespace tp {
+
+enum class DeliverFrom : std::uint8_t { all, new_only, sequence, time };
+
+struct ConsumerSettings {
+  std::string stream;
+  std::string subject;
+  std::string durable;  // empty: an ordered ephemeral consumer (pushed only)
+  DeliverFrom from = DeliverFrom::all;
+  std::uint64_t start_seq = 0;       // DeliverFrom::sequence
+  std::int64_t start_time_ns = 0;    // DeliverFrom::time, since 1970
+  std::int64_t max_ack_pending = 0;  // a durable's: messages delivered and not yet acknowledged
+  std::int64_t ack_wait_s = 0;       // a durable's: redelivered when not acknowledged by then
+};
+
+// Pushed: the server sends, next() takes one (trace-pull). Pulled: fetch() asks for a batch
+// (trace-store's durable, which several stores may share).
+enum class ConsumerKind : std::uint8_t { pushed, pulled };
+
+// One consumer. The link owns its subscription (destroyed after the connection closed).
+class NatsConsumer {
+ public:
+  NatsConsumer(NatsLink& link, ConsumerKind kind, ConsumerSettings settings, const Logger& log);
+
+  struct Next {
+    enum class What : std::uint8_t { message, timeout, slow_consumer } what = What::timeout;
+    NatsMessage message;
+  };
+  // The next pushed message, within `timeout_ms`; throws Error when the subscription failed.
+  Next next(int timeout_ms);
+
+  struct Fetched {
+    std::vector<NatsMessage> messages;
+    std::optional<std::string> error;  // a failure other than a timeout
+  };
+  // Up to `want` pulled messages, waiting up to `timeout_ms` for the first.
+  Fetched fetch(int want, int timeout_ms);
+
+  // Messages the client holds, not yet taken; nothing when cnats does not say.
+  [[nodiscard]] std::optional<int> queued() const noexcept;
+  // Whether the consumer has delivered everything the stream holds for it (and the client has
+  // nothing queued) and, with `acknowledged_too`, everything delivered is acknowledged (by
+  // whichever reader sharing the durable took it). A failure to ask goes to `asking`.
+  bool caught_up(RepeatedRequest& asking, bool acknowledged_too);
+
+ private:
+  NatsLink& link_;
+  ConsumerSettings settings_;
+  void* subscription_ = nullptr;
+};
+
+}  // namespace tp
