@@ -166,6 +166,7 @@ class Puller {
 
 ExitCode pull(const PullOptions& o, const Logger& log) {
   check_pull_options(o);
+  stop_on_hangup_and_quit();  // what was written is acknowledged on those too (a closed terminal)
   const bool one_board = o.boards.size() == 1 && !is_glob(o.boards.front());
   const std::string subject = one_board ? board_subject(o.prefix, o.boards.front()) : all_boards_subject(o.prefix);
   NatsLink link(o.nats, report_nats_events(log));

@@ -333,6 +333,7 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
   if (!is_fleet_name(o.table) || !is_fleet_name(o.clickhouse.database)) {
     throw Error(ExitCode::usage, "--table and --database are names of A-Z a-z 0-9 _ -");
   }
+  stop_on_hangup_and_quit();  // what was fetched is inserted and acknowledged on those too
   // Stopped, it inserts (and acknowledges) what it fetched: a signal does not cut an insert short.
   ClickHouseSettings settings = o.clickhouse;
   settings.stop_ends_wait = false;
