@@ -283,8 +283,10 @@ TEST_CASE("RTT control block: a ring over the block itself is refused (its bytes
   std::string problem;
   REQUIRE(parse_control_block(at, m.read(at, 168), std::nullopt, problem));
   // up 0's ring at the block, inside it, and ending in its first byte; then just after it.
-  for (const auto& [buffer, size] : std::vector<std::pair<std::uint32_t, std::uint32_t>>{
+  for (const auto& ring : std::vector<std::pair<std::uint32_t, std::uint32_t>>{
            {at, 64}, {at + 100, 16}, {at - 16, 17}, {at + 167, 2}, {at - 0x100, 0x1000}}) {
+    const std::uint32_t buffer = ring.first;  // named variables: clang 14 cannot capture a binding
+    const std::uint32_t size = ring.second;
     m.put32(at + 24 + 4, buffer);
     m.put32(at + 24 + 8, size);
     CHECK_MESSAGE(!parse_control_block(at, m.read(at, 168), std::nullopt, problem), buffer, "+", size);
