@@ -11,7 +11,6 @@ with the lines written into trace-ship.
 Usage: test_fleet_ship_attacks.py BUILD_TOOLS_DIR"""
 import json
 import os
-import resource
 import signal
 import stat
 import subprocess
@@ -49,16 +48,46 @@ def write_records(path, count, tag="a", start=0):
     return lines
 
 
-def ship(args, input_path=None, stdin=None, timeout=120, limit_memory=False):
-    argv = [SHIP, "--stats", *args] + ([input_path] if input_path else [])
+MEMORY_BOUND_KB = 2 << 20  # 2 GiB: far above a journal's read, far below the machine
 
-    def bound_memory():  # a tool that reads without bound fails here instead of taking the machine
-        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+def rss_kb(pid):
     try:
-        return subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=timeout,
-                              preexec_fn=bound_memory if limit_memory else None)
-    except subprocess.TimeoutExpired as e:  # a hang is a failure of its case, not of the whole test
-        return subprocess.CompletedProcess(argv, None, "", f"(killed after {timeout} s) {e.stderr or ''}")
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def ship(args, input_path=None, stdin=None, timeout=120, limit_memory=False):
+    """trace-ship's CompletedProcess; with limit_memory, a tool that reads without bound is
+    killed once its RSS passes MEMORY_BOUND_KB (watched in /proc, not by RLIMIT_AS, which the
+    sanitizers' shadow memory cannot live under) and its case fails."""
+    argv = [SHIP, "--stats", *args] + ([input_path] if input_path else [])
+    process = subprocess.Popen(argv, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak = [0]
+    if limit_memory:
+        def watch():
+            while process.poll() is None:
+                peak[0] = max(peak[0], rss_kb(process.pid))
+                if peak[0] > MEMORY_BOUND_KB:
+                    process.kill()
+                    return
+                time.sleep(0.02)  # pace: the polling interval of the memory watch
+        threading.Thread(target=watch, daemon=True).start()
+    try:
+        out, err = process.communicate(input=stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:  # a hang is a failure of its case, not of the whole test
+        process.kill()
+        out, err = process.communicate()
+        return subprocess.CompletedProcess(argv, None, out, f"(killed after {timeout} s) {err}")
+    if peak[0] > MEMORY_BOUND_KB:
+        err = f"(killed at {peak[0] // 1024} MiB RSS) {err}"
+    return subprocess.CompletedProcess(argv, process.returncode, out, err)
 
 
 def stream_tool(url, *args, timeout=120):
