@@ -18,8 +18,8 @@
 #include "core/number.hpp"
 #include "core/signals.hpp"
 #include "core/wall_clock.hpp"
-#include "fleet/payload_lines.hpp"
 #include "fleet/ship_journal.hpp"
+#include "json/ndjson_reader.hpp"
 #include "nats/nats_publisher.hpp"
 #include "records/fleet_fields.hpp"
 #include "records/record_check.hpp"
@@ -38,7 +38,7 @@ struct ReaderCounts {
   std::atomic<std::uint64_t> bad_lines{0};
 };
 
-// The reader thread: lines -> checked records -> the builder.
+// The reader thread: lines (json/ndjson_reader) -> checked records -> the builder.
 class Reader {
  public:
   // `halt`: stop reading (the journal failed); `marks`: keep where the input stands (a journal).
@@ -51,7 +51,19 @@ class Reader {
         counts_(counts),
         halt_(halt),
         marks_(marks),
-        lines_(options.chunk.max_message) {}
+        lines_([this](NdjsonLine& line) { return take_record(line); },
+               [this](std::uint64_t number, std::string_view problem) { count_bad_line(number, problem); }, false,
+               options.chunk.max_message) {
+    lines_.set_quick_handler([this](std::string_view text, std::uint64_t /*number*/) {
+      if (shapes_.match(text) == nullptr) return false;
+      add(text);
+      return true;
+    });
+    lines_.set_line_check([](std::string_view text) {
+      return !text.empty() && text.back() != '}' ? std::string_view("it does not end with '}'") : std::string_view();
+    });
+    lines_.set_over_long_handler([this](std::string_view start, bool whole) { return over_long(start, whole); });
+  }
 
   void run() {
     ByteSource source = ByteSource::open(options_.input);
@@ -71,8 +83,9 @@ class Reader {
     const bool whole_input = stop_requested() == 0 && !halt_;
     if (whole_input) {
       host_us_ = realtime_us();
-      lines_.finish(*this);
+      lines_.finish();
     }
+    counts_.lines = lines_.lines();
     builder_.tell_loss(realtime_us());
     queue_.close_input();
     if (whole_input) builder_.check_resumed_input_complete();
@@ -81,77 +94,65 @@ class Reader {
  private:
   void take(std::string_view data, std::int64_t host_us) {
     host_us_ = host_us;
-    lines_.take(data, *this);
+    piece_ = data;
+    lines_.feed(data);
+    counts_.lines = lines_.lines();
+    mark_through(piece_start_ + data.size());
+    piece_start_ += data.size();
   }
 
- public:  // what PieceLines calls
-  void segment(std::string_view bytes) {
-    if (marks_) mark_.add(bytes);
-  }
-  // Only a line that starts as a JSON object may be a record; another is a bad line.
-  void too_long(std::string_view start) {
-    const std::size_t first = start.find_first_not_of(" \t\r");
-    too_long_record_ = first != std::string_view::npos && start[first] == '{';
-  }
-  void dropped_line_end() {
-    ++counts_.lines;
-    if (too_long_record_) {
-      ++counts_.records;
-      builder_.add_too_large(host_us_, mark_);
-    } else {
-      count_bad_line("a line too long to hold that does not start with '{'");
-    }
-  }
-  void line(std::string_view line) {
-    ++counts_.lines;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty()) return;
-    std::string problem;
-    if (is_record(line, problem)) {
-      ++counts_.records;
-      builder_.add(line, host_us_, mark_);
-      return;
-    }
-    count_bad_line(problem);
+  // The journal's mark of the input up to `end` (within the piece being taken).
+  void mark_through(std::uint64_t end) {
+    if (!marks_) return;
+    mark_.add(piece_.substr(mark_.bytes - piece_start_, end - mark_.bytes));
   }
 
- private:
-  void count_bad_line(std::string_view problem) {
-    const std::uint64_t bad = ++counts_.bad_lines;
-    if (bad <= warned_bad_lines) {
-      log_.warn(fmt::format("line {}: not a record ({}): not shipped{}", counts_.lines.load(), problem,
-                            bad == warned_bad_lines ? " (further ones are only counted)" : ""));
-    }
+  void add(std::string_view record) {
+    counts_.lines = lines_.lines();
+    ++counts_.records;
+    mark_through(lines_.line_end());
+    builder_.add(record, host_us_, mark_);
   }
 
-  bool is_record(std::string_view line, std::string& problem) {
-    if (line.back() != '}') {
-      problem = "it does not end with '}'";
-      return false;
-    }
-    if (const CheckedLine* known = shapes_.match(line); known != nullptr) return true;
-    simdjson::dom::element root;
-    if (const auto error = parser_.parse(line.data(), line.size()).get(root); error != simdjson::SUCCESS) {
-      problem = simdjson::error_message(error);
-      return false;
-    }
-    simdjson::dom::object object;
-    if (root.get_object().get(object) != simdjson::SUCCESS) {
-      problem = "not a JSON object";
-      return false;
-    }
-    const auto checked = check_record_line(object, problem);
-    if (!checked) return false;
+  simdjson::error_code take_record(NdjsonLine& line) {
+    const auto checked = check_record_line(line.root, line.problem);
+    if (!checked) return simdjson::INCORRECT_TYPE;
     if (checked->frames) {
-      problem = "a frames line, not a record";
-      return false;
+      line.problem = "a frames line, not a record";
+      return simdjson::INCORRECT_TYPE;
     }
     if (checked->has_fleet_fields) {
-      problem = "it carries fleet fields already (trace-ship is the one that stamps them)";
-      return false;
+      line.problem = "it carries fleet fields already (trace-ship is the one that stamps them)";
+      return simdjson::INCORRECT_TYPE;
     }
-    if (!shapes_.full()) shapes_.learn(line);
-    return true;
+    if (!shapes_.full()) shapes_.learn(line.text);
+    add(line.text);
+    return simdjson::SUCCESS;
+  }
+
+  // A line over the largest message: one that came whole is checked as any other (a record
+  // is then too large); of one too long to hold, only its start tells whether it is a record.
+  bool over_long(std::string_view start, bool whole) {
+    if (whole) return true;
+    const std::size_t first = start.find_first_not_of(" \t\r");
+    counts_.lines = lines_.lines();
+    if (first != std::string_view::npos && start[first] == '{') {
+      ++counts_.records;
+      mark_through(lines_.line_end());
+      builder_.add_too_large(host_us_, mark_);
+    } else {
+      count_bad_line(lines_.lines(), "a line too long to hold that does not start with '{'");
+    }
+    return false;
+  }
+
+  void count_bad_line(std::uint64_t number, std::string_view problem) {
+    counts_.lines = number;
+    const std::uint64_t bad = ++counts_.bad_lines;
+    if (bad <= warned_bad_lines) {
+      log_.warn(fmt::format("line {}: not a record ({}): not shipped{}", number, problem,
+                            bad == warned_bad_lines ? " (further ones are only counted)" : ""));
+    }
   }
 
   const ShipOptions& options_;
@@ -160,13 +161,13 @@ class Reader {
   const Logger& log_;
   ReaderCounts& counts_;
   RecordShapes shapes_;
-  simdjson::dom::parser parser_;
   const std::atomic<bool>& halt_;
   bool marks_;
-  InputMark mark_;  // the input up to the end of the last line taken
-  PieceLines lines_;
-  bool too_long_record_ = false;  // the line being dropped as too long started as a JSON object
-  std::int64_t host_us_ = 0;      // when the bytes being taken were read
+  InputMark mark_;                 // the input up to the end of the last line taken
+  std::string_view piece_;         // the piece of input being taken
+  std::uint64_t piece_start_ = 0;  // where it starts in the input
+  NdjsonReader lines_;
+  std::int64_t host_us_ = 0;  // when the bytes being taken were read
 };
 
 // The server's answer to a publish (on cnats's thread), to the queue: the chunk is the one

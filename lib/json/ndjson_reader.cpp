@@ -26,13 +26,26 @@ void NdjsonReader::restart() noexcept {
   buffer_.clear();
   line_number_ = 0;
   bad_lines_ = 0;
+  fed_ = 0;
+  line_end_ = 0;
+  over_long_start_ = std::string();
   discarding_ = false;
   stopped_ = false;
 }
 
 NdjsonReader::LineOutcome NdjsonReader::process_line(const char* data, std::size_t length) {
   ++line_number_;
+  return take_line(data, length);
+}
+
+NdjsonReader::LineOutcome NdjsonReader::take_line(const char* data, std::size_t length) {
   if (length > 0 && data[length - 1] == '\r') --length;
+  if (check_line_) {
+    if (const std::string_view problem = check_line_(std::string_view(data, length)); !problem.empty()) {
+      report_bad(problem);
+      return LineOutcome::parsed;
+    }
+  }
   std::size_t first = 0;
   // Blank: only JSON whitespace (a stray CR too), as feed_lines judges the lines between records.
   while (first < length && (data[first] == ' ' || data[first] == '\t' || data[first] == '\r')) ++first;
@@ -71,7 +84,9 @@ bool only_blank(std::string_view bytes) noexcept {
 }  // namespace
 
 void NdjsonReader::feed_lines(std::string_view lines) {
+  lines_start_ = fed_;
   const std::size_t taken = take_whole_lines(lines);
+  fed_ += taken;
   // From the first line that is not one object alone (or that the stream did not reach), line
   // by line: the same lines, numbers and reports either way.
   if (taken < lines.size() && !stopped_) feed(lines.substr(taken));
@@ -79,7 +94,7 @@ void NdjsonReader::feed_lines(std::string_view lines) {
 
 std::size_t NdjsonReader::take_whole_lines(std::string_view lines) {
   std::size_t pos = on_quick_line_ ? take_lines_quickly(lines) : 0;
-  if (pos < lines.size() && !stopped_) pos += take_parsed_lines(lines.substr(pos));
+  if (pos < lines.size() && !stopped_ && !check_line_) pos += take_parsed_lines(lines.substr(pos));
   return pos;
 }
 
@@ -95,6 +110,7 @@ std::size_t NdjsonReader::take_lines_quickly(std::string_view lines) {
     if (found == nullptr) break;
     const auto newline = static_cast<std::size_t>(static_cast<const char*>(found) - lines.data());
     if (newline - pos > max_line_) break;  // feed() reports it, as one by one
+    line_end_ = lines_start_ + newline + 1;
     const LineOutcome outcome = process_line(lines.data() + pos, newline - pos);
     taken += outcome == LineOutcome::quick ? 1U : 0U;
     parsed += outcome == LineOutcome::parsed ? 1U : 0U;
@@ -128,6 +144,7 @@ std::size_t NdjsonReader::take_parsed_lines(std::string_view lines) {
         break;
       }
       ++line_number_;
+      line_end_ = lines_start_ + newline + 1;
       std::size_t text_end = newline;
       if (lines[text_end - 1] == '\r') --text_end;
       handle_document(root, lines.substr(pos, text_end - pos));
@@ -142,6 +159,8 @@ void NdjsonReader::feed(std::span<const char> bytes) {
   const std::size_t needed = buffer_.size() + bytes.size() + simdjson::SIMDJSON_PADDING;
   if (buffer_.capacity() < needed) buffer_.reserve(needed * 2);
   buffer_.append(bytes.data(), bytes.size());
+  fed_ += bytes.size();
+  const std::uint64_t buffer_start = fed_ - buffer_.size();  // buffer_ holds the input's last bytes
   std::size_t line_start = 0;
   // Many whole lines at once (a file, a busy pipe): one simdjson pass over them, in place (the
   // buffer's capacity keeps the padding); line by line from where that stops.
@@ -151,18 +170,19 @@ void NdjsonReader::feed(std::span<const char> bytes) {
     const void* last = ::memrchr(buffer_.data() + buffer_.size() - bytes.size(), '\n', bytes.size());
     const std::size_t whole =
         last == nullptr ? 0 : static_cast<std::size_t>(static_cast<const char*>(last) - buffer_.data()) + 1;
-    if (whole >= whole_lines_threshold_) line_start = take_whole_lines(std::string_view(buffer_.data(), whole));
+    if (whole >= whole_lines_threshold_) {
+      lines_start_ = buffer_start;
+      line_start = take_whole_lines(std::string_view(buffer_.data(), whole));
+    }
   }
   while (!stopped_) {
     const std::size_t newline = std::string_view(buffer_).find('\n', line_start);
     if (newline == std::string_view::npos) break;
+    line_end_ = buffer_start + newline + 1;
     if (discarding_) {
-      discarding_ = false;  // the rest of an over-long line, already reported
+      end_skipping();  // the rest of an over-long line
     } else if (newline - line_start > max_line_) {
-      // One rule however the line came (in one read or many, whole or in chunks): longer
-      // than max_line is a bad line.
-      ++line_number_;
-      report_bad(over_long_message());
+      over_long_line(buffer_.data() + line_start, newline - line_start);
     } else {
       process_line(buffer_.data() + line_start, newline - line_start);
     }
@@ -170,13 +190,35 @@ void NdjsonReader::feed(std::span<const char> bytes) {
   }
   buffer_.erase(0, line_start);
   if (buffer_.size() > max_line_) {
-    if (!discarding_) {
-      ++line_number_;
-      report_bad(over_long_message());
-      discarding_ = true;
-    }
+    if (!discarding_) start_skipping();
     buffer_.clear();
   }
+}
+
+void NdjsonReader::over_long_line(const char* data, std::size_t length) {
+  ++line_number_;
+  // One rule however the line came (in one read or many, whole or in chunks): longer than
+  // max_line is a bad line, unless a handler takes it.
+  if (!on_over_long_) return report_bad(over_long_message());
+  if (on_over_long_(std::string_view(data, length), true)) take_line(data, length);
+}
+
+void NdjsonReader::start_skipping() {
+  discarding_ = true;
+  if (on_over_long_) {
+    over_long_start_.swap(buffer_);  // told at the line's end
+    return;
+  }
+  ++line_number_;
+  report_bad(over_long_message());
+}
+
+void NdjsonReader::end_skipping() {
+  discarding_ = false;
+  if (!on_over_long_) return;  // reported when it began
+  ++line_number_;
+  on_over_long_(over_long_start_, false);
+  over_long_start_ = std::string();
 }
 
 std::string NdjsonReader::over_long_message() const {
@@ -184,7 +226,10 @@ std::string NdjsonReader::over_long_message() const {
 }
 
 void NdjsonReader::finish() {
-  if (!buffer_.empty() && !discarding_ && !stopped_) {
+  line_end_ = fed_;
+  if (discarding_ && !stopped_) {
+    end_skipping();
+  } else if (!buffer_.empty() && !discarding_ && !stopped_) {
     if (buffer_.capacity() < buffer_.size() + simdjson::SIMDJSON_PADDING) {
       buffer_.reserve(buffer_.size() + simdjson::SIMDJSON_PADDING);
     }

@@ -34,6 +34,17 @@ class NdjsonReader {
   // true; a line it leaves is parsed and goes to the LineHandler. It never takes a bad line.
   using QuickHandler = std::function<bool(std::string_view, std::uint64_t)>;
 
+  // A check every line goes through first, a blank one too (its text without the newline and
+  // a trailing CR): the problem that makes it a bad line, or an empty view. A reader with one
+  // takes lines one by one (feed_lines' parse_many pass would judge lines without it).
+  using LineCheck = std::function<std::string_view(std::string_view)>;
+
+  // Takes a line longer than max_line instead of the bad-line report. `whole`: the line came in
+  // one feed and `start` is all of it; returning true takes it as any other line. Otherwise
+  // `start` is what was held of it (over max_line bytes) when its rest began to be skipped,
+  // and the call comes at its end (its newline, or finish()); the return value is ignored.
+  using OverLongHandler = std::function<bool(std::string_view start, bool whole)>;
+
   static constexpr std::size_t default_max_line = 16U << 20U;
 
   NdjsonReader(LineHandler on_line, BadLineHandler on_bad_line, bool strict = false,
@@ -42,6 +53,8 @@ class NdjsonReader {
   // Lines go to `quick` first; whole lines are then taken one by one (a parse each for
   // those it leaves) rather than in one parse_many pass, as long as it takes most of them.
   void set_quick_handler(QuickHandler quick) { on_quick_line_ = std::move(quick); }
+  void set_line_check(LineCheck check) { check_line_ = std::move(check); }
+  void set_over_long_handler(OverLongHandler handler) { on_over_long_ = std::move(handler); }
 
   void feed(std::span<const char> bytes);
   void feed(std::string_view bytes) { feed(std::span<const char>(bytes.data(), bytes.size())); }
@@ -83,11 +96,15 @@ class NdjsonReader {
 
   [[nodiscard]] std::uint64_t lines() const noexcept { return line_number_; }
   [[nodiscard]] std::uint64_t bad_lines() const noexcept { return bad_lines_; }
+  // While a handler runs: the bytes of input (fed since the start or restart()) up to the end
+  // of its line, its newline included: where a caller that keeps marks of the input stands.
+  [[nodiscard]] std::uint64_t line_end() const noexcept { return line_end_; }
 
  private:
   // One line at `data` (without its newline; SIMDJSON_PADDING readable bytes after it).
   enum class LineOutcome : std::uint8_t { blank, quick, parsed };
   LineOutcome process_line(const char* data, std::size_t length);
+  LineOutcome take_line(const char* data, std::size_t length);  // the same, its number counted
   void handle_document(simdjson::dom::element root, std::string_view text);
   // What feed_lines does up to the first line it cannot take at once: returns where that is.
   std::size_t take_whole_lines(std::string_view lines);
@@ -96,10 +113,19 @@ class NdjsonReader {
   std::size_t take_lines_quickly(std::string_view lines);
   void report_bad(std::string_view message) { report_bad_line(line_number_, message); }
   [[nodiscard]] std::string over_long_message() const;
+  // A whole line over max_line at `data` (SIMDJSON_PADDING readable bytes after it).
+  void over_long_line(const char* data, std::size_t length);
+  // The held start of a line grown past max_line: reported, or kept for the OverLongHandler.
+  void start_skipping();
+  // The end of a skipped line (its newline, or the end of input).
+  void end_skipping();
 
   LineHandler on_line_;
   BadLineHandler on_bad_line_;
   QuickHandler on_quick_line_;
+  LineCheck check_line_;
+  OverLongHandler on_over_long_;
+  std::string over_long_start_;  // what was held of the line being skipped, for on_over_long_
   static constexpr std::size_t many_batch_size = std::size_t{1} << 18U;
 
   simdjson::dom::parser parser_;
@@ -108,6 +134,9 @@ class NdjsonReader {
   std::size_t max_line_;
   std::size_t whole_lines_threshold_ = default_whole_lines_threshold;
   std::uint64_t line_number_ = 0;
+  std::uint64_t fed_ = 0;          // bytes of input so far (buffer_ holds the last ones)
+  std::uint64_t lines_start_ = 0;  // where the lines being taken at once start in the input
+  std::uint64_t line_end_ = 0;
   std::uint64_t bad_lines_ = 0;
   bool strict_;
   bool discarding_ = false;  // inside an over-long line

@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <unistd.h>
 
@@ -692,4 +693,46 @@ TEST_CASE("NDJSON reader: whole lines a quick handler mostly leaves go through o
   outcome.lines = reader.lines();
   CHECK(outcome == expected);
   CHECK(offered == 256);  // the trial: after it, the rest in one pass
+}
+
+TEST_CASE("NDJSON reader: a line check, an over-long line handler and each line's end in the input") {
+  // trace-ship's reading: a line that does not end with '}' is bad before any parse (a blank
+  // one of spaces too); an over-long line that came whole is taken as a line, one cut is told
+  // at its end with what was held of it; each handler knows where its line ends in the input.
+  const std::string over = "{\"m\":\"" + std::string(60, 'x') + "\"}";
+  const std::string input = "{}\n \n\r\n{\"a\":1} \n" + over + "\n{\"b\":2}\r\n" + over + "\n" + over;
+  const auto read = [&](const auto& feeding) {
+    std::vector<std::string> seen;
+    NdjsonReader reader(
+        [&](NdjsonLine& line) {
+          seen.push_back(fmt::format("line {} {} {}", line.number, reader.line_end(), line.text.size()));
+          return simdjson::SUCCESS;
+        },
+        [&](std::uint64_t n, std::string_view message) { seen.push_back(fmt::format("bad {} {}", n, message)); }, false,
+        64);
+    reader.set_line_check([](std::string_view text) {
+      return !text.empty() && text.back() != '}' ? std::string_view("no }") : std::string_view();
+    });
+    reader.set_over_long_handler([&](std::string_view start, bool whole) {
+      seen.push_back(fmt::format("over {} {} {} {}", reader.lines(), reader.line_end(), whole, start.front()));
+      return whole;
+    });
+    feeding(reader);
+    reader.finish();
+    return seen;
+  };
+  const std::vector<std::string> at_once{"line 1 3 2",        "bad 2 no }",    "bad 4 no }",
+                                         "over 5 85 true {",  "line 5 85 68",  "line 6 94 7",
+                                         "over 7 163 true {", "line 7 163 68", "over 8 231 false {"};
+  CHECK(read([&](NdjsonReader& r) { r.feed(std::string_view(input)); }) == at_once);
+  CHECK(read([&](NdjsonReader& r) {
+          r.whole_lines_from(1);
+          r.feed(std::string_view(input));
+        }) == at_once);
+  const std::vector<std::string> byte_by_byte{"line 1 3 2",        "bad 2 no }",  "bad 4 no }",
+                                              "over 5 85 false {", "line 6 94 7", "over 7 163 false {",
+                                              "over 8 231 false {"};
+  CHECK(read([&](NdjsonReader& r) {
+          for (const char c : input) r.feed(std::string_view(&c, 1));
+        }) == byte_by_byte);
 }
