@@ -43,9 +43,7 @@ namespace tp {
 // The lines of a text that comes in pieces (an HTTP body, a pipe): each whole line to
 // `sink.line(line)` (without its '\n'), a line cut between pieces held until its end comes. A
 // held line that grows past max_line is not held: `sink.too_long(start)` gets what was held,
-// the rest of the line is dropped and its end told by `sink.dropped_line_end()`. A sink that
-// wants the input as it goes (trace-ship's journal marks) has `sink.segment(bytes)`: every
-// piece of input up to and including a newline, before its line.
+// the rest of the line is dropped and its end told by `sink.dropped_line_end()`.
 class PieceLines {
  public:
   explicit PieceLines(std::size_t max_line) : max_line_(max_line) {}
@@ -54,9 +52,6 @@ class PieceLines {
   void take(std::string_view piece, Sink& sink) {
     while (!piece.empty()) {
       const std::size_t newline = piece.find('\n');
-      if constexpr (requires { sink.segment(piece); }) {
-        sink.segment(piece.substr(0, newline == std::string_view::npos ? piece.size() : newline + 1));
-      }
       if (newline == std::string_view::npos) {
         hold(piece, sink);
         return;
