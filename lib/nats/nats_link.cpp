@@ -250,7 +250,10 @@ void NatsEventSink::operator()(NatsEvent event, std::string_view text) {
 }
 
 NatsHandles::NatsHandles() = default;
-NatsHandles::~NatsHandles() = default;
+// A constructor that threw (a credentials file refused) leaves its options here: not leaked.
+NatsHandles::~NatsHandles() {
+  if (options != nullptr) natsOptions_Destroy(options);
+}
 
 NatsLink::NatsLink(NatsSettings settings, NatsEventHandler on_event)
     : settings_(std::move(settings)), cnats_(std::make_unique<NatsHandles>()) {
