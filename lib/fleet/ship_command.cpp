@@ -509,6 +509,7 @@ ExitCode ship_outcome(const ShipEnd& end, const JournalKeeper& keeper, const std
 ExitCode ship(const ShipOptions& options_in, const Logger& log) {
   ShipOptions o = options_in;
   check_ship_options(o);
+  const FileDescriptor journal_lock = o.state.empty() ? FileDescriptor() : lock_ship_journal(o.state);
   const std::optional<JournalState> resumed = journal_to_resume(o);
   if (o.run.empty()) o.run = new_run_id();
   const std::string subject = board_subject(o.prefix, o.board);

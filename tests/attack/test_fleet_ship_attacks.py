@@ -205,6 +205,37 @@ try:
     check(again.returncode == 0 and engines.stats_of(again.stderr)["skipped"] == len(hup_lines),
           "the cron job's second run on the same file: nothing to do, exit 0", again.stderr[-300:])
 
+    # --- Two trace-ships on one --state: the second is refused (exit 5) while the first runs.
+    # Before the lock, the second resumed the first's run from its journal (no seq acknowledged
+    # yet), shipped its own input under the first's message ids, and JetStream dropped every
+    # record of the first as a duplicate: both ended 0, the first's records nowhere.
+    journal = os.path.join(work, "two.journal")
+    first_input = os.path.join(work, "two-first.ndjson")
+    first_lines = write_records(first_input, 3000, tag="first")
+    second_input = os.path.join(work, "two-second.ndjson")
+    write_records(second_input, 3000, tag="second")
+    reader_end, writer_end = os.pipe()
+    holder = subprocess.Popen([SHIP, "--board", "btwo", "--server", url, "--create-stream", "--state", journal], stdin=reader_end,
+                              stderr=subprocess.PIPE, text=True)
+    os.close(reader_end)
+    try:
+        wait_until(lambda: holder.poll() is not None or os.path.exists(journal) and "\nrun " in open(journal).read(),
+                   "the first shipper's journal written")
+        second = ship(["--board", "btwo", "--server", url, "--state", journal], second_input)
+        check(second.returncode == 5 and "another trace-ship" in second.stderr,
+              "a second trace-ship on the same --state: refused (exit 5, busy)", (second.returncode, second.stderr[-400:]))
+        check(holder.poll() is None, "two on one journal: the first still runs (the refusal was while it held it)")
+        os.write(writer_end, "".join(line + "\n" for line in first_lines).encode())
+    finally:
+        os.close(writer_end)
+    code = holder.wait(timeout=120)
+    check(code == 0, "two on one journal: the first ships its input", (code, holder.stderr.read()[-400:]))
+    exactly(url, "TRACE", "btwo", first_lines, "two trace-ships on one journal")
+    again = ship(["--board", "btwo", "--server", url, "--state", journal], first_input)
+    check(again.returncode == 0 and engines.stats_of(again.stderr)["skipped"] == len(first_lines),
+          "two on one journal: once the first ended, the journal is free (the next run resumes it)",
+          (again.returncode, again.stderr[-300:]))
+
     # --- 6: a journal cut inside its run id, a version-1 journal, a garbled line.
     for what, text in (("cut inside its run id", "tracepipe-ship-journal 2\nboard b6\nrun 20261127T1010"),
                        ("of version 1", "tracepipe-ship-journal 1\nboard b6\nrun r1\nacked 999\n"),
