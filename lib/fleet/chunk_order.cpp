@@ -12,9 +12,6 @@
 namespace tp {
 namespace {
 
-// The highest seq taken: a range's end plus one must not wrap.
-constexpr std::uint64_t seq_limit = std::uint64_t{1} << 63U;
-
 bool piece_before(const ChunkRecords::Piece& a, const ChunkRecords::Piece& b) {
   return std::tie(a.board, a.run, a.range.first) < std::tie(b.board, b.run, b.range.first);
 }

@@ -71,7 +71,7 @@ bool read_acked(std::string_view text, JournalState& state) {
   if (gap == std::string_view::npos) return false;
   const auto seq = parse_whole_number<std::uint64_t>(text.substr(0, gap));
   const auto mark = mark_of(text.substr(gap + 1));
-  if (!seq || !mark) return false;
+  if (!seq || *seq >= seq_limit || !mark) return false;
   state.acked_through = *seq;
   state.acked_mark = *mark;
   return true;

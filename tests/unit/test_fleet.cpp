@@ -448,6 +448,10 @@ TEST_CASE("ship journal: refused when malformed, cut in its header, of version 1
   refused("tracepipe-ship-journal 2\nboard b\nrun r\nrun s\n", "j:4");         // a second run
   refused("tracepipe-ship-journal 2\nboard a.b\nrun r\n", "j:2");
   refused("tracepipe-ship-journal 2\nboard b\nrun r\n\n", "j:4");
+  // Seqs of 2^63 or more are none of trace-ship's (an acked 2^64-1 wrapped to "skip nothing").
+  refused("tracepipe-ship-journal 2\nboard b\nrun r\nacked 18446744073709551615 1 0000000000000001\n", "j:4");
+  refused("tracepipe-ship-journal 2\nboard b\nrun r\nacked 9223372036854775808 1 0000000000000001\n", "j:4");
+  refused("tracepipe-ship-journal 2\nboard b\nrun r\nchunk 0 9223372036854775808 1 0000000000000001\n", "j:4");
   std::string huge = "tracepipe-ship-journal 2\nboard b\nrun r\n";
   huge.resize(max_journal_bytes + 1, '\n');
   refused(huge, "larger than any trace-ship journal");
@@ -529,6 +533,22 @@ TEST_CASE("chunk builder: a resume refuses an input that is not the one recorded
   shorter.resume(9, recorded_marks[3], {});
   for (std::size_t i = 0; i < 4; ++i) shorter.add(recorded[i], 1, recorded_marks[i]);
   CHECK_THROWS_WITH_AS(shorter.check_resumed_input_complete(), doctest::Contains("ended before seq 9"), Error);
+
+  // A planned chunk larger than any message (a journal that lies about its ranges): refused
+  // when it passes the largest message, not held in memory until the input ends.
+  ChunkLimits small;
+  small.max_message = 2000;
+  ChunkBuilder overgrown("b", "r", small, [&](Chunk&& chunk, bool) {
+    taken.push_back(std::move(chunk));
+    return true;
+  });
+  overgrown.resume(std::nullopt, InputMark{}, {PlannedChunk{SeqRange{0, 1'000'000'000}, recorded_marks[3]}});
+  CHECK_THROWS_WITH_AS(
+      [&] {
+        for (std::uint64_t i = 0; i < 100; ++i) overgrown.add(record(i), 1, InputMark{i, i});
+      }(),
+      doctest::Contains("larger than any message"), Error);
+  CHECK(taken.empty());
 
   ChunkBuilder replanned = builder_of();  // nothing acknowledged, a chunk published: its bytes checked
   replanned.resume(std::nullopt, InputMark{}, {PlannedChunk{SeqRange{0, 1}, recorded_marks[1]}});
