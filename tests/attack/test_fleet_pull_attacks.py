@@ -167,7 +167,7 @@ def hostile_chunks():
           "Tp-Last-Seq 2^64-1: no wrapped gap or stats; seq 2^64-1 is not a record", stats)
 
 
-def closed_outputs():
+def closed_outputs(big_seqs):
     """The reader goes away, or the disk is full: exit 0 or 7, never a signal."""
     outcomes = {}
     for index in range(HEAD_RUNS):
@@ -201,6 +201,30 @@ def closed_outputs():
         pulling.stdout.close()
         codes.append(pulling.wait(timeout=120))
     check(set(codes) == {0}, "trace-pull --durable | head -c 1000: exit 0 every time", codes)
+    handed_back(big_seqs)
+
+
+def handed_back(big_seqs):
+    """One durable read into `head` again and again, then whole. The readers that went away
+    held messages delivered and not acknowledged: before, the whole pull found nothing
+    undelivered and ended at once, exit 0, writing nothing. Now they are handed back (nak) or
+    come after the ack wait, and the pull writes every record from the first one no head
+    acknowledged, each once, late where it must."""
+    for _ in range(5):
+        pulling = subprocess.Popen([tool("trace-pull"), "--server", nats.url(), "--board", "big", "--durable",
+                                    "handback"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        subprocess.run(["head", "-c", "1000"], stdin=pulling.stdout, capture_output=True, timeout=120)
+        pulling.stdout.close()
+        pulling.wait(timeout=120)
+    whole = pull("--board", "big", "--durable", "handback")
+    got = seqs_of(whole.stdout)
+    check(whole.returncode == 0, "--durable after five heads: the whole pull ends (exit 0)",
+          (whole.returncode, whole.stderr[-400:]))
+    check(len(got) == len(set(got)), "--durable after five heads: no record twice", len(got) - len(set(got)))
+    tail = big_seqs[big_seqs.index(min(got)):] if got else None
+    check(got and sorted(got) == tail and len(tail) > len(big_seqs) // 2,
+          "--durable after five heads: every record from the first no head acknowledged to the last",
+          (len(got), min(got, default=None), len(big_seqs), whole.stderr[-400:]))
 
 
 def times():
@@ -295,7 +319,7 @@ try:
     ship("big", "r1", big)
     hostile_chunks()
     times()
-    closed_outputs()
+    closed_outputs(list(range(len(big))))
     nightly_cron(big)
     batch_bound(5 * 4000 + 40000)
 finally:
