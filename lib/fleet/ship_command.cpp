@@ -305,6 +305,7 @@ void publish_until_done(const PublishContext& c) {
   std::optional<std::int64_t> drain_deadline;
   std::int64_t journal_due = 0;
   std::int64_t expire_due = 0;
+  std::int64_t recheck_due = static_cast<std::int64_t>(monotonic_us()) + stream_recheck_s * 1'000'000;
   for (;;) {
     const auto now = static_cast<std::int64_t>(monotonic_us());
     // Our own expiry backs up the library's (MaxWait), which reports a timeout itself; it
@@ -316,6 +317,10 @@ void publish_until_done(const PublishContext& c) {
     if (now >= journal_due) {
       if (const auto through = queue.acked_through()) c.journal.acked(*through);
       journal_due = now + 100'000;
+    }
+    if (now >= recheck_due) {  // the stream may have been recreated or changed since ensure_stream
+      recheck_stream(c.publisher.link(), c.o.stream.name, c.subject, c.o.chunk.max_bytes, c.o.ship.window);
+      recheck_due = now + stream_recheck_s * 1'000'000;
     }
     std::optional<OutgoingMessage> message;
     const auto send =

@@ -274,6 +274,38 @@ try:
     result = ship(["--board", "b7", "--server", url, "--stream", "ROOMY", "--subject-prefix", "roomy"], full_input)
     check(result.returncode == 0, "a stream with ample limits is taken", result.stderr[-300:])
 
+    # --- A stream deleted and recreated with max_msgs_per_subject 1 under a running shipper.
+    # Before, every record was acknowledged (exit 0) while the stream kept one chunk: the
+    # shipper checked the stream once, at its start. Now it checks it again every few seconds
+    # and stops, exit 9, naming the change.
+    stream_tool(url, "create", "LIVE", "live.>", json.dumps({"max_msgs_per_subject": 100000}))
+    reader_end, writer_end = os.pipe()
+    live = subprocess.Popen([SHIP, "--board", "blive", "--server", url, "--stream", "LIVE", "--subject-prefix",
+                             "live", "--stats"], stdin=reader_end, stderr=subprocess.PIPE, text=True)
+    os.close(reader_end)
+    try:
+        os.write(writer_end, "".join(record(i, "live") + "\n" for i in range(100)).encode())
+        wait_until(lambda: live.poll() is not None or
+                   json.loads(stream_tool(url, "probe", "LIVE", "live.none", "0"))["held"] > 0,
+                   "the shipper's first records stored in LIVE")
+        stream_tool(url, "recreate", "LIVE", "live.>", json.dumps({"max_msgs_per_subject": 1}))
+        check(live.poll() is None, "stream recreated: the shipper still runs (the change happened under it)")
+        feed_until = time.monotonic() + 30  # deadline: the check comes within seconds; one that never stops fails
+        i = 100
+        while live.poll() is None and time.monotonic() < feed_until:
+            os.write(writer_end, "".join(record(n, "live") + "\n" for n in range(i, i + 50)).encode())
+            i += 50
+            time.sleep(0.2)  # pace: a live capture's records, a few chunks a second
+    except BrokenPipeError:
+        pass
+    finally:
+        os.close(writer_end)
+    code = live.wait(timeout=60)
+    err = live.stderr.read()
+    check(code == 9 and "changed under trace-ship" in err and "messages per subject" in err,
+          "a stream recreated with max_msgs_per_subject 1 under a shipper: it stops, exit 9, naming it",
+          (code, err[-500:]))
+
     # --- 15: credentials. A server whose password holds '"' and '\'.
     password = 'p"a\\ss'
     auth_dir = os.path.join(work, "auth")
