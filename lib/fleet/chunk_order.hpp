@@ -105,7 +105,7 @@ class ChunkOrder {
   // Writes the seqs of a chunk that are behind `next` and written nowhere (late); drops the
   // others as duplicates; leaves `range` and `payload` at what is not behind. False: nothing is.
   bool take_behind(Stream& stream, SeqRange& range, std::string_view& payload);
-  void forget_written(Stream& stream, std::map<std::uint64_t, std::uint64_t>::iterator it, SeqRange written);
+  static void forget_written(Stream& stream, std::map<std::uint64_t, std::uint64_t>::iterator it, SeqRange written);
 
   Limits limits_;
   Emit emit_;
