@@ -8,8 +8,10 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -245,6 +247,59 @@ struct JournalKeeper {
   }
 };
 
+// The stream checked again every stream_recheck_s (recheck_stream) on a thread of its own: the
+// publisher must not wait on a request (up to 2 s while the server is away or recovering; with
+// --wait never a publisher held up is records lost to a full buffer). A refusal is kept for the
+// publisher to throw.
+class StreamWatch {
+ public:
+  StreamWatch(const ShipOptions& o, NatsLink& link, const std::string& subject)
+      : thread_([this, &o, &link, &subject] { watch(o, link, subject); }) {}
+  StreamWatch(const StreamWatch&) = delete;
+  StreamWatch& operator=(const StreamWatch&) = delete;
+  StreamWatch(StreamWatch&&) = delete;
+  StreamWatch& operator=(StreamWatch&&) = delete;
+  ~StreamWatch() {
+    {
+      const std::scoped_lock lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+
+  // Throws the refusal the watch found, if it found one.
+  void check() {
+    if (!refused_seen_.load()) return;
+    const std::scoped_lock lock(mutex_);
+    std::rethrow_exception(refused_);
+  }
+
+ private:
+  void watch(const ShipOptions& o, NatsLink& link, const std::string& subject) {
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_for(lock, std::chrono::seconds(stream_recheck_s), [this] { return stopping_; })) {
+      lock.unlock();
+      try {
+        recheck_stream(link, o.stream.name, subject, o.chunk.max_bytes, o.ship.window);
+      } catch (...) {
+        lock.lock();
+        refused_ = std::current_exception();
+        refused_seen_ = true;
+        return;
+      }
+      lock.lock();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::exception_ptr refused_;
+  std::atomic<bool> refused_seen_{false};
+  std::thread thread_;  // last: it starts with the others made
+};
+
 struct PublishContext {
   const ShipOptions& o;
   const std::string& subject;
@@ -252,6 +307,7 @@ struct PublishContext {
   ShipQueue& queue;
   JournalKeeper& journal;
   const std::atomic<bool>& reader_done;
+  StreamWatch& stream_watch;
   const Logger& log;
 };
 
@@ -305,7 +361,6 @@ void publish_until_done(const PublishContext& c) {
   std::optional<std::int64_t> drain_deadline;
   std::int64_t journal_due = 0;
   std::int64_t expire_due = 0;
-  std::int64_t recheck_due = static_cast<std::int64_t>(monotonic_us()) + stream_recheck_s * 1'000'000;
   for (;;) {
     const auto now = static_cast<std::int64_t>(monotonic_us());
     // Our own expiry backs up the library's (MaxWait), which reports a timeout itself; it
@@ -318,10 +373,7 @@ void publish_until_done(const PublishContext& c) {
       if (const auto through = queue.acked_through()) c.journal.acked(*through);
       journal_due = now + 100'000;
     }
-    if (now >= recheck_due) {  // the stream may have been recreated or changed since ensure_stream
-      recheck_stream(c.publisher.link(), c.o.stream.name, c.subject, c.o.chunk.max_bytes, c.o.ship.window);
-      recheck_due = now + stream_recheck_s * 1'000'000;
-    }
+    c.stream_watch.check();  // the stream may have been recreated or changed since ensure_stream
     std::optional<OutgoingMessage> message;
     const auto send =
         queue.next(now, now + 100'000, [&](const Chunk& chunk) { message.emplace(c.subject, chunk.payload); });
@@ -439,7 +491,9 @@ ReadAndPublish read_and_publish(const ShipParts& p, ReaderCounts& reader_counts)
   });
   std::exception_ptr publisher_error;
   try {
-    publish_until_done(PublishContext{p.o, p.subject, p.publisher, p.queue, p.keeper, reader_done, p.log});
+    StreamWatch stream_watch(p.o, p.publisher.link(), p.subject);
+    publish_until_done(
+        PublishContext{p.o, p.subject, p.publisher, p.queue, p.keeper, reader_done, stream_watch, p.log});
   } catch (...) {  // the reader is stopped and joined before the error goes on
     publisher_error = std::current_exception();
     p.keeper.halt_reader = true;
