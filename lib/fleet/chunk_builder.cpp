@@ -119,6 +119,13 @@ void ChunkBuilder::add(std::string_view record, std::int64_t host_us, InputMark 
     return;
   }
   if (is_open_ && plan_.empty() && open_.payload.size() + stamped_most > limits_.max_bytes) seal();
+  if (is_open_ && !plan_.empty() && open_.payload.size() + stamped_most > limits_.max_message) {
+    // No process published a chunk this large: the journal's range is not of this input.
+    throw not_the_recorded_input(next_seq_,
+                                 fmt::format("the chunk the journal says was published as seqs {}-{} "
+                                             "would be larger than any message ({} bytes)",
+                                             open_.first_seq, plan_.front().range.last, limits_.max_message));
+  }
   append(record, host_us);  // a chunk it opens starts after the mark of the line before
   mark_ = mark;
   end_planned_chunk();

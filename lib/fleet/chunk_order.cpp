@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <tuple>
 #include <utility>
 
@@ -12,8 +13,8 @@
 namespace tp {
 namespace {
 
-// The highest seq taken: a range's end plus one must not wrap.
-constexpr std::uint64_t seq_limit = std::uint64_t{1} << 63U;
+// Unwritten ranges kept per run (each gap is one): past it, the oldest count as written.
+constexpr std::size_t max_unwritten = 4096;
 
 bool piece_before(const ChunkRecords::Piece& a, const ChunkRecords::Piece& b) {
   return std::tie(a.board, a.run, a.range.first) < std::tie(b.board, b.run, b.range.first);
@@ -100,9 +101,42 @@ void ChunkOrder::skip_to_held(Stream& stream) {
   if (first > stream.next) {
     missing_ += first - stream.next;
     gap_(stream.board, stream.run, SeqRange{stream.next, first - 1});
+    stream.unwritten.emplace(stream.next, first - 1);
+    if (stream.unwritten.size() > max_unwritten) stream.unwritten.erase(stream.unwritten.begin());
     stream.next = first;
   }
   release_held(stream);
+}
+
+void ChunkOrder::forget_written(Stream& stream, std::map<std::uint64_t, std::uint64_t>::iterator it, SeqRange written) {
+  const SeqRange was{it->first, it->second};
+  stream.unwritten.erase(it);
+  if (was.first < written.first) stream.unwritten.emplace(was.first, written.first - 1);
+  if (written.last < was.last) stream.unwritten.emplace(written.last + 1, was.last);
+}
+
+bool ChunkOrder::take_behind(Stream& stream, SeqRange& range, std::string_view& payload) {
+  const std::uint64_t end = std::min(range.last + 1, stream.next);  // past the part behind
+  for (std::uint64_t seq = range.first; seq < end;) {
+    auto after = stream.unwritten.upper_bound(seq);
+    if (after != stream.unwritten.begin() && std::prev(after)->second >= seq) {
+      const SeqRange late{seq, std::min(std::prev(after)->second, end - 1)};
+      const std::uint64_t count = late.last - late.first + 1;
+      emit_(lines_before(lines_after(payload, seq - range.first), count));
+      late_ += count;
+      records_ += count;
+      forget_written(stream, std::prev(after), late);
+      seq = late.last + 1;
+    } else {
+      const std::uint64_t written_to = after == stream.unwritten.end() ? end : std::min(after->first, end);
+      duplicates_ += written_to - seq;
+      seq = written_to;
+    }
+  }
+  if (range.last < stream.next) return false;
+  payload = lines_after(payload, end - range.first);
+  range.first = end;
+  return true;
 }
 
 void ChunkOrder::add(std::string_view board, std::string_view run, SeqRange range, std::string_view payload,
@@ -111,9 +145,11 @@ void ChunkOrder::add(std::string_view board, std::string_view run, SeqRange rang
   auto it = streams_.find(key);
   if (it == streams_.end()) {
     // The first chunk of a run seen here: where this reader came in (--since), not a gap.
-    it = streams_.emplace(key, Stream{std::string(board), std::string(run), range.first, {}}).first;
+    it = streams_.emplace(key, Stream{std::string(board), std::string(run), range.first, {}, {}}).first;
+    if (range.first > 0) it->second.unwritten.emplace(0, range.first - 1);
   }
   Stream& stream = it->second;
+  if (range.first < stream.next && !take_behind(stream, range, payload)) return;
   if (range.first <= stream.next) {
     release(stream, range, payload);
     release_held(stream);

@@ -3,8 +3,11 @@
 // always seq order (the note on the fleet engines saw one chunk out of order in a leader
 // kill). A chunk that comes early is held until the chunks before it come, for at most
 // max_wait or while fewer than max_held are held; then what is missing is reported as a gap
-// and the held chunks go on. A chunk, or the part of one, that was released already (a
-// duplicate) is dropped and counted. What goes in are pieces of consecutive records read by
+// and the held chunks go on. Records of a gap, or from before the first one this reader
+// wrote of the run, that come after all (late; a durable's message handed back by a reader
+// that died holding it comes after the ack wait) are written then, out of seq order: they
+// were written nowhere. A chunk, or the part of one, that was written already (a duplicate)
+// is dropped and counted. What goes in are pieces of consecutive records read by
 // ChunkRecords from the records' own fleet fields: a message's headers only name it, and a
 // peer can lie in them.
 #pragma once
@@ -77,6 +80,8 @@ class ChunkOrder {
   [[nodiscard]] std::uint64_t duplicates() const noexcept { return duplicates_; }
   [[nodiscard]] std::uint64_t missing() const noexcept { return missing_; }
   [[nodiscard]] std::uint64_t reordered() const noexcept { return reordered_; }
+  // Records written out of seq order, behind later ones (of a gap, or before the first).
+  [[nodiscard]] std::uint64_t late() const noexcept { return late_; }
   [[nodiscard]] std::size_t held() const noexcept { return held_count_; }
 
  private:
@@ -90,10 +95,17 @@ class ChunkOrder {
     std::string run;
     std::uint64_t next = 0;              // the seq expected next
     std::map<std::uint64_t, Held> held;  // by first seq
+    // Seqs behind `next` written nowhere yet (before the first one written, gaps), as
+    // first -> last; the oldest are forgotten past max_unwritten.
+    std::map<std::uint64_t, std::uint64_t> unwritten;
   };
   void release(Stream& stream, SeqRange range, std::string_view payload);
   void release_held(Stream& stream);
   void skip_to_held(Stream& stream);
+  // Writes the seqs of a chunk that are behind `next` and written nowhere (late); drops the
+  // others as duplicates; leaves `range` and `payload` at what is not behind. False: nothing is.
+  bool take_behind(Stream& stream, SeqRange& range, std::string_view& payload);
+  static void forget_written(Stream& stream, std::map<std::uint64_t, std::uint64_t>::iterator it, SeqRange written);
 
   Limits limits_;
   Emit emit_;
@@ -104,6 +116,7 @@ class ChunkOrder {
   std::uint64_t duplicates_ = 0;
   std::uint64_t missing_ = 0;
   std::uint64_t reordered_ = 0;
+  std::uint64_t late_ = 0;
 };
 
 }  // namespace tp

@@ -69,7 +69,7 @@ bool board_matches(std::string_view glob, std::string_view board) noexcept {
 std::optional<SeqRange> seq_range_of(std::string_view first_text, std::string_view last_text) noexcept {
   const auto first = parse_whole_number<std::uint64_t>(first_text);
   const auto last = parse_whole_number<std::uint64_t>(last_text);
-  if (!first || !last || *last < *first) return std::nullopt;
+  if (!first || !last || *last < *first || *last >= seq_limit) return std::nullopt;
   return SeqRange{*first, *last};
 }
 

@@ -41,6 +41,10 @@ struct SeqRange {
   std::uint64_t first = 0;
   std::uint64_t last = 0;
 };
+// Seqs are below 2^63, so a range's end plus one never wraps: a seq above is none of
+// trace-ship's (a hostile message, a journal that lies).
+inline constexpr std::uint64_t seq_limit = std::uint64_t{1} << 63U;
+// "FIRST" "LAST" as a range of seqs below seq_limit, FIRST <= LAST.
 [[nodiscard]] std::optional<SeqRange> seq_range_of(std::string_view first_text, std::string_view last_text) noexcept;
 
 }  // namespace tp

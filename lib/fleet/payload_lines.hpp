@@ -36,6 +36,11 @@ void for_each_line(std::string_view payload, OnLine&& on_line) {
   return payload.substr(at);
 }
 
+// The first `count` lines of `payload`.
+[[nodiscard]] inline std::string_view lines_before(std::string_view payload, std::uint64_t count) noexcept {
+  return payload.substr(0, payload.size() - lines_after(payload, count).size());
+}
+
 }  // namespace tp
 
 namespace tp {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "core/batched_writer.hpp"
 #include "core/clock.hpp"
@@ -16,6 +17,13 @@
 
 namespace tp {
 namespace {
+
+// A durable consumer's ack wait: a message delivered and not acknowledged in this time is
+// delivered again (a reader that died holding it).
+constexpr std::int64_t durable_ack_wait_s = 60;
+// How long a pull without --follow waits when nothing comes and the consumer's state does not
+// say it is done: a durable's messages held by a reader that died come back after its ack wait.
+constexpr std::int64_t quiet_limit_s = 30;
 
 bool is_glob(std::string_view board) {
   return board.find_first_of("*?") != std::string_view::npos;
@@ -35,7 +43,7 @@ ConsumerSettings consumer_settings(const PullOptions& o, const std::string& subj
     s.start_time_ns = *o.since_us * 1000;
   }
   s.max_ack_pending = 4096;
-  s.ack_wait_s = 60;
+  s.ack_wait_s = durable_ack_wait_s;
   return s;
 }
 
@@ -55,6 +63,33 @@ void check_pull_options(const PullOptions& o) {
   }
 }
 
+// A durable's messages this reader took and did not acknowledge, handed back to the server
+// (nak) when the pull ends, however it ends (`| head` gone, a full disk, a stop), and those the
+// client holds not yet taken: the next reader gets them at once. Left alone they stay the
+// consumer's "ack pending" for its whole ack wait, and a few readers that went away fill its
+// max_ack_pending: the next trace-pull then gets nothing and times out. The delay keeps the
+// server from handing them back to this subscription before its connection closes; only what
+// the client held when the pull ended is handed back (what the server sends meanwhile is its
+// own ack pending again).
+class HandBack {
+ public:
+  HandBack(NatsConsumer& consumer, std::vector<NatsMessage>& taken) : consumer_(consumer), taken_(taken) {}
+  HandBack(const HandBack&) = delete;
+  HandBack& operator=(const HandBack&) = delete;
+  HandBack(HandBack&&) = delete;
+  HandBack& operator=(HandBack&&) = delete;
+  ~HandBack() {
+    constexpr std::int64_t redeliver_after_ms = 1000;
+    for (NatsMessage& message : taken_) message.nak_with_delay(redeliver_after_ms);
+    taken_.clear();
+    consumer_.hand_back_queued(redeliver_after_ms);
+  }
+
+ private:
+  NatsConsumer& consumer_;
+  std::vector<NatsMessage>& taken_;
+};
+
 // One pull: messages in, their records through the reorder window to the output; a durable's
 // messages acknowledged once what they held is written.
 class Puller {
@@ -67,7 +102,9 @@ class Puller {
         order_(
             o.order, [this](std::string_view lines) { writer_.write(lines); },
             [this](std::string_view board, std::string_view run, SeqRange missing) { tell_gap(board, run, missing); }),
-        records_([this](std::string_view problem) { tell_bad_line(problem); }) {}
+        records_([this](std::string_view problem) { tell_bad_line(problem); }) {
+    if (!o.durable.empty()) hand_back_.emplace(consumer_, unacknowledged_);
+  }
 
   void run() {
     RepeatedRequest asking_state("reading the consumer's state", log_);
@@ -78,12 +115,9 @@ class Puller {
       if (next.what == NatsConsumer::Next::What::timeout) {
         order_.tick(now);
         flush_and_ack();
-        if (!o_.follow && consumer_.caught_up(asking_state, false)) break;
-        if (!o_.follow && now - quiet_since > 30'000'000) {
-          throw Error(ExitCode::timeout,
-                      "nothing came for 30 s and the server did not say whether the consumer has "
-                      "everything: use --follow to wait for new records");
-        }
+        // A durable's pull also waits for what readers that went away hand back.
+        if (!o_.follow && consumer_.caught_up(asking_state, !o_.durable.empty())) break;
+        if (!o_.follow) check_quiet(now - quiet_since);
         continue;
       }
       quiet_since = now;
@@ -99,9 +133,9 @@ class Puller {
 
   void report_stats() const {
     log_.report(fmt::format(
-        R"(stats {{"messages":{},"records":{},"duplicates":{},"missing":{},"gaps":{},"reordered":{},"foreign":{},"bad_lines":{}}})",
-        messages_, order_.records(), order_.duplicates(), order_.missing(), gaps_, order_.reordered(), foreign_,
-        records_.bad_lines()));
+        R"(stats {{"messages":{},"records":{},"duplicates":{},"missing":{},"gaps":{},"reordered":{},"late":{},"foreign":{},"bad_lines":{}}})",
+        messages_, order_.records(), order_.duplicates(), order_.missing(), gaps_, order_.reordered(), order_.late(),
+        foreign_, records_.bad_lines()));
   }
 
  private:
@@ -113,13 +147,25 @@ class Puller {
     for (const ChunkRecords::Piece& piece : pieces) {
       if (wanted(piece.board)) order_.add(piece.board, piece.run, piece.range, piece.lines, now);
     }
-    if (!o_.follow) {
+    // Nothing pending ends a pull; a durable's ends in caught_up, which also waits for the
+    // messages handed back by readers that went away.
+    if (!o_.follow && o_.durable.empty()) {
       if (const auto pending = message.pending_after()) done_ = *pending == 0;
     }
     if (!o_.durable.empty()) unacknowledged_.push_back(std::move(message));
     if (const auto queued = consumer_.queued(); queued && *queued == 0) {
       order_.tick(now);
       flush_and_ack();  // nothing more is here yet: what we have goes out now (latency)
+    }
+  }
+
+  // Without --follow: nothing came for `quiet_us` and the pull is not known to be done.
+  void check_quiet(std::int64_t quiet_us) const {
+    const std::int64_t limit_s = quiet_limit_s + (o_.durable.empty() ? 0 : durable_ack_wait_s);
+    if (quiet_us > limit_s * 1'000'000) {
+      throw Error(ExitCode::timeout, fmt::format("nothing came for {} s and the server did not say whether the "
+                                                 "consumer has everything: use --follow to wait for new records",
+                                                 limit_s));
     }
   }
 
@@ -155,6 +201,7 @@ class Puller {
   ChunkOrder order_;
   ChunkRecords records_;
   std::vector<NatsMessage> unacknowledged_;  // written, to acknowledge once flushed (durable)
+  std::optional<HandBack> hand_back_;        // after unacknowledged_: gone before it
   std::uint64_t messages_ = 0;
   std::uint64_t foreign_ = 0;  // messages without one record
   std::uint64_t gaps_ = 0;

@@ -8,8 +8,10 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -246,6 +248,59 @@ struct JournalKeeper {
   }
 };
 
+// The stream checked again every stream_recheck_s (recheck_stream) on a thread of its own: the
+// publisher must not wait on a request (up to 2 s while the server is away or recovering; with
+// --wait never a publisher held up is records lost to a full buffer). A refusal is kept for the
+// publisher to throw.
+class StreamWatch {
+ public:
+  StreamWatch(const ShipOptions& o, NatsLink& link, const std::string& subject)
+      : thread_([this, &o, &link, &subject] { watch(o, link, subject); }) {}
+  StreamWatch(const StreamWatch&) = delete;
+  StreamWatch& operator=(const StreamWatch&) = delete;
+  StreamWatch(StreamWatch&&) = delete;
+  StreamWatch& operator=(StreamWatch&&) = delete;
+  ~StreamWatch() {
+    {
+      const std::scoped_lock lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+
+  // Throws the refusal the watch found, if it found one.
+  void check() {
+    if (!refused_seen_.load()) return;
+    const std::scoped_lock lock(mutex_);
+    std::rethrow_exception(refused_);
+  }
+
+ private:
+  void watch(const ShipOptions& o, NatsLink& link, const std::string& subject) {
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_for(lock, std::chrono::seconds(stream_recheck_s), [this] { return stopping_; })) {
+      lock.unlock();
+      try {
+        recheck_stream(link, o.stream.name, subject, o.chunk.max_bytes, o.ship.window);
+      } catch (...) {
+        lock.lock();
+        refused_ = std::current_exception();
+        refused_seen_ = true;
+        return;
+      }
+      lock.lock();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::exception_ptr refused_;
+  std::atomic<bool> refused_seen_{false};
+  std::thread thread_;  // last: it starts with the others made
+};
+
 struct PublishContext {
   const ShipOptions& o;
   const std::string& subject;
@@ -253,6 +308,7 @@ struct PublishContext {
   ShipQueue& queue;
   JournalKeeper& journal;
   const std::atomic<bool>& reader_done;
+  StreamWatch& stream_watch;
   const Logger& log;
 };
 
@@ -318,6 +374,7 @@ void publish_until_done(const PublishContext& c) {
       if (const auto through = queue.acked_through()) c.journal.acked(*through);
       journal_due = now + 100'000;
     }
+    c.stream_watch.check();  // the stream may have been recreated or changed since ensure_stream
     std::optional<OutgoingMessage> message;
     const auto send =
         queue.next(now, now + 100'000, [&](const Chunk& chunk) { message.emplace(c.subject, chunk.payload); });
@@ -435,7 +492,9 @@ ReadAndPublish read_and_publish(const ShipParts& p, ReaderCounts& reader_counts)
   });
   std::exception_ptr publisher_error;
   try {
-    publish_until_done(PublishContext{p.o, p.subject, p.publisher, p.queue, p.keeper, reader_done, p.log});
+    StreamWatch stream_watch(p.o, p.publisher.link(), p.subject);
+    publish_until_done(
+        PublishContext{p.o, p.subject, p.publisher, p.queue, p.keeper, reader_done, stream_watch, p.log});
   } catch (...) {  // the reader is stopped and joined before the error goes on
     publisher_error = std::current_exception();
     p.keeper.halt_reader = true;
@@ -510,6 +569,7 @@ ExitCode ship_outcome(const ShipEnd& end, const JournalKeeper& keeper, const std
 ExitCode ship(const ShipOptions& options_in, const Logger& log) {
   ShipOptions o = options_in;
   check_ship_options(o);
+  const FileDescriptor journal_lock = o.state.empty() ? FileDescriptor() : lock_ship_journal(o.state);
   const std::optional<JournalState> resumed = journal_to_resume(o);
   if (o.run.empty()) o.run = new_run_id();
   const std::string subject = board_subject(o.prefix, o.board);

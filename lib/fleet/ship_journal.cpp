@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -70,7 +71,7 @@ bool read_acked(std::string_view text, JournalState& state) {
   if (gap == std::string_view::npos) return false;
   const auto seq = parse_whole_number<std::uint64_t>(text.substr(0, gap));
   const auto mark = mark_of(text.substr(gap + 1));
-  if (!seq || !mark) return false;
+  if (!seq || *seq >= seq_limit || !mark) return false;
   state.acked_through = *seq;
   state.acked_mark = *mark;
   return true;
@@ -101,6 +102,13 @@ std::vector<std::string_view> whole_lines(std::string_view text) {
   return lines;
 }
 
+void refuse_unless_regular(const struct stat& status, const std::string& path) {
+  if (S_ISREG(status.st_mode)) return;
+  throw Error(ExitCode::usage, fmt::format("--state {}: {}, not a regular file (a journal is a file trace-ship "
+                                           "writes and renames)",
+                                           path, S_ISDIR(status.st_mode) ? "a directory" : "a device, FIFO or socket"));
+}
+
 std::string read_bounded(int fd, const std::string& path) {
   std::string text;
   std::vector<char> buffer(std::size_t{64} * 1024);
@@ -120,6 +128,21 @@ std::string read_bounded(int fd, const std::string& path) {
 
 }  // namespace
 
+FileDescriptor lock_ship_journal(const std::string& path) {
+  // What is not a journal is refused before a lock file is made beside it (/dev/zero.lock).
+  if (struct stat status{}; ::stat(path.c_str(), &status) == 0) refuse_unless_regular(status, path);
+  const std::string lock_path = path + ".lock";
+  const int opened = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOCTTY | O_CLOEXEC, 0644);
+  if (opened < 0) throw_system_error(errno, "opening the ship journal's lock " + lock_path);
+  FileDescriptor fd(opened);
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) return fd;
+  if (errno != EWOULDBLOCK) throw_system_error(errno, "locking " + lock_path);
+  throw Error(ExitCode::busy,
+              fmt::format("--state {}: another trace-ship is using this journal (it holds {}); a journal is for "
+                          "one trace-ship at a time",
+                          path, lock_path));
+}
+
 std::optional<JournalState> read_ship_journal(const std::string& path) {
   // O_NONBLOCK: a FIFO given by mistake must not hold the open until a writer comes.
   const int opened = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -130,12 +153,7 @@ std::optional<JournalState> read_ship_journal(const std::string& path) {
   const FileDescriptor fd(opened);
   struct stat status {};
   if (::fstat(fd.get(), &status) != 0) throw_system_error(errno, "reading the ship journal " + path);
-  if (!S_ISREG(status.st_mode)) {
-    throw Error(ExitCode::usage,
-                fmt::format("--state {}: {}, not a regular file (a journal is a file trace-ship "
-                            "writes and renames)",
-                            path, S_ISDIR(status.st_mode) ? "a directory" : "a device, FIFO or socket"));
-  }
+  refuse_unless_regular(status, path);
   if (static_cast<std::uint64_t>(status.st_size) > max_journal_bytes) {
     throw Error(ExitCode::bad_input, fmt::format("{}: {} bytes, larger than any trace-ship journal ({} at most): not "
                                                  "one",

@@ -49,6 +49,12 @@ struct JournalState {
   std::deque<PlannedChunk> published_after_acked;  // in seq order
 };
 
+// Takes PATH.lock, the journal's lock (flock, held until the descriptor closes; the journal
+// itself is replaced by renames, so it cannot hold one): two trace-ships on one journal would
+// ship two inputs as one run, and JetStream would drop the records of one as duplicates of the
+// other's. Throws Error: busy when another process holds it, usage for a path that is not a
+// regular file.
+[[nodiscard]] FileDescriptor lock_ship_journal(const std::string& path);
 // The state a journal file holds; nothing when the file does not exist. Throws Error: usage
 // for a path that is not a regular file, bad_input for a file that is not a journal of this
 // version (or is larger than any journal).

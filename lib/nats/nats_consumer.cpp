@@ -154,4 +154,13 @@ bool NatsConsumer::caught_up(RepeatedRequest& asking, bool acknowledged_too) {
   return backlog->undelivered == 0 && (!acknowledged_too || backlog->unacknowledged == 0);
 }
 
+void NatsConsumer::hand_back_queued(std::int64_t delay_ms) noexcept {
+  natsMsg* raw = nullptr;
+  for (int left = queued().value_or(0); left > 0 && natsSubscription_NextMsg(&raw, sub(subscription_), 1) == NATS_OK;
+       --left) {
+    NatsMessage(raw).nak_with_delay(delay_ms);
+  }
+  if (link_.cnats().connection != nullptr) natsConnection_FlushTimeout(link_.cnats().connection, 2000);
+}
+
 }  // namespace tp

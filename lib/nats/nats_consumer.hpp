@@ -56,6 +56,10 @@ class NatsConsumer {
   // nothing queued) and, with `acknowledged_too`, everything delivered is acknowledged (by
   // whichever reader sharing the durable took it). A failure to ask goes to `asking`.
   bool caught_up(RepeatedRequest& asking, bool acknowledged_too);
+  // Hands back (nak: delivered again after `delay_ms`) the messages the client holds not yet
+  // taken, then flushes the connection (best effort, up to 2 s) so they, and the naks given
+  // before, reach the server before it closes: else they come after the ack wait.
+  void hand_back_queued(std::int64_t delay_ms) noexcept;
 
  private:
   NatsLink& link_;

@@ -37,6 +37,9 @@ class NatsPublisher {
   // did not take it (then no answer comes).
   [[nodiscard]] std::optional<std::string> publish(OutgoingMessage message);
 
+  // The link it publishes on (the stream's check while publishing asks on it too).
+  [[nodiscard]] NatsLink& link() const noexcept { return link_; }
+
   // For cnats's callback: the handler.
   void answered(const NatsMessage& message, const PublishOutcome& outcome) const { on_ack_(message, outcome); }
 

@@ -67,6 +67,30 @@ void refuse_small_limits(const jsStreamConfig& config, std::size_t chunk_bytes, 
   }
 }
 
+// What ensure_stream refuses in a stream's settings: `refuse` throws with the reason.
+void check_stream_config(const jsStreamConfig& config, std::string_view subject, std::size_t chunk_bytes,
+                         std::size_t window, const std::function<void(const std::string&)>& refuse) {
+  bool covered = false;
+  for (int i = 0; i < config.SubjectsLen; ++i) covered = covered || subject_matches(config.Subjects[i], subject);
+  if (!covered && config.SubjectsLen > 0) refuse(fmt::format("its subjects do not cover {}", subject));
+  if (config.NoAck) refuse("it does not acknowledge publishes (no_ack): nothing could be accounted for");
+  if (config.Retention != js_LimitsPolicy) {
+    refuse("its retention is work-queue or interest: a record one reader takes would be gone for the others");
+  }
+  const std::int64_t window_s = config.Duplicates / 1'000'000'000;
+  if (window_s < min_duplicate_window_s) {
+    refuse(
+        fmt::format("its duplicate window is {} s: a chunk resent after a longer outage would be stored twice "
+                    "(at least {} s; trace-ship creates streams with 600)",
+                    window_s, min_duplicate_window_s));
+  }
+  if (config.MaxMsgSize > 0 && static_cast<std::size_t>(config.MaxMsgSize) < chunk_bytes) {
+    refuse(fmt::format("its largest message is {} bytes, smaller than a chunk ({} bytes): lower --chunk-bytes",
+                       config.MaxMsgSize, chunk_bytes));
+  }
+  refuse_small_limits(config, chunk_bytes, window, refuse);
+}
+
 // The stream's info, the stream created first when it is missing and `create`: read again
 // when another trace-ship created it in between.
 jsStreamInfo* read_or_create_stream(jsCtx* jetstream, const StreamSettings& settings, bool create,
@@ -123,32 +147,29 @@ void ensure_stream(NatsLink& link, const StreamSettings& settings, bool create, 
   const std::unique_ptr<jsStreamInfo, void (*)(jsStreamInfo*)> owned(
       read_or_create_stream(jetstream_of(link), settings, create, subject, warn), jsStreamInfo_Destroy);
   const jsStreamConfig& config = *owned->Config;
-  const auto refuse = [&](const std::string& why) {
+  check_stream_config(config, subject, chunk_bytes, window, [&](const std::string& why) {
     throw Error(ExitCode::unsupported, fmt::format("stream {}: {}", settings.name, why));
-  };
-  bool covered = false;
-  for (int i = 0; i < config.SubjectsLen; ++i) covered = covered || subject_matches(config.Subjects[i], subject);
-  if (!covered && config.SubjectsLen > 0) refuse(fmt::format("its subjects do not cover {}", subject));
-  if (config.NoAck) refuse("it does not acknowledge publishes (no_ack): nothing could be accounted for");
-  if (config.Retention != js_LimitsPolicy) {
-    refuse("its retention is work-queue or interest: a record one reader takes would be gone for the others");
-  }
-  const std::int64_t window_s = config.Duplicates / 1'000'000'000;
-  if (window_s < min_duplicate_window_s) {
-    refuse(
-        fmt::format("its duplicate window is {} s: a chunk resent after a longer outage would be stored twice "
-                    "(at least {} s; trace-ship creates streams with 600)",
-                    window_s, min_duplicate_window_s));
-  }
-  if (config.MaxMsgSize > 0 && static_cast<std::size_t>(config.MaxMsgSize) < chunk_bytes) {
-    refuse(fmt::format("its largest message is {} bytes, smaller than a chunk ({} bytes): lower --chunk-bytes",
-                       config.MaxMsgSize, chunk_bytes));
-  }
-  refuse_small_limits(config, chunk_bytes, window, refuse);
+  });
   if (config.Discard == js_DiscardNew && (config.MaxBytes > 0 || config.MaxMsgs > 0)) {
     warn(fmt::format("stream {} refuses new messages when full (discard new): chunks will wait, then be told lost",
                      settings.name));
   }
+}
+
+void recheck_stream(NatsLink& link, const std::string& stream, std::string_view subject, std::size_t chunk_bytes,
+                    std::size_t window) {
+  jsOptions options;
+  jsOptions_Init(&options);
+  options.Wait = 2000;  // the publisher waits on it: a server away is not waited for here
+  jsStreamInfo* info = nullptr;
+  if (js_GetStreamInfo(&info, jetstream_of(link), stream.c_str(), &options, nullptr) != NATS_OK) return;
+  const std::unique_ptr<jsStreamInfo, void (*)(jsStreamInfo*)> owned(info, jsStreamInfo_Destroy);
+  check_stream_config(*info->Config, subject, chunk_bytes, window, [&](const std::string& why) {
+    throw Error(ExitCode::unsupported,
+                fmt::format("stream {} changed under trace-ship (recreated or updated): {}; what it acknowledged "
+                            "since the last check (up to {} s before) may be gone",
+                            stream, why, stream_recheck_s));
+  });
 }
 
 }  // namespace tp

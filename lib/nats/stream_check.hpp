@@ -38,6 +38,15 @@ inline constexpr std::int64_t min_stream_max_age_s = 300;
 void ensure_stream(NatsLink& link, const StreamSettings& settings, bool create, std::string_view subject,
                    std::size_t chunk_bytes, std::size_t window, const std::function<void(std::string_view)>& warn);
 
+// How often a running trace-ship checks its stream again.
+inline constexpr std::int64_t stream_recheck_s = 5;
+// The check of ensure_stream again, on a running trace-ship (a stream deleted and recreated,
+// or updated, with limits that drop what it acknowledges): throws Error (unsupported) when
+// the stream's settings are refused now. One request, not repeated: a server that does not
+// answer (or no stream at all: publishes fail and are retried) is not a refusal.
+void recheck_stream(NatsLink& link, const std::string& stream, std::string_view subject, std::size_t chunk_bytes,
+                    std::size_t window);
+
 // Whether a NATS subject filter (tokens, '*' for one, '>' for the rest) covers `subject`.
 [[nodiscard]] bool subject_matches(std::string_view filter, std::string_view subject) noexcept;
 

@@ -201,6 +201,45 @@ def closed_outputs():
         pulling.stdout.close()
         codes.append(pulling.wait(timeout=120))
     check(set(codes) == {0}, "trace-pull --durable | head -c 1000: exit 0 every time", codes)
+    handed_back()
+
+
+def consumer_state(name):
+    """(messages not delivered, delivered and not acknowledged) of the consumer, as the server says."""
+    for account in nats.jsz("consumers=true").get("account_details", []):
+        for stream in account.get("stream_detail", []):
+            for consumer in stream.get("consumer_detail") or []:
+                if consumer["name"] == name:
+                    return consumer["num_pending"], consumer["num_ack_pending"]
+    raise AssertionError(f"no consumer {name} in the server's monitoring")
+
+
+def handed_back():
+    """One durable read into `head` again and again, then whole. The readers that went away
+    held messages delivered and not acknowledged: before, the whole pull found nothing
+    undelivered and ended at once, exit 0, writing nothing. Now they are handed back (nak) or
+    come after the ack wait, and the whole pull gets every message no head acknowledged (a
+    head's reader may have taken some into its pipe), writing each record once."""
+    for _ in range(5):
+        pulling = subprocess.Popen([tool("trace-pull"), "--server", nats.url(), "--board", "big", "--durable",
+                                    "handback"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        subprocess.run(["head", "-c", "1000"], stdin=pulling.stdout, capture_output=True, timeout=120)
+        pulling.stdout.close()
+        pulling.wait(timeout=120)
+    undelivered, unacknowledged = consumer_state("handback")
+    check(unacknowledged > 0, "five heads left messages delivered and not acknowledged (the fault happened)",
+          (undelivered, unacknowledged))
+    whole = pull("--board", "big", "--durable", "handback")
+    got = seqs_of(whole.stdout)
+    stats = engines.stats_of(whole.stderr.decode())
+    check(whole.returncode == 0, "--durable after five heads: the whole pull ends (exit 0)",
+          (whole.returncode, whole.stderr[-400:]))
+    check(stats and stats["messages"] == undelivered + unacknowledged,
+          "--durable after five heads: every message not acknowledged comes to the whole pull",
+          (stats, undelivered, unacknowledged))
+    check(got and len(got) == len(set(got)) and stats["records"] == len(got),
+          "--durable after five heads: each record written once", (len(got), len(set(got))))
+    check(consumer_state("handback") == (0, 0), "--durable after five heads: the consumer holds nothing more")
 
 
 def times():

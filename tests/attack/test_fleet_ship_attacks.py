@@ -234,6 +234,37 @@ try:
     check(again.returncode == 0 and engines.stats_of(again.stderr)["skipped"] == len(hup_lines),
           "the cron job's second run on the same file: nothing to do, exit 0", again.stderr[-300:])
 
+    # --- Two trace-ships on one --state: the second is refused (exit 5) while the first runs.
+    # Before the lock, the second resumed the first's run from its journal (no seq acknowledged
+    # yet), shipped its own input under the first's message ids, and JetStream dropped every
+    # record of the first as a duplicate: both ended 0, the first's records nowhere.
+    journal = os.path.join(work, "two.journal")
+    first_input = os.path.join(work, "two-first.ndjson")
+    first_lines = write_records(first_input, 3000, tag="first")
+    second_input = os.path.join(work, "two-second.ndjson")
+    write_records(second_input, 3000, tag="second")
+    reader_end, writer_end = os.pipe()
+    holder = subprocess.Popen([SHIP, "--board", "btwo", "--server", url, "--create-stream", "--state", journal], stdin=reader_end,
+                              stderr=subprocess.PIPE, text=True)
+    os.close(reader_end)
+    try:
+        wait_until(lambda: holder.poll() is not None or os.path.exists(journal) and "\nrun " in open(journal).read(),
+                   "the first shipper's journal written")
+        second = ship(["--board", "btwo", "--server", url, "--state", journal], second_input)
+        check(second.returncode == 5 and "another trace-ship" in second.stderr,
+              "a second trace-ship on the same --state: refused (exit 5, busy)", (second.returncode, second.stderr[-400:]))
+        check(holder.poll() is None, "two on one journal: the first still runs (the refusal was while it held it)")
+        os.write(writer_end, "".join(line + "\n" for line in first_lines).encode())
+    finally:
+        os.close(writer_end)
+    code = holder.wait(timeout=120)
+    check(code == 0, "two on one journal: the first ships its input", (code, holder.stderr.read()[-400:]))
+    exactly(url, "TRACE", "btwo", first_lines, "two trace-ships on one journal")
+    again = ship(["--board", "btwo", "--server", url, "--state", journal], first_input)
+    check(again.returncode == 0 and engines.stats_of(again.stderr)["skipped"] == len(first_lines),
+          "two on one journal: once the first ended, the journal is free (the next run resumes it)",
+          (again.returncode, again.stderr[-300:]))
+
     # --- 6: a journal cut inside its run id, a version-1 journal, a garbled line.
     for what, text in (("cut inside its run id", "tracepipe-ship-journal 2\nboard b6\nrun 20261127T1010"),
                        ("of version 1", "tracepipe-ship-journal 1\nboard b6\nrun r1\nacked 999\n"),
@@ -271,6 +302,38 @@ try:
     stream_tool(url, "create", "ROOMY", "roomy.>", big)
     result = ship(["--board", "b7", "--server", url, "--stream", "ROOMY", "--subject-prefix", "roomy"], full_input)
     check(result.returncode == 0, "a stream with ample limits is taken", result.stderr[-300:])
+
+    # --- A stream deleted and recreated with max_msgs_per_subject 1 under a running shipper.
+    # Before, every record was acknowledged (exit 0) while the stream kept one chunk: the
+    # shipper checked the stream once, at its start. Now it checks it again every few seconds
+    # and stops, exit 9, naming the change.
+    stream_tool(url, "create", "LIVE", "live.>", json.dumps({"max_msgs_per_subject": 100000}))
+    reader_end, writer_end = os.pipe()
+    live = subprocess.Popen([SHIP, "--board", "blive", "--server", url, "--stream", "LIVE", "--subject-prefix",
+                             "live", "--stats"], stdin=reader_end, stderr=subprocess.PIPE, text=True)
+    os.close(reader_end)
+    try:
+        os.write(writer_end, "".join(record(i, "live") + "\n" for i in range(100)).encode())
+        wait_until(lambda: live.poll() is not None or
+                   json.loads(stream_tool(url, "probe", "LIVE", "live.none", "0"))["held"] > 0,
+                   "the shipper's first records stored in LIVE")
+        stream_tool(url, "recreate", "LIVE", "live.>", json.dumps({"max_msgs_per_subject": 1}))
+        check(live.poll() is None, "stream recreated: the shipper still runs (the change happened under it)")
+        feed_until = time.monotonic() + 30  # deadline: the check comes within seconds; one that never stops fails
+        i = 100
+        while live.poll() is None and time.monotonic() < feed_until:
+            os.write(writer_end, "".join(record(n, "live") + "\n" for n in range(i, i + 50)).encode())
+            i += 50
+            time.sleep(0.2)  # pace: a live capture's records, a few chunks a second
+    except BrokenPipeError:
+        pass
+    finally:
+        os.close(writer_end)
+    code = live.wait(timeout=60)
+    err = live.stderr.read()
+    check(code == 9 and "changed under trace-ship" in err and "messages per subject" in err,
+          "a stream recreated with max_msgs_per_subject 1 under a shipper: it stops, exit 9, naming it",
+          (code, err[-500:]))
 
     # --- 15: credentials. A server whose password holds '"' and '\'.
     password = 'p"a\\ss'

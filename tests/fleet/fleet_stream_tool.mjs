@@ -3,6 +3,8 @@
 //
 //   node fleet_stream_tool.mjs URL create STREAM SUBJECT CONFIG_JSON   a stream as a lab might set it
 //                                                                      up (config as JetStream's API)
+//   node fleet_stream_tool.mjs URL recreate STREAM SUBJECT CONFIG_JSON the same, deleted first (an operator
+//                                                                      recreating it under a shipper)
 //   node fleet_stream_tool.mjs URL probe STREAM SUBJECT N              publish N acknowledged messages:
 //                                                                      {"acked":N,"held":what it keeps}
 //   node fleet_stream_tool.mjs URL records STREAM                      every record line of every
@@ -22,8 +24,9 @@ if (what === 'login') {
 
 const nc = await connect({ servers: server, ignoreClusterUpdates: true, timeout: 10000 });
 const jsm = await nc.jetstreamManager({ timeout: 10000 });
-if (what === 'create') {
+if (what === 'create' || what === 'recreate') {
   const [name, subject, configText] = args;
+  if (what === 'recreate') await jsm.streams.delete(name);
   const config = JSON.parse(configText);
   for (const key of ['max_age', 'duplicate_window']) {
     if (config[key] !== undefined) config[key] = nanos(config[key] * 1000);  // given in seconds

@@ -413,6 +413,29 @@ TEST_CASE("chunk order: what never comes is a gap, after max_wait, max_held, or 
   CHECK(probe.order.held() == 0);
 }
 
+TEST_CASE("chunk order: what comes after its gap was told, or before the first written, is written late") {
+  OrderProbe probe(ChunkOrder::Limits{1, 1000});
+  probe.order.add("b", "r", {10, 14}, lines(10, 14), 0);  // an earlier reader of a durable died holding 0-9
+  probe.order.add("b", "r", {0, 4}, lines(0, 4), 0);      // handed back after its ack wait
+  probe.order.add("b", "r", {5, 12}, lines(5, 12), 0);    // 5-9 written nowhere, 10-12 here
+  probe.order.add("b", "r", {15, 16}, lines(15, 16), 0);
+  probe.order.add("b", "r", {3, 4}, lines(3, 4), 0);  // written: a duplicate
+  CHECK(probe.out == lines(10, 14) + lines(0, 4) + lines(5, 9) + lines(15, 16));
+  CHECK(probe.order.late() == 10);
+  CHECK(probe.order.duplicates() == 5);
+  probe.order.add("b", "r", {20, 21}, lines(20, 21), 0);
+  probe.order.add("b", "r", {30, 31}, lines(30, 31), 0);  // two held: 17-19 told missing
+  probe.order.tick(1000);                                 // held max_wait: 22-29 told missing
+  CHECK(probe.gaps == std::vector<std::string>{"b r 17-19", "b r 22-29"});
+  probe.order.add("b", "r", {18, 24}, lines(18, 24), 0);  // 18-19 and 22-24 late, 20-21 written
+  probe.order.add("b", "r", {17, 19}, lines(17, 19), 0);  // 17 late, 18-19 written by now
+  CHECK(probe.out == lines(10, 14) + lines(0, 4) + lines(5, 9) + lines(15, 16) + lines(20, 21) + lines(30, 31) +
+                         lines(18, 19) + lines(22, 24) + lines(17, 17));
+  CHECK(probe.order.late() == 16);
+  CHECK(probe.order.duplicates() == 9);
+  CHECK(probe.order.records() == 27);
+}
+
 TEST_CASE("ship journal: the run, the acknowledged seq and mark, the chunks after it; a cut last line") {
   const std::string text =
       "tracepipe-ship-journal 2\nboard b07\nrun r-1\nchunk 0 9 90 00000000000000a1\nchunk 10 19 190 00000000000000a2\n"
@@ -448,6 +471,10 @@ TEST_CASE("ship journal: refused when malformed, cut in its header, of version 1
   refused("tracepipe-ship-journal 2\nboard b\nrun r\nrun s\n", "j:4");         // a second run
   refused("tracepipe-ship-journal 2\nboard a.b\nrun r\n", "j:2");
   refused("tracepipe-ship-journal 2\nboard b\nrun r\n\n", "j:4");
+  // Seqs of 2^63 or more are none of trace-ship's (an acked 2^64-1 wrapped to "skip nothing").
+  refused("tracepipe-ship-journal 2\nboard b\nrun r\nacked 18446744073709551615 1 0000000000000001\n", "j:4");
+  refused("tracepipe-ship-journal 2\nboard b\nrun r\nacked 9223372036854775808 1 0000000000000001\n", "j:4");
+  refused("tracepipe-ship-journal 2\nboard b\nrun r\nchunk 0 9223372036854775808 1 0000000000000001\n", "j:4");
   std::string huge = "tracepipe-ship-journal 2\nboard b\nrun r\n";
   huge.resize(max_journal_bytes + 1, '\n');
   refused(huge, "larger than any trace-ship journal");
@@ -529,6 +556,22 @@ TEST_CASE("chunk builder: a resume refuses an input that is not the one recorded
   shorter.resume(9, recorded_marks[3], {});
   for (std::size_t i = 0; i < 4; ++i) shorter.add(recorded[i], 1, recorded_marks[i]);
   CHECK_THROWS_WITH_AS(shorter.check_resumed_input_complete(), doctest::Contains("ended before seq 9"), Error);
+
+  // A planned chunk larger than any message (a journal that lies about its ranges): refused
+  // when it passes the largest message, not held in memory until the input ends.
+  ChunkLimits small;
+  small.max_message = 2000;
+  ChunkBuilder overgrown("b", "r", small, [&](Chunk&& chunk, bool) {
+    taken.push_back(std::move(chunk));
+    return true;
+  });
+  overgrown.resume(std::nullopt, InputMark{}, {PlannedChunk{SeqRange{0, 1'000'000'000}, recorded_marks[3]}});
+  CHECK_THROWS_WITH_AS(
+      [&] {
+        for (std::uint64_t i = 0; i < 100; ++i) overgrown.add(record(i), 1, InputMark{i, i});
+      }(),
+      doctest::Contains("larger than any message"), Error);
+  CHECK(taken.empty());
 
   ChunkBuilder replanned = builder_of();  // nothing acknowledged, a chunk published: its bytes checked
   replanned.resume(std::nullopt, InputMark{}, {PlannedChunk{SeqRange{0, 1}, recorded_marks[1]}});
