@@ -52,14 +52,18 @@ await nc.drain();
 """
 
 
-def publish(board, run, records, first_seq):
-    """One chunk as trace-ship publishes it (subject, headers, stamped lines), by the npm client."""
-    chunk = {"subject": f"trace.{board}", "body": "".join(line + "\n" for line in records),
-             "headers": {"Nats-Msg-Id": f"{board}.{run}.{first_seq}", "Tp-Board": board, "Tp-Run": run,
-                         "Tp-First-Seq": str(first_seq), "Tp-Last-Seq": str(first_seq + len(records) - 1)}}
+def publish(board, run, records, first_seq, per_chunk=None):
+    """Chunks as trace-ship publishes them (subject, headers, stamped lines), by the npm client:
+    one of all the records, or of per_chunk records each."""
+    per_chunk = per_chunk or len(records)
+    chunks = [{"subject": f"trace.{board}", "body": "".join(line + "\n" for line in records[at:at + per_chunk]),
+               "headers": {"Nats-Msg-Id": f"{board}.{run}.{first_seq + at}", "Tp-Board": board, "Tp-Run": run,
+                           "Tp-First-Seq": str(first_seq + at),
+                           "Tp-Last-Seq": str(first_seq + min(at + per_chunk, len(records)) - 1)}}
+              for at in range(0, len(records), per_chunk)]
     result = subprocess.run(["node", "--input-type=module", "-e", PUBLISH, nats.url()], cwd=FLEET,
-                            input=json.dumps([chunk]), capture_output=True, text=True, timeout=60)
-    check(result.returncode == 0, f"published a chunk of {board} {run} by hand", result.stderr[-400:])
+                            input=json.dumps(chunks), capture_output=True, text=True, timeout=120)
+    check(result.returncode == 0, f"published {len(chunks)} chunks of {board} {run} by hand", result.stderr[-400:])
 
 
 def stamped(record, board, run, seq, host_us=1795000000000000):
@@ -394,6 +398,76 @@ def quoted_names():
           result.stderr[-300:])
 
 
+
+def consumer_state(durable):
+    """(ack pending, pending) of a durable consumer, from nats-server's own monitoring."""
+    for account in nats.jsz().get("account_details", []):
+        for stream in account.get("stream_detail", []):
+            for consumer in stream.get("consumer_detail") or []:
+                if consumer["name"] == durable:
+                    return consumer["num_ack_pending"], consumer["num_pending"]
+    raise AssertionError(f"/jsz does not list the durable {durable}")
+
+
+def hangup_mid_insert():
+    """SIGHUP (a closed terminal) and SIGQUIT while trace-store inserts: like SIGINT, what was
+    fetched is inserted and acknowledged, so a rerun with --until-idle does not wait out the
+    120 s ack wait for it; every record stored once."""
+    total = 60000
+    lines = [stamped(text(f"h{seq:06} " + "x" * 120), "hup", "r1", seq) for seq in range(total)]
+    publish("hup", "r1", lines, 0, per_chunk=2000)
+    for name in ("SIGHUP", "SIGQUIT"):
+        table = f"hup_{name}"
+        argv = [tool("trace-store"), "--server", nats.url(), "--clickhouse", clickhouse.url(), "--durable", table,
+                "--table", table, "--create-table", "--batch-rows", "5000", "--stats"]
+        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        stored_at_signal = []
+
+        def some_stored():
+            stored = seqs_stored(table, "hup")
+            stored_at_signal[:] = stored if isinstance(stored, list) else []
+            return bool(stored_at_signal)
+
+        wait_until(some_stored, f"trace-store inserted rows into {table}")
+        process.send_signal(getattr(signal, name))
+        try:
+            _, err = process.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            _, err = process.communicate()
+        check(len(stored_at_signal) < total, f"{name} landed mid-run ({len(stored_at_signal)} of {total} stored)")
+        check(process.returncode == 128 + getattr(signal, name), f"{name}: trace-store stops, exit 128+signal",
+              f"{process.returncode} {err[-500:]}")
+        check(consumer_state(table)[0] == 0, f"{name}: nothing fetched is left unacknowledged (nats /jsz)",
+              consumer_state(table))
+        code, err, _ = store("--table", table, "--durable", table, timeout=100)
+        check(code == 0 and seqs_stored(table, "hup") == list(range(total)),
+              f"{name} then --until-idle: every record stored once", f"{code} {err[-500:]}")
+
+
+def dribbled_headers():
+    """--clickhouse-timeout bounds silence: a reply whose headers come a few bytes at a time,
+    each piece well within the timeout, is read (it took longer in all than the timeout)."""
+    row = b"b\tr\t0\t5\t1970-01-01\t1\tcycles\t0\titm\t1\tText\t{\"message\":\"x\"}\t\n"
+    head = (b"HTTP/1.1 200 OK\r\nContent-Type: text/tab-separated-values; charset=UTF-8\r\n"
+            b"X-ClickHouse-Server-Display-Name: slow\r\nContent-Length: %d\r\n\r\n" % len(row))
+
+    def dribble(conn):
+        for i in range(0, len(head), 4):
+            conn.sendall(head[i:i + 4])
+            time.sleep(0.1)  # pace: 4 bytes every 100 ms, far within the 1500 ms timeout
+        conn.sendall(row)
+        conn.close()
+
+    server = HostileHttp(dribble)
+    started = time.monotonic()
+    result = query("--clickhouse-timeout", "1500", url=server.url(), timeout=60)
+    took = time.monotonic() - started
+    check(took > 1.5, "the headers took longer in all than --clickhouse-timeout", f"{took:.1f}s")
+    check(result.returncode == 0 and len(lines_of(result.stdout)) == 1,
+          "headers that keep coming, slowly: read, not 'no answer'", f"{result.returncode} {result.stderr[-300:]}")
+    server.close()
+
 nats = engines.single_node(os.path.join(work, "nats"))
 clickhouse = engines.ClickHouse(os.path.join(work, "clickhouse")).start()
 try:
@@ -405,8 +479,10 @@ try:
     round_trip()
     hostile_rows()
     quoted_names()
+    dribbled_headers()
     silent_peers()
     huge_and_cut_replies()
+    hangup_mid_insert()  # last: its records grow this process (a child's ru_maxrss counts it)
 finally:
     clickhouse.kill()
     nats.kill()
