@@ -230,15 +230,54 @@ class Inserter {
   std::thread thread_;
 };
 
-// The table's rows, inserted where the options say (created first with --create-table): the
-// INSERT statement.
-std::string prepare_table(ClickHouseHttp& clickhouse, const StoreOptions& o) {
+// The table's columns, asked until ClickHouse answers (away at the start, it is waited for
+// as an insert would be); nothing when a stop was requested meanwhile.
+std::optional<HttpReply> table_columns(ClickHouseHttp& clickhouse, const std::string& sql, const Logger& log) {
+  for (unsigned failures = 0; stop_requested() == 0;) {
+    try {
+      return clickhouse.post(sql, {});
+    } catch (const Error& error) {
+      if (++failures == 1) log.warn(fmt::format("{}; waiting for it", error.what()));
+    }
+    const auto until = monotonic_ms() + static_cast<std::uint64_t>(backoff_ms(failures));
+    while (stop_requested() == 0 && monotonic_ms() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a stop is seen within 50 ms
+    }
+  }
+  return std::nullopt;
+}
+
+// A table that is not there, or cannot hold the rows as they are, is said at the start: its
+// every insert would fail (retried forever) or store other values than the records'. False
+// when stopped before ClickHouse answered.
+bool check_table(ClickHouseHttp& clickhouse, const std::string& database, const std::string& table, const Logger& log) {
+  const std::optional<HttpReply> reply = table_columns(clickhouse, table_columns_sql(database, table), log);
+  if (!reply) return false;
+  if (reply->status != 200) {
+    throw Error(ExitCode::failure, fmt::format("ClickHouse: the columns of {}.{}: {}", database, table,
+                                               clickhouse_error_line(reply->body)));
+  }
+  if (reply->body.empty()) {
+    throw Error(ExitCode::not_found, fmt::format("no table {}.{} (--create-table makes it)", database, table));
+  }
+  if (const std::string problems = unfit_columns(reply->body); !problems.empty()) {
+    throw Error(ExitCode::failure, fmt::format("the table {}.{} cannot hold the records as they are ({}): not one "
+                                               "trace-store created",
+                                               database, table, problems));
+  }
+  return true;
+}
+
+// The table's rows, inserted where the options say (created first with --create-table, its
+// columns checked): the INSERT statement; nothing when stopped before ClickHouse answered.
+std::optional<std::string> prepare_table(ClickHouseHttp& clickhouse, const StoreOptions& o, const Logger& log) {
   if (o.create_table) {
     clickhouse.execute(create_table_sql(o.clickhouse.database, o.table));
     if (!o.distributed.empty())
       clickhouse.execute(create_distributed_sql(o.clickhouse.database, o.table, o.distributed));
   }
   const std::string target = o.distributed.empty() ? o.table : o.table + "_all";
+  if (!check_table(clickhouse, o.clickhouse.database, target, log)) return std::nullopt;
   return insert_sql(o.clickhouse.database, target);
 }
 
@@ -338,10 +377,11 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
   ClickHouseSettings settings = o.clickhouse;
   settings.stop_ends_wait = false;
   ClickHouseHttp clickhouse(settings);
-  const std::string insert = prepare_table(clickhouse, o);
+  const std::optional<std::string> insert = prepare_table(clickhouse, o, log);
+  if (!insert) return ExitCode::ok;  // stopped: 128+signal
   NatsLink link(o.nats, report_nats_events(log));
   NatsConsumer consumer(link, ConsumerKind::pulled, consumer_settings(o), log);
-  Inserter inserter(clickhouse, insert, log);
+  Inserter inserter(clickhouse, *insert, log);
   Storer storer(o, consumer, inserter, log);
   storer.run();
   inserter.finish();

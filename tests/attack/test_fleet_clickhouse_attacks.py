@@ -177,6 +177,36 @@ def refused_by_clickhouse():
           "--stats: 2 refused rows, no insert retried", stats)
 
 
+
+def other_column_types():
+    """A table made by hand that cannot hold the records as they are: ClickHouse 18.16 would wrap
+    seq 2^33 in a UInt32 to 0 (one record replacing another under FINAL); a port in a UInt8 is
+    fine (0-255, the schema says); a column missing or no table at all fails every insert (retried forever). trace-store says
+    so at the start, exit 1 (3: no table), and stores nothing."""
+    clickhouse.query("CREATE TABLE other (board String, run String, seq UInt32, host_us UInt64, day Date, "
+                     "timestamp UInt64, clock String, port UInt8, source String, time_exact UInt8, kind String, "
+                     "data String, extra String) ENGINE = ReplacingMergeTree() PARTITION BY day ORDER BY (board, run, seq)")
+    clickhouse.query("CREATE TABLE no_extra (board String, run String, seq UInt64, host_us UInt64, day Date, "
+                     "timestamp UInt64, clock String, port UInt16, source String, time_exact UInt8, kind String, "
+                     "data String) ENGINE = ReplacingMergeTree() PARTITION BY day ORDER BY (board, run, seq)")
+    publish("oth", "r1", [stamped(text("first"), "oth", "r1", 0), stamped(text("wraps"), "oth", "r1", 1 << 33)], 0)
+    for table, code_wanted, said in (("other", 1, "(column seq is UInt32)"),
+                                     ("no_extra", 1, "no column extra"), ("absent", 3, "no table default.absent")):
+        code, err, _ = store("--table", table, "--durable", f"d_{table}", timeout=60)
+        check(code == code_wanted and said in err, f"a table {table}: exit {code_wanted} at the start, said",
+              f"{code} {err[-600:]}")
+    check(clickhouse.query("SELECT count() FROM other").strip() == "0", "nothing stored in a table that alters values")
+    # ClickHouse away at the start (no --create-table): waited for, as an insert would be.
+    err_path = os.path.join(work, "store-waits.err")
+    with open(err_path, "w") as err_file:
+        process = subprocess.Popen([tool("trace-store"), "--server", nats.url(), "--clickhouse",
+                                    f"http://127.0.0.1:{engines.free_port()}", "--durable", "d_away"],
+                                   stdout=subprocess.DEVNULL, stderr=err_file)
+    wait_until(lambda: "waiting for it" in open(err_path).read(), "trace-store says it waits for ClickHouse")
+    check(process.poll() is None, "ClickHouse away at the start: trace-store waits for it", open(err_path).read())
+    process.send_signal(signal.SIGTERM)
+    check(process.wait(timeout=30) == 143, "and a SIGTERM ends the wait, exit 143", open(err_path).read()[-300:])
+
 def round_trip():
     """Defect 8: what trace-store keeps comes back as trace-pull gives it (equal after jq -S)."""
     records = [
@@ -445,6 +475,43 @@ def hangup_mid_insert():
               f"{name} then --until-idle: every record stored once", f"{code} {err[-500:]}")
 
 
+
+def half_closed_towards(port):
+    """Whether a loopback TCP socket connected to `port` is in CLOSE_WAIT (its peer closed it),
+    from the kernel's own table."""
+    with open("/proc/net/tcp") as table:
+        for line in table.readlines()[1:]:
+            fields = line.split()
+            if int(fields[2].split(":")[1], 16) == port and fields[3] == "08":
+                return True
+    return False
+
+
+def idle_keepalive_closed():
+    """The keep-alive connection ClickHouse closes after 10 s idle: the next insert goes on a
+    new connection at once, not counted as a failed insert, no warning."""
+    proxy = engines.TcpProxy(clickhouse.http_port)
+    err_path = os.path.join(work, "idle.err")
+    with open(err_path, "w") as err_file:
+        process = subprocess.Popen([tool("trace-store"), "--server", nats.url(), "--clickhouse",
+                                    f"http://127.0.0.1:{proxy.port}", "--durable", "idle", "--stats", "--batch-ms",
+                                    "100"], stdout=subprocess.DEVNULL, stderr=err_file)
+    publish("idle", "r1", [stamped(text(f"i{seq}"), "idle", "r1", seq) for seq in range(5)], 0)
+    wait_until(lambda: seqs_stored("trace", "idle") == list(range(5)), "the first records stored")
+    wait_until(lambda: half_closed_towards(proxy.port), "ClickHouse closed the idle connection (CLOSE_WAIT)",
+               timeout=90)
+    publish("idle", "r1", [stamped(text(f"i{seq}"), "idle", "r1", seq) for seq in range(5, 10)], 5)
+    wait_until(lambda: seqs_stored("trace", "idle") == list(range(10)), "the records after the idle time stored")
+    process.send_signal(signal.SIGINT)
+    code = process.wait(timeout=60)
+    err = open(err_path).read()
+    stats = engines.stats_of(err)
+    # (Its durable reads the whole stream: the poison lines above are warned of; no insert is.)
+    check(code == 130 and stats is not None and stats["failed_inserts"] == 0 and "insert of" not in err,
+          "an idle connection closed by ClickHouse: no failed insert, no warning", f"{code} {err[-600:]}")
+    check(proxy.accepted == 2, "the insert after the idle time went on a new connection", proxy.accepted)
+    proxy.close()
+
 def dribbled_headers():
     """--clickhouse-timeout bounds silence: a reply whose headers come a few bytes at a time,
     each piece well within the timeout, is read (it took longer in all than the timeout)."""
@@ -476,9 +543,11 @@ try:
     check(create.returncode == 0, "trace-ship creates the stream", create.stderr[-300:])
     poison_is_skipped()
     refused_by_clickhouse()
+    other_column_types()
     round_trip()
     hostile_rows()
     quoted_names()
+    idle_keepalive_closed()
     dribbled_headers()
     silent_peers()
     huge_and_cut_replies()
