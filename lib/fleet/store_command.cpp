@@ -14,6 +14,7 @@
 
 #include "clickhouse/clickhouse_rows.hpp"
 #include "core/clock.hpp"
+#include "core/json_writer.hpp"
 #include "core/signals.hpp"
 #include "fleet/fleet_subject.hpp"
 #include "fleet/payload_lines.hpp"
@@ -22,6 +23,19 @@
 
 namespace tp {
 namespace {
+
+constexpr std::uint64_t bad_lines_reported = 10;
+
+// Where a line came from: the subject and, when the message has one, its Nats-Msg-Id (the
+// chunk's board.run.first-seq): a line that is no record has no board, run or seq of its own.
+std::string message_origin(const NatsMessage& message) {
+  const std::optional<std::string_view> id = message.header("Nats-Msg-Id");
+  if (!id) return std::string(message.subject());
+  constexpr std::size_t id_shown = 200;  // the header is the publisher's: cut, and quoted as JSON
+  std::string quoted;
+  append_json_string(quoted, id->substr(0, id_shown));
+  return fmt::format("{} (message {})", message.subject(), quoted);
+}
 
 // How many messages to fetch for the batch to fill up to `batch_rows` and no further, from the
 // lines per message seen so far (a first guess before any came).
@@ -340,8 +354,10 @@ class Storer {
       std::string problem;
       if (append_clickhouse_row(parser_, line, batch_.rows, problem)) {
         ++batch_.count;
-      } else if (++bad_lines_ <= 10) {
-        log_.warn(fmt::format("a line on {} is not a stamped record ({}): not stored", message.subject(), problem));
+      } else if (++bad_lines_ <= bad_lines_reported) {
+        log_.warn(
+            fmt::format("a line on {} is not a stamped record ({}): not stored{}", message_origin(message), problem,
+                        bad_lines_ == bad_lines_reported ? " (further bad lines are only counted: --stats)" : ""));
       }
     });
     if (batch_.messages.empty()) batch_started_ = static_cast<std::int64_t>(monotonic_ms());

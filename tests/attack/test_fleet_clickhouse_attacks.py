@@ -134,7 +134,8 @@ def poison_is_skipped():
             record = text("poison")
             record.update({k: v for k, v in poison[seq].items() if k != "host_us"})
             lines.append(stamped(record, "p", "r1", seq, poison[seq].get("host_us", 1795000000000000)))
-    publish("p", "r1", lines, 0)
+    # Lines that are no record at all (no board, run or seq of their own), past the 10 reported.
+    publish("p", "r1", lines + ["not json"] * 6, 0)
     publish("p", "r2", [stamped(text("alone"), "p", "r2", 0, U64_MAX)], 0)
     code, err, stats = store("--create-table")
     check(code == 0, "trace-store --until-idle ends (exit 0) with poison in its batch", err[-800:])
@@ -144,9 +145,13 @@ def poison_is_skipped():
         check(f"board p run r1 seq {seq}: " in err and why in err.split(f"board p run r1 seq {seq}: ", 1)[1][:300],
               f"the refused record seq {seq} is reported with its reason ({why})", err[-1500:])
     # The rows: the good ones and the stream's first record (board init).
-    check(stats is not None and stats["bad_lines"] == 6 and stats["rows"] == len(good) + 1,
-          "--stats counts the 6 refused lines and the stored rows", stats)
-    check("6 lines not stored" in err, "the end says how many lines were not stored", err[-500:])
+    check(stats is not None and stats["bad_lines"] == 12 and stats["rows"] == len(good) + 1,
+          "--stats counts the 12 refused lines and the stored rows", stats)
+    check("12 lines not stored" in err, "the end says how many lines were not stored", err[-500:])
+    check('a line on trace.p (message "p.r1.0") is not a stamped record (not a JSON object' in err,
+          "a line that is no record is reported with its message's id (board, run, first seq)", err[-1500:])
+    check(err.count("is not a stamped record") == 10 and "(further bad lines are only counted: --stats)" in err,
+          "10 bad lines reported, the 10th says the rest are only counted", err[-1500:])
     kept = clickhouse.query("SELECT extra FROM trace FINAL WHERE board = 'p' AND seq = 8 FORMAT JSONEachRow")
     check(kept.strip() and json.loads(json.loads(kept)["extra"] or "null") == {"event": {"note": "kept"}},
           "a member of event beside kind/data is stored (extra's \"event\")", kept)
