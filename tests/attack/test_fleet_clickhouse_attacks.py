@@ -421,6 +421,23 @@ def huge_and_cut_replies():
           "body limit" not in result.stderr, "a reply cut short: exit 7, said so", result.stderr[-300:])
     server.close()
 
+    def error_after_rows(conn):  # ClickHouse 18.16 over HTTP: the status is sent; a later error ends the body
+        row = b"b\tr\t0\t5\t1970-01-01\t1\tcycles\t0\titm\t1\tText\t{\"message\":\"x\"}\t\n"
+        failure = b"Code: 241, e.displayText() = DB::Exception: Memory limit (for query) exceeded, e.what() = DB::Exception\n"
+        conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        for piece in (row, failure):
+            conn.sendall(b"%x\r\n%s\r\n" % (len(piece), piece))
+        conn.sendall(b"0\r\n\r\n")
+        conn.close()
+
+    server = HostileHttp(error_after_rows)
+    result = query(url=server.url(), timeout=60)
+    check(result.returncode == 1 and "Code: 241" in result.stderr and "Memory limit" in result.stderr and
+          "not the store's" not in result.stderr and len(lines_of(result.stdout)) == 1,
+          "ClickHouse's error after the first rows: said as ClickHouse's, exit 1 (not rows 'not the store's')",
+          f"{result.returncode} {result.stderr[-400:]}")
+    server.close()
+
 
 def quoted_names():
     """Defect 15: --table a-b passes the name check; it is quoted in every statement."""
