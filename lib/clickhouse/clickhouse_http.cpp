@@ -170,6 +170,29 @@ struct ClickHouseHttp::Impl {
 
   using Parser = http::response_parser<http::buffer_body>;
 
+  // Reads until the buffer holds a whole header, piece by piece as the body: the silence
+  // before each piece is bounded, not the whole header (Beast's header read is one
+  // operation; a slow link that keeps sending is no silent server).
+  boost::system::error_code read_header_bytes() {
+    constexpr std::size_t header_max = std::size_t{64} * 1024;  // beyond, the parser refuses it
+    constexpr std::size_t piece = 4096;
+    const auto header_in_buffer = [&] {
+      const std::string_view held(static_cast<const char*>(buffer.data().data()), buffer.size());
+      return held.find("\r\n\r\n") != std::string_view::npos || held.size() >= header_max;
+    };
+    boost::system::error_code error;
+    while (!error && !header_in_buffer()) {
+      error = await([&](auto handler) {
+        stream->async_read_some(buffer.prepare(piece), [this, handler = std::move(handler)](boost::system::error_code e,
+                                                                                            std::size_t n) mutable {
+          buffer.commit(n);
+          handler(e, n);
+        });
+      });
+    }
+    return error;
+  }
+
   // Sends a request and reads the reply's headers into a new parser. A kept connection the
   // server closed while idle fails before any reply: then once more on a new connection.
   void exchange(const http::request<http::span_body<const char>>& req, std::optional<Parser>& parser) {
@@ -181,6 +204,7 @@ struct ClickHouseHttp::Impl {
       // exceeded" for every reply with a Content-Length).
       parser->body_limit(std::numeric_limits<std::uint64_t>::max());
       boost::system::error_code error = send_once(req);
+      if (!error) error = read_header_bytes();
       if (!error) {
         error = await([&](auto handler) { http::async_read_header(*stream, buffer, *parser, std::move(handler)); });
       }

@@ -1,7 +1,7 @@
 // ClickHouse's HTTP interface (port 8123), over Boost.Beast: one keep-alive connection,
 // requests with a bounded wait, the body of a reply read whole or streamed in pieces.
-// Every wait is bounded by timeout_ms: the connect, each piece of a request sent, a reply's
-// headers, and the silence between pieces of its body (a large SELECT may take long in all;
+// Every wait is bounded by timeout_ms: the connect, each piece of a request sent, and the
+// silence before each piece of a reply, headers or body (a large SELECT may take long in all;
 // a server that says nothing for timeout_ms is given up: Error(timeout)). A SIGINT/SIGTERM
 // ends a wait too, unless the settings say to finish it (an insert whose rows are fetched).
 #pragma once

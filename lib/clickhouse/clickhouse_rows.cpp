@@ -489,6 +489,51 @@ std::string insert_sql(std::string_view database, std::string_view table) {
   return fmt::format("INSERT INTO {} ({}) FORMAT JSONEachRow", qualified_table(database, table), columns);
 }
 
+std::string table_columns_sql(std::string_view database, std::string_view table) {
+  return fmt::format("SELECT name, type FROM system.columns WHERE database = {} AND table = {} FORMAT TabSeparated",
+                     sql_string(database), sql_string(table));
+}
+
+namespace {
+
+// The types a column may have for the rows to be stored as they are: the ones created, a
+// wider unsigned number, or (text) an Enum, which refuses a value it does not list (the row
+// is reported) rather than altering it.
+bool column_fits(std::string_view name, std::string_view type) {
+  const auto any_of = [&](std::initializer_list<std::string_view> types) {
+    return std::find(types.begin(), types.end(), type) != types.end();
+  };
+  if (name == "seq" || name == "host_us" || name == "timestamp") return type == "UInt64";
+  if (name == "port") return any_of({"UInt8", "UInt16", "UInt32", "UInt64"});  // 0-255 (schema)
+  if (name == "time_exact") return any_of({"UInt8", "UInt16", "UInt32", "UInt64"});
+  if (name == "day") return type == "Date";
+  return any_of({"String", "LowCardinality(String)"}) || type.starts_with("Enum8(") || type.starts_with("Enum16(");
+}
+
+}  // namespace
+
+std::string unfit_columns(std::string_view columns_tsv) {
+  std::string problems;
+  std::string_view rest = columns;
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view name = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 2);
+    std::optional<std::string_view> type;
+    for (std::string_view lines = columns_tsv; !lines.empty() && !type;) {
+      const std::string_view line = lines.substr(0, lines.find('\n'));
+      lines.remove_prefix(std::min(lines.size(), line.size() + 1));
+      if (line.starts_with(name) && line.size() > name.size() && line[name.size()] == '\t') {
+        type = line.substr(name.size() + 1);
+      }
+    }
+    if (type && column_fits(name, *type)) continue;
+    if (!problems.empty()) problems += "; ";
+    problems += type ? fmt::format("column {} is {}", name, *type) : fmt::format("no column {}", name);
+  }
+  return problems;
+}
+
 std::string sql_string(std::string_view text) {
   std::string quoted = "'";
   for (const char c : text) {

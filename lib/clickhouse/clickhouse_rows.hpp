@@ -45,6 +45,15 @@ inline constexpr std::string_view default_table = "trace";
 [[nodiscard]] std::string create_distributed_sql(std::string_view database, std::string_view table,
                                                  std::string_view cluster);
 [[nodiscard]] std::string insert_sql(std::string_view database, std::string_view table);
+
+// The table's columns and their types, one "name<TAB>type" line each (system.columns).
+[[nodiscard]] std::string table_columns_sql(std::string_view database, std::string_view table);
+
+// Why a table with these columns (table_columns_sql's reply) cannot hold trace-store's rows as
+// they are: a column missing, or of a type that changes a value (ClickHouse 18.16 wraps a
+// number too large for its column without a word: seq 2^33 in a UInt32 becomes another
+// record's seq). Empty when it can.
+[[nodiscard]] std::string unfit_columns(std::string_view columns_tsv);
 // database.table, each quoted.
 [[nodiscard]] std::string qualified_table(std::string_view database, std::string_view table);
 

@@ -63,6 +63,13 @@ ExitCode query(const QueryOptions& o, const Logger& log) {
   std::uint64_t bad_rows = 0;
   // A row that is not the store's is reported and left out; the others are written.
   const auto on_row = [&](std::string_view row) {
+    // An error met after the status was sent ends the body as text ("Code: N, ..."): no row
+    // of the store (13 columns) starts so.
+    if (row.find('\t') == std::string_view::npos && clickhouse_error_code(row) != 0) {
+      writer.flush();
+      throw Error(ExitCode::failure,
+                  fmt::format("ClickHouse failed while sending the rows: {}", clickhouse_error_line(row)));
+    }
     record.clear();
     if (append_record_from_tsv(parser, row, record, problem)) {
       ++rows;

@@ -14,6 +14,7 @@
 
 #include "clickhouse/clickhouse_rows.hpp"
 #include "core/clock.hpp"
+#include "core/json_writer.hpp"
 #include "core/signals.hpp"
 #include "fleet/fleet_subject.hpp"
 #include "fleet/payload_lines.hpp"
@@ -22,6 +23,19 @@
 
 namespace tp {
 namespace {
+
+constexpr std::uint64_t bad_lines_reported = 10;
+
+// Where a line came from: the subject and, when the message has one, its Nats-Msg-Id (the
+// chunk's board.run.first-seq): a line that is no record has no board, run or seq of its own.
+std::string message_origin(const NatsMessage& message) {
+  const std::optional<std::string_view> id = message.header("Nats-Msg-Id");
+  if (!id) return std::string(message.subject());
+  constexpr std::size_t id_shown = 200;  // the header is the publisher's: cut, and quoted as JSON
+  std::string quoted;
+  append_json_string(quoted, id->substr(0, id_shown));
+  return fmt::format("{} (message {})", message.subject(), quoted);
+}
 
 // How many messages to fetch for the batch to fill up to `batch_rows` and no further, from the
 // lines per message seen so far (a first guess before any came).
@@ -230,15 +244,54 @@ class Inserter {
   std::thread thread_;
 };
 
-// The table's rows, inserted where the options say (created first with --create-table): the
-// INSERT statement.
-std::string prepare_table(ClickHouseHttp& clickhouse, const StoreOptions& o) {
+// The table's columns, asked until ClickHouse answers (away at the start, it is waited for
+// as an insert would be); nothing when a stop was requested meanwhile.
+std::optional<HttpReply> table_columns(ClickHouseHttp& clickhouse, const std::string& sql, const Logger& log) {
+  for (unsigned failures = 0; stop_requested() == 0;) {
+    try {
+      return clickhouse.post(sql, {});
+    } catch (const Error& error) {
+      if (++failures == 1) log.warn(fmt::format("{}; waiting for it", error.what()));
+    }
+    const auto until = monotonic_ms() + static_cast<std::uint64_t>(backoff_ms(failures));
+    while (stop_requested() == 0 && monotonic_ms() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a stop is seen within 50 ms
+    }
+  }
+  return std::nullopt;
+}
+
+// A table that is not there, or cannot hold the rows as they are, is said at the start: its
+// every insert would fail (retried forever) or store other values than the records'. False
+// when stopped before ClickHouse answered.
+bool check_table(ClickHouseHttp& clickhouse, const std::string& database, const std::string& table, const Logger& log) {
+  const std::optional<HttpReply> reply = table_columns(clickhouse, table_columns_sql(database, table), log);
+  if (!reply) return false;
+  if (reply->status != 200) {
+    throw Error(ExitCode::failure, fmt::format("ClickHouse: the columns of {}.{}: {}", database, table,
+                                               clickhouse_error_line(reply->body)));
+  }
+  if (reply->body.empty()) {
+    throw Error(ExitCode::not_found, fmt::format("no table {}.{} (--create-table makes it)", database, table));
+  }
+  if (const std::string problems = unfit_columns(reply->body); !problems.empty()) {
+    throw Error(ExitCode::failure, fmt::format("the table {}.{} cannot hold the records as they are ({}): not one "
+                                               "trace-store created",
+                                               database, table, problems));
+  }
+  return true;
+}
+
+// The table's rows, inserted where the options say (created first with --create-table, its
+// columns checked): the INSERT statement; nothing when stopped before ClickHouse answered.
+std::optional<std::string> prepare_table(ClickHouseHttp& clickhouse, const StoreOptions& o, const Logger& log) {
   if (o.create_table) {
     clickhouse.execute(create_table_sql(o.clickhouse.database, o.table));
     if (!o.distributed.empty())
       clickhouse.execute(create_distributed_sql(o.clickhouse.database, o.table, o.distributed));
   }
   const std::string target = o.distributed.empty() ? o.table : o.table + "_all";
+  if (!check_table(clickhouse, o.clickhouse.database, target, log)) return std::nullopt;
   return insert_sql(o.clickhouse.database, target);
 }
 
@@ -301,8 +354,10 @@ class Storer {
       std::string problem;
       if (append_clickhouse_row(parser_, line, batch_.rows, problem)) {
         ++batch_.count;
-      } else if (++bad_lines_ <= 10) {
-        log_.warn(fmt::format("a line on {} is not a stamped record ({}): not stored", message.subject(), problem));
+      } else if (++bad_lines_ <= bad_lines_reported) {
+        log_.warn(
+            fmt::format("a line on {} is not a stamped record ({}): not stored{}", message_origin(message), problem,
+                        bad_lines_ == bad_lines_reported ? " (further bad lines are only counted: --stats)" : ""));
       }
     });
     if (batch_.messages.empty()) batch_started_ = static_cast<std::int64_t>(monotonic_ms());
@@ -338,10 +393,11 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
   ClickHouseSettings settings = o.clickhouse;
   settings.stop_ends_wait = false;
   ClickHouseHttp clickhouse(settings);
-  const std::string insert = prepare_table(clickhouse, o);
+  const std::optional<std::string> insert = prepare_table(clickhouse, o, log);
+  if (!insert) return ExitCode::ok;  // stopped: 128+signal
   NatsLink link(o.nats, report_nats_events(log));
   NatsConsumer consumer(link, ConsumerKind::pulled, consumer_settings(o), log);
-  Inserter inserter(clickhouse, insert, log);
+  Inserter inserter(clickhouse, *insert, log);
   Storer storer(o, consumer, inserter, log);
   storer.run();
   inserter.finish();

@@ -52,14 +52,18 @@ await nc.drain();
 """
 
 
-def publish(board, run, records, first_seq):
-    """One chunk as trace-ship publishes it (subject, headers, stamped lines), by the npm client."""
-    chunk = {"subject": f"trace.{board}", "body": "".join(line + "\n" for line in records),
-             "headers": {"Nats-Msg-Id": f"{board}.{run}.{first_seq}", "Tp-Board": board, "Tp-Run": run,
-                         "Tp-First-Seq": str(first_seq), "Tp-Last-Seq": str(first_seq + len(records) - 1)}}
+def publish(board, run, records, first_seq, per_chunk=None):
+    """Chunks as trace-ship publishes them (subject, headers, stamped lines), by the npm client:
+    one of all the records, or of per_chunk records each."""
+    per_chunk = per_chunk or len(records)
+    chunks = [{"subject": f"trace.{board}", "body": "".join(line + "\n" for line in records[at:at + per_chunk]),
+               "headers": {"Nats-Msg-Id": f"{board}.{run}.{first_seq + at}", "Tp-Board": board, "Tp-Run": run,
+                           "Tp-First-Seq": str(first_seq + at),
+                           "Tp-Last-Seq": str(first_seq + min(at + per_chunk, len(records)) - 1)}}
+              for at in range(0, len(records), per_chunk)]
     result = subprocess.run(["node", "--input-type=module", "-e", PUBLISH, nats.url()], cwd=FLEET,
-                            input=json.dumps([chunk]), capture_output=True, text=True, timeout=60)
-    check(result.returncode == 0, f"published a chunk of {board} {run} by hand", result.stderr[-400:])
+                            input=json.dumps(chunks), capture_output=True, text=True, timeout=120)
+    check(result.returncode == 0, f"published {len(chunks)} chunks of {board} {run} by hand", result.stderr[-400:])
 
 
 def stamped(record, board, run, seq, host_us=1795000000000000):
@@ -130,7 +134,8 @@ def poison_is_skipped():
             record = text("poison")
             record.update({k: v for k, v in poison[seq].items() if k != "host_us"})
             lines.append(stamped(record, "p", "r1", seq, poison[seq].get("host_us", 1795000000000000)))
-    publish("p", "r1", lines, 0)
+    # Lines that are no record at all (no board, run or seq of their own), past the 10 reported.
+    publish("p", "r1", lines + ["not json"] * 6, 0)
     publish("p", "r2", [stamped(text("alone"), "p", "r2", 0, U64_MAX)], 0)
     code, err, stats = store("--create-table")
     check(code == 0, "trace-store --until-idle ends (exit 0) with poison in its batch", err[-800:])
@@ -140,9 +145,13 @@ def poison_is_skipped():
         check(f"board p run r1 seq {seq}: " in err and why in err.split(f"board p run r1 seq {seq}: ", 1)[1][:300],
               f"the refused record seq {seq} is reported with its reason ({why})", err[-1500:])
     # The rows: the good ones and the stream's first record (board init).
-    check(stats is not None and stats["bad_lines"] == 6 and stats["rows"] == len(good) + 1,
-          "--stats counts the 6 refused lines and the stored rows", stats)
-    check("6 lines not stored" in err, "the end says how many lines were not stored", err[-500:])
+    check(stats is not None and stats["bad_lines"] == 12 and stats["rows"] == len(good) + 1,
+          "--stats counts the 12 refused lines and the stored rows", stats)
+    check("12 lines not stored" in err, "the end says how many lines were not stored", err[-500:])
+    check('a line on trace.p (message "p.r1.0") is not a stamped record (not a JSON object' in err,
+          "a line that is no record is reported with its message's id (board, run, first seq)", err[-1500:])
+    check(err.count("is not a stamped record") == 10 and "(further bad lines are only counted: --stats)" in err,
+          "10 bad lines reported, the 10th says the rest are only counted", err[-1500:])
     kept = clickhouse.query("SELECT extra FROM trace FINAL WHERE board = 'p' AND seq = 8 FORMAT JSONEachRow")
     check(kept.strip() and json.loads(json.loads(kept)["extra"] or "null") == {"event": {"note": "kept"}},
           "a member of event beside kind/data is stored (extra's \"event\")", kept)
@@ -172,6 +181,36 @@ def refused_by_clickhouse():
     check(stats is not None and stats["refused_rows"] == 2 and stats["failed_inserts"] == 0,
           "--stats: 2 refused rows, no insert retried", stats)
 
+
+
+def other_column_types():
+    """A table made by hand that cannot hold the records as they are: ClickHouse 18.16 would wrap
+    seq 2^33 in a UInt32 to 0 (one record replacing another under FINAL); a port in a UInt8 is
+    fine (0-255, the schema says); a column missing or no table at all fails every insert (retried forever). trace-store says
+    so at the start, exit 1 (3: no table), and stores nothing."""
+    clickhouse.query("CREATE TABLE other (board String, run String, seq UInt32, host_us UInt64, day Date, "
+                     "timestamp UInt64, clock String, port UInt8, source String, time_exact UInt8, kind String, "
+                     "data String, extra String) ENGINE = ReplacingMergeTree() PARTITION BY day ORDER BY (board, run, seq)")
+    clickhouse.query("CREATE TABLE no_extra (board String, run String, seq UInt64, host_us UInt64, day Date, "
+                     "timestamp UInt64, clock String, port UInt16, source String, time_exact UInt8, kind String, "
+                     "data String) ENGINE = ReplacingMergeTree() PARTITION BY day ORDER BY (board, run, seq)")
+    publish("oth", "r1", [stamped(text("first"), "oth", "r1", 0), stamped(text("wraps"), "oth", "r1", 1 << 33)], 0)
+    for table, code_wanted, said in (("other", 1, "(column seq is UInt32)"),
+                                     ("no_extra", 1, "no column extra"), ("absent", 3, "no table default.absent")):
+        code, err, _ = store("--table", table, "--durable", f"d_{table}", timeout=60)
+        check(code == code_wanted and said in err, f"a table {table}: exit {code_wanted} at the start, said",
+              f"{code} {err[-600:]}")
+    check(clickhouse.query("SELECT count() FROM other").strip() == "0", "nothing stored in a table that alters values")
+    # ClickHouse away at the start (no --create-table): waited for, as an insert would be.
+    err_path = os.path.join(work, "store-waits.err")
+    with open(err_path, "w") as err_file:
+        process = subprocess.Popen([tool("trace-store"), "--server", nats.url(), "--clickhouse",
+                                    f"http://127.0.0.1:{engines.free_port()}", "--durable", "d_away"],
+                                   stdout=subprocess.DEVNULL, stderr=err_file)
+    wait_until(lambda: "waiting for it" in open(err_path).read(), "trace-store says it waits for ClickHouse")
+    check(process.poll() is None, "ClickHouse away at the start: trace-store waits for it", open(err_path).read())
+    process.send_signal(signal.SIGTERM)
+    check(process.wait(timeout=30) == 143, "and a SIGTERM ends the wait, exit 143", open(err_path).read()[-300:])
 
 def round_trip():
     """Defect 8: what trace-store keeps comes back as trace-pull gives it (equal after jq -S)."""
@@ -382,6 +421,23 @@ def huge_and_cut_replies():
           "body limit" not in result.stderr, "a reply cut short: exit 7, said so", result.stderr[-300:])
     server.close()
 
+    def error_after_rows(conn):  # ClickHouse 18.16 over HTTP: the status is sent; a later error ends the body
+        row = b"b\tr\t0\t5\t1970-01-01\t1\tcycles\t0\titm\t1\tText\t{\"message\":\"x\"}\t\n"
+        failure = b"Code: 241, e.displayText() = DB::Exception: Memory limit (for query) exceeded, e.what() = DB::Exception\n"
+        conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        for piece in (row, failure):
+            conn.sendall(b"%x\r\n%s\r\n" % (len(piece), piece))
+        conn.sendall(b"0\r\n\r\n")
+        conn.close()
+
+    server = HostileHttp(error_after_rows)
+    result = query(url=server.url(), timeout=60)
+    check(result.returncode == 1 and "Code: 241" in result.stderr and "Memory limit" in result.stderr and
+          "not the store's" not in result.stderr and len(lines_of(result.stdout)) == 1,
+          "ClickHouse's error after the first rows: said as ClickHouse's, exit 1 (not rows 'not the store's')",
+          f"{result.returncode} {result.stderr[-400:]}")
+    server.close()
+
 
 def quoted_names():
     """Defect 15: --table a-b passes the name check; it is quoted in every statement."""
@@ -394,6 +450,113 @@ def quoted_names():
           result.stderr[-300:])
 
 
+
+def consumer_state(durable):
+    """(ack pending, pending) of a durable consumer, from nats-server's own monitoring."""
+    for account in nats.jsz().get("account_details", []):
+        for stream in account.get("stream_detail", []):
+            for consumer in stream.get("consumer_detail") or []:
+                if consumer["name"] == durable:
+                    return consumer["num_ack_pending"], consumer["num_pending"]
+    raise AssertionError(f"/jsz does not list the durable {durable}")
+
+
+def hangup_mid_insert():
+    """SIGHUP (a closed terminal) and SIGQUIT while trace-store inserts: like SIGINT, what was
+    fetched is inserted and acknowledged, so a rerun with --until-idle does not wait out the
+    120 s ack wait for it; every record stored once."""
+    total = 60000
+    lines = [stamped(text(f"h{seq:06} " + "x" * 120), "hup", "r1", seq) for seq in range(total)]
+    publish("hup", "r1", lines, 0, per_chunk=2000)
+    for name in ("SIGHUP", "SIGQUIT"):
+        table = f"hup_{name}"
+        argv = [tool("trace-store"), "--server", nats.url(), "--clickhouse", clickhouse.url(), "--durable", table,
+                "--table", table, "--create-table", "--batch-rows", "5000", "--stats"]
+        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        stored_at_signal = []
+
+        def some_stored():
+            stored = seqs_stored(table, "hup")
+            stored_at_signal[:] = stored if isinstance(stored, list) else []
+            return bool(stored_at_signal)
+
+        wait_until(some_stored, f"trace-store inserted rows into {table}")
+        process.send_signal(getattr(signal, name))
+        try:
+            _, err = process.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            _, err = process.communicate()
+        check(len(stored_at_signal) < total, f"{name} landed mid-run ({len(stored_at_signal)} of {total} stored)")
+        check(process.returncode == 128 + getattr(signal, name), f"{name}: trace-store stops, exit 128+signal",
+              f"{process.returncode} {err[-500:]}")
+        check(consumer_state(table)[0] == 0, f"{name}: nothing fetched is left unacknowledged (nats /jsz)",
+              consumer_state(table))
+        code, err, _ = store("--table", table, "--durable", table, timeout=100)
+        check(code == 0 and seqs_stored(table, "hup") == list(range(total)),
+              f"{name} then --until-idle: every record stored once", f"{code} {err[-500:]}")
+
+
+
+def half_closed_towards(port):
+    """Whether a loopback TCP socket connected to `port` is in CLOSE_WAIT (its peer closed it),
+    from the kernel's own table."""
+    with open("/proc/net/tcp") as table:
+        for line in table.readlines()[1:]:
+            fields = line.split()
+            if int(fields[2].split(":")[1], 16) == port and fields[3] == "08":
+                return True
+    return False
+
+
+def idle_keepalive_closed():
+    """The keep-alive connection ClickHouse closes after 10 s idle: the next insert goes on a
+    new connection at once, not counted as a failed insert, no warning."""
+    proxy = engines.TcpProxy(clickhouse.http_port)
+    err_path = os.path.join(work, "idle.err")
+    with open(err_path, "w") as err_file:
+        process = subprocess.Popen([tool("trace-store"), "--server", nats.url(), "--clickhouse",
+                                    f"http://127.0.0.1:{proxy.port}", "--durable", "idle", "--stats", "--batch-ms",
+                                    "100"], stdout=subprocess.DEVNULL, stderr=err_file)
+    publish("idle", "r1", [stamped(text(f"i{seq}"), "idle", "r1", seq) for seq in range(5)], 0)
+    wait_until(lambda: seqs_stored("trace", "idle") == list(range(5)), "the first records stored")
+    wait_until(lambda: half_closed_towards(proxy.port), "ClickHouse closed the idle connection (CLOSE_WAIT)",
+               timeout=90)
+    publish("idle", "r1", [stamped(text(f"i{seq}"), "idle", "r1", seq) for seq in range(5, 10)], 5)
+    wait_until(lambda: seqs_stored("trace", "idle") == list(range(10)), "the records after the idle time stored")
+    process.send_signal(signal.SIGINT)
+    code = process.wait(timeout=60)
+    err = open(err_path).read()
+    stats = engines.stats_of(err)
+    # (Its durable reads the whole stream: the poison lines above are warned of; no insert is.)
+    check(code == 130 and stats is not None and stats["failed_inserts"] == 0 and "insert of" not in err,
+          "an idle connection closed by ClickHouse: no failed insert, no warning", f"{code} {err[-600:]}")
+    check(proxy.accepted == 2, "the insert after the idle time went on a new connection", proxy.accepted)
+    proxy.close()
+
+def dribbled_headers():
+    """--clickhouse-timeout bounds silence: a reply whose headers come a few bytes at a time,
+    each piece well within the timeout, is read (it took longer in all than the timeout)."""
+    row = b"b\tr\t0\t5\t1970-01-01\t1\tcycles\t0\titm\t1\tText\t{\"message\":\"x\"}\t\n"
+    head = (b"HTTP/1.1 200 OK\r\nContent-Type: text/tab-separated-values; charset=UTF-8\r\n"
+            b"X-ClickHouse-Server-Display-Name: slow\r\nContent-Length: %d\r\n\r\n" % len(row))
+
+    def dribble(conn):
+        for i in range(0, len(head), 4):
+            conn.sendall(head[i:i + 4])
+            time.sleep(0.1)  # pace: 4 bytes every 100 ms, far within the 1500 ms timeout
+        conn.sendall(row)
+        conn.close()
+
+    server = HostileHttp(dribble)
+    started = time.monotonic()
+    result = query("--clickhouse-timeout", "1500", url=server.url(), timeout=60)
+    took = time.monotonic() - started
+    check(took > 1.5, "the headers took longer in all than --clickhouse-timeout", f"{took:.1f}s")
+    check(result.returncode == 0 and len(lines_of(result.stdout)) == 1,
+          "headers that keep coming, slowly: read, not 'no answer'", f"{result.returncode} {result.stderr[-300:]}")
+    server.close()
+
 nats = engines.single_node(os.path.join(work, "nats"))
 clickhouse = engines.ClickHouse(os.path.join(work, "clickhouse")).start()
 try:
@@ -402,11 +565,15 @@ try:
     check(create.returncode == 0, "trace-ship creates the stream", create.stderr[-300:])
     poison_is_skipped()
     refused_by_clickhouse()
+    other_column_types()
     round_trip()
     hostile_rows()
     quoted_names()
+    idle_keepalive_closed()
+    dribbled_headers()
     silent_peers()
     huge_and_cut_replies()
+    hangup_mid_insert()  # last: its records grow this process (a child's ru_maxrss counts it)
 finally:
     clickhouse.kill()
     nats.kill()

@@ -830,6 +830,29 @@ TEST_CASE("ClickHouse identifiers: quoted in every statement, backquote and back
   CHECK(insert_sql("d`b", "a-b").find("INSERT INTO `d\\`b`.`a-b` (board, run") == 0);
 }
 
+TEST_CASE("A table trace-store did not create: refused when it cannot hold the records as they are") {
+  const std::string created =
+      "board\tString\nrun\tString\nseq\tUInt64\nhost_us\tUInt64\nday\tDate\ntimestamp\tUInt64\nclock\tString\n"
+      "port\tUInt16\nsource\tString\ntime_exact\tUInt8\nkind\tString\ndata\tString\nextra\tString\n";
+  CHECK(unfit_columns(created).empty());
+  // An Enum refuses a value it does not list (the row is reported); a column more is fine.
+  std::string narrow = created;
+  narrow.replace(narrow.find("kind\tString"), 11, "kind\tEnum8('Text' = 1)");
+  CHECK(unfit_columns(narrow + "note\tString\n").empty());
+  // ClickHouse 18.16 wraps a number too large for its column: seq 2^33 in a UInt32 is seq 0.
+  std::string narrower = created;
+  narrower.replace(narrower.find("seq\tUInt64"), 10, "seq\tUInt32");
+  CHECK(unfit_columns(narrower) == "column seq is UInt32");
+  std::string fixed = created;
+  fixed.replace(fixed.find("data\tString"), 11, "data\tFixedString(8)");
+  CHECK(unfit_columns(fixed) == "column data is FixedString(8)");
+  std::string without_extra = created.substr(0, created.find("extra\t"));
+  CHECK(unfit_columns(without_extra) == "no column extra");
+  CHECK(unfit_columns("xseq\tUInt64\n").find("no column seq;") != std::string::npos);
+  CHECK(table_columns_sql("d'b", "a-b") ==
+        "SELECT name, type FROM system.columns WHERE database = 'd\\'b' AND table = 'a-b' FORMAT TabSeparated");
+}
+
 TEST_CASE("ClickHouse errors: the first line, cut; a refusal for the data told from one of the server") {
   CHECK(clickhouse_error_code("Code: 27, e.displayText() = DB::Exception: Cannot parse input") == 27);
   CHECK(clickhouse_error_code("Code: x") == 0);
