@@ -227,6 +227,18 @@ void append_row(std::string& rows, const RowValues& v) {
   rows += row.view();
 }
 
+// ClickHouse's escaping inside a quoted token (a string literal, a backquoted identifier): the
+// quote and the backslash take a backslash.
+std::string quoted_token(std::string_view text, char quote) {
+  std::string quoted(1, quote);
+  for (const char c : text) {
+    if (c == quote || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  quoted += quote;
+  return quoted;
+}
+
 }  // namespace
 
 std::string_view clickhouse_columns() {
@@ -472,13 +484,7 @@ std::string like_pattern(std::string_view glob) {
 }
 
 std::string quote_identifier(std::string_view name) {
-  std::string quoted = "`";
-  for (const char c : name) {
-    if (c == '`' || c == '\\') quoted += '\\';
-    quoted += c;
-  }
-  quoted += '`';
-  return quoted;
+  return quoted_token(name, '`');
 }
 
 std::string qualified_table(std::string_view database, std::string_view table) {
@@ -535,13 +541,7 @@ std::string unfit_columns(std::string_view columns_tsv) {
 }
 
 std::string sql_string(std::string_view text) {
-  std::string quoted = "'";
-  for (const char c : text) {
-    if (c == '\'' || c == '\\') quoted += '\\';
-    quoted += c;
-  }
-  quoted += '\'';
-  return quoted;
+  return quoted_token(text, '\'');
 }
 
 }  // namespace tp
