@@ -3,9 +3,14 @@
 #include <fmt/format.h>
 #include <nats/nats.h>
 
+#include <algorithm>
+#include <chrono>
 #include <functional>
+#include <string_view>
+#include <thread>
 #include <utility>
 
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "nats/cnats_glue.hpp"
 
@@ -52,14 +57,28 @@ void set_consumer_options(jsSubOptions& options, ConsumerKind kind, const Consum
   options.ManualAck = pushed;
 }
 
-// The subscription, asked for again while the cluster does not answer (ask_jetstream).
-natsSubscription* subscribe(jsCtx* jetstream, ConsumerKind kind, const ConsumerSettings& s, const Logger& log) {
+// How long a subscription to a durable push consumer still bound to another subscriber is
+// asked for again: a reader that has just ended is seen gone by the server the consumer's
+// leader is on only once its interest went away there (over the cluster's routes).
+constexpr std::uint64_t bound_wait_ms = 10'000;
+
+// cnats refuses to subscribe to a push consumer the server says is bound (its consumer info's
+// push_bound: a subscriber has interest in its deliver subject) with this text, and no
+// JetStream error code (nats.c js.c, _processConsInfo).
+bool refused_as_bound(natsStatus status) {
+  natsStatus last = NATS_OK;
+  const char* detail = nats_GetLastError(&last);
+  return status == NATS_ERR && detail != nullptr &&
+         std::string_view(detail).find("consumer is already bound to a subscription") != std::string_view::npos;
+}
+
+// One subscription attempt, asked for again while the cluster does not answer (ask_jetstream).
+natsStatus try_subscribe(jsCtx* jetstream, ConsumerKind kind, const ConsumerSettings& s, const Logger& log,
+                         natsSubscription*& subscription, jsErrCode& code) {
   jsSubOptions options;
   set_consumer_options(options, kind, s);
-  natsSubscription* subscription = nullptr;
-  auto code = static_cast<jsErrCode>(0);
   const bool pushed = kind == ConsumerKind::pushed;
-  const natsStatus status = ask_jetstream(
+  return ask_jetstream(
       pushed ? "subscribing to " + s.subject : fmt::format("the durable consumer {}", s.durable),
       [&] {
         code = static_cast<jsErrCode>(0);
@@ -68,6 +87,31 @@ natsSubscription* subscribe(jsCtx* jetstream, ConsumerKind kind, const ConsumerS
                                          &options, &code);
       },
       [&](std::string_view text) { log.warn(text); });
+}
+
+// The subscription. A durable push consumer still bound to a subscriber (the reader before,
+// just ended, not yet seen gone) is asked for again with a back-off up to bound_wait_ms, each
+// try told with -v; still bound then, another reader has it: Error(busy).
+natsSubscription* subscribe(jsCtx* jetstream, ConsumerKind kind, const ConsumerSettings& s, const Logger& log) {
+  const std::uint64_t until = monotonic_ms() + bound_wait_ms;
+  natsSubscription* subscription = nullptr;
+  auto code = static_cast<jsErrCode>(0);
+  natsStatus status = try_subscribe(jetstream, kind, s, log, subscription, code);
+  for (unsigned tries = 1; refused_as_bound(status) && monotonic_ms() < until; ++tries) {
+    const auto delay_ms = std::min<std::uint64_t>(std::uint64_t{100} << std::min(tries, 4U), until - monotonic_ms());
+    log.verbose(
+        fmt::format("the durable consumer {} is still bound to a subscriber (the reader before may have "
+                    "just ended); asking again in {} ms (try {})",
+                    s.durable, delay_ms, tries + 1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    status = try_subscribe(jetstream, kind, s, log, subscription, code);
+  }
+  if (refused_as_bound(status)) {
+    throw Error(ExitCode::busy, fmt::format("the durable consumer {} on stream {} is in use: another reader is "
+                                            "subscribed to it (still after {} s); one reader per --durable at a time",
+                                            s.durable, s.stream, bound_wait_ms / 1000));
+  }
+  const bool pushed = kind == ConsumerKind::pushed;
   if (status == NATS_NOT_FOUND || code == JSStreamNotFoundErr) {
     throw Error(ExitCode::not_found, fmt::format("no JetStream stream {} (--stream)", s.stream));
   }
