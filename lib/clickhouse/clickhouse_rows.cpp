@@ -12,6 +12,7 @@
 #include "core/json_writer.hpp"
 #include "core/number.hpp"
 #include "core/out_buffer.hpp"
+#include "json/raw_json.hpp"
 #include "records/fleet_fields.hpp"
 #include "records/record_check.hpp"
 #include "records/record_line.hpp"
@@ -108,14 +109,25 @@ std::string identity_of(simdjson::dom::object record) {
   return fmt::format("board {} run {} seq {}", printable(board), printable(run), seq);
 }
 
-// The members of event beside kind and data, as "k":v,... (empty when none).
-void append_event_members(simdjson::dom::object event, std::string& members) {
+// A member as "k":v after those in `members` (a comma between); the value as written
+// (`raw`: DOM's text of a number is not always the record's, -0 comes back 0).
+void append_member(std::string& members, std::string_view key, std::string_view raw) {
+  if (!members.empty()) members += ',';
+  append_json_string(members, key);
+  members += ':';
+  append_minified(members, raw);
+}
+
+// The members of event (`raw_event` its text) beside kind and data, as "k":v,... (empty when
+// none), and data's text, minified, into `data` when given.
+void split_event(simdjson::dom::object event, std::string_view raw_event, std::string& members,
+                 std::string* data = nullptr) {
+  RawMembers raw(raw_event);
   for (const auto member : event) {
+    const std::string_view value = raw.next_value().value_or(std::string_view());
+    if (member.key == "data" && data != nullptr) append_minified(*data, value);
     if (member.key == "kind" || member.key == "data") continue;
-    if (!members.empty()) members += ',';
-    append_json_string(members, member.key);
-    members += ':';
-    members += simdjson::minify(member.value);
+    append_member(members, member.key, value);
   }
 }
 
@@ -144,37 +156,45 @@ struct TopLevelMembers {
   std::array<simdjson::dom::element, top_level_fields.size()> found{};
   std::array<bool, top_level_fields.size()> seen{};
   std::string extra;
+  std::string_view raw_event;  // the text of event as written
 
-  void take(simdjson::dom::object record) {
+  // `record` parsed from `line`: the values as written, from the line.
+  void take(simdjson::dom::object record, std::string_view line) {
     found = {};
     seen = {};
     extra.clear();
+    raw_event = {};
+    RawMembers raw(line);
     for (const auto member : record) {
+      const std::string_view value = raw.next_value().value_or(std::string_view());
       if (const auto field = top_level_field(member.key)) {
         const auto index = static_cast<std::size_t>(*field);
         found[index] = member.value;
         seen[index] = true;
+        if (*field == Field::event) raw_event = value;
         continue;
       }
-      extra += extra.empty() ? '{' : ',';
-      append_json_string(extra, member.key);
-      extra += ':';
-      extra += simdjson::minify(member.value);
+      append_member(extra, member.key, value);  // braced by close_extra
     }
   }
   [[nodiscard]] bool has(Field f) const { return seen[static_cast<std::size_t>(f)]; }
   [[nodiscard]] simdjson::dom::element at(Field f) const { return found[static_cast<std::size_t>(f)]; }
   // The event's members beyond the columns join extra, which is then closed.
-  void close_extra(simdjson::dom::object event) {
+  // Event's data as written goes to `data`.
+  void close_extra(simdjson::dom::object event, std::string& data) {
     thread_local std::string event_members;
     event_members.clear();
-    append_event_members(event, event_members);
+    split_event(event, raw_event, event_members, &data);
     if (!event_members.empty()) {
-      extra += extra.empty() ? R"({"event":{)" : R"(,"event":{)";
+      if (!extra.empty()) extra += ',';
+      extra += R"("event":{)";
       extra += event_members;
       extra += '}';
     }
-    if (!extra.empty()) extra += '}';
+    if (!extra.empty()) {
+      extra.insert(extra.begin(), '{');
+      extra += '}';
+    }
   }
 };
 
@@ -275,7 +295,7 @@ bool append_clickhouse_row(simdjson::dom::parser& parser, std::string_view line,
   std::string why;
   const std::optional<CheckedLine> checked = check_record_line(record, why);
   thread_local TopLevelMembers members;
-  members.take(record);
+  members.take(record, line);
   const bool has_fleet_fields =
       members.has(Field::board) && members.has(Field::run) && members.has(Field::seq) && members.has(Field::host_us);
   const std::uint64_t host_us = has_fleet_fields ? members.at(Field::host_us).get_uint64().value_unsafe() : 0;
@@ -284,12 +304,9 @@ bool append_clickhouse_row(simdjson::dom::parser& parser, std::string_view line,
     return false;
   }
   const simdjson::dom::object event = members.at(Field::event).get_object().value_unsafe();
-  members.close_extra(event);
   thread_local std::string data;
   data.clear();
-  if (simdjson::dom::element data_element; event["data"].get(data_element) == simdjson::SUCCESS) {
-    data = simdjson::minify(data_element);
-  }
+  members.close_extra(event, data);
   const RowValues values{.board = members.at(Field::board).get_string().value_unsafe(),
                          .run = members.at(Field::run).get_string().value_unsafe(),
                          .seq = members.at(Field::seq).get_uint64().value_unsafe(),
@@ -369,16 +386,14 @@ bool split_row(std::string_view row, StoredRow& stored, std::string& problem) {
   return true;
 }
 
-// A JSON object kept as text in a column, parsed (exactly one object, nothing after it) and
-// minified into `out`; false with the problem otherwise.
-bool stored_object(simdjson::dom::parser& parser, const std::string& text, std::string_view column, std::string& out,
-                   std::string& problem) {
-  simdjson::dom::object object;
+// A JSON object kept as text in a column, parsed (exactly one object, nothing after it) into
+// `object`; false with the problem otherwise.
+bool parse_stored_object(simdjson::dom::parser& parser, const std::string& text, std::string_view column,
+                         simdjson::dom::object& object, std::string& problem) {
   if (const auto error = parser.parse(text).get_object().get(object); error != simdjson::SUCCESS) {
     problem = fmt::format("its {} is not one JSON object ({})", column, simdjson::error_message(error));
     return false;
   }
-  out = simdjson::minify(object);
   return true;
 }
 
@@ -386,11 +401,12 @@ bool stored_object(simdjson::dom::parser& parser, const std::string& text, std::
 // A key the record defines (but that one "event") would be a second of it: refused.
 bool split_extra(simdjson::dom::parser& parser, const std::string& extra, std::string& members,
                  std::string& event_members, std::string& problem) {
-  std::string minified;
-  if (!stored_object(parser, extra, "extra", minified, problem)) return false;
-  const simdjson::dom::object object = parser.parse(minified).get_object().value_unsafe();
+  simdjson::dom::object object;
+  if (!parse_stored_object(parser, extra, "extra", object, problem)) return false;
   bool event_seen = false;
+  RawMembers raw(extra);
   for (const auto member : object) {
+    const std::string_view value = raw.next_value().value_or(std::string_view());
     const auto field = top_level_field(member.key);
     if (field == Field::event && !event_seen) {
       event_seen = true;
@@ -400,17 +416,14 @@ bool split_extra(simdjson::dom::parser& parser, const std::string& extra, std::s
         problem = "its extra's \"event\" is not an object of event members beside kind and data";
         return false;
       }
-      append_event_members(event, event_members);
+      split_event(event, value, event_members);
       continue;
     }
     if (field || member.key == "frames") {
       problem = fmt::format("its extra holds \"{}\", a member the record has already", printable(member.key));
       return false;
     }
-    if (!members.empty()) members += ',';
-    append_json_string(members, member.key);
-    members += ':';
-    members += simdjson::minify(member.value);
+    append_member(members, member.key, value);
   }
   return true;
 }
@@ -421,7 +434,10 @@ bool write_record(simdjson::dom::parser& parser, const StoredRow& stored, std::s
   std::string data;
   std::string members;
   std::string event_members;
-  if (!stored.data.empty() && !stored_object(parser, stored.data, "data", data, problem)) return false;
+  if (simdjson::dom::object object; !stored.data.empty()) {
+    if (!parse_stored_object(parser, stored.data, "data", object, problem)) return false;
+    append_minified(data, stored.data);  // as written: the DOM's text of a number is not always the record's
+  }
   if (!stored.extra.empty() && !split_extra(parser, stored.extra, members, event_members, problem)) return false;
   thread_local OutBuffer line(1024);
   line.clear();
