@@ -22,6 +22,7 @@ complete -c trace-store -l distributed -x -d 'A ClickHouse cluster (remote_serve
 complete -c trace-store -l batch-rows -x -d 'Most rows in one insert: batches are whole messages, cut before the one that would pass it (a message holding more is inserted alone); ClickHouse wants few large inserts'
 complete -c trace-store -l batch-ms -x -d 'Insert what is there after this long'
 complete -c trace-store -l until-idle -d 'End when everything stored so far is in ClickHouse'
+complete -c trace-store -l give-up-after -x -d 'End (exit 8) when inserts have failed for this long in a row (ClickHouse away, or answering after --clickhouse-timeout), their messages not acknowledged; 0: retry for ever'
 complete -c trace-store -l stats -d 'Print messages, rows, inserts, failed inserts, bad lines and refused rows as JSON on stderr'
 complete -c trace-store -s q -l quiet -d 'Print only errors on stderr'
 complete -c trace-store -s v -l verbose -d 'More detail on stderr (repeatable)'

@@ -73,8 +73,12 @@ class Inserter {
     std::uint64_t refused_rows = 0;  // refused by ClickHouse for their data: skipped
   };
 
-  Inserter(ClickHouseHttp& clickhouse, std::string insert, const Logger& log)
-      : clickhouse_(clickhouse), insert_(std::move(insert)), log_(log), thread_([this] { run(); }) {}
+  Inserter(ClickHouseHttp& clickhouse, std::string insert, std::int64_t give_up_after_s, const Logger& log)
+      : clickhouse_(clickhouse),
+        insert_(std::move(insert)),
+        give_up_after_ms_(static_cast<std::uint64_t>(give_up_after_s) * 1000),
+        log_(log),
+        thread_([this] { run(); }) {}
   ~Inserter() { finish(); }
   Inserter(const Inserter&) = delete;
   Inserter& operator=(const Inserter&) = delete;
@@ -113,6 +117,12 @@ class Inserter {
     const std::lock_guard lock(mutex_);
     return counts_;
   }
+  // Why inserts were given up (--give-up-after), once they were: then every batch is handed
+  // back unstored.
+  [[nodiscard]] std::optional<std::string> gave_up() const {
+    const std::lock_guard lock(mutex_);
+    return gave_up_;
+  }
 
  private:
   void run() {
@@ -125,7 +135,11 @@ class Inserter {
         batch = std::move(*pending_);
         busy_ = true;
       }
-      insert(batch);
+      if (gave_up()) {
+        for (NatsMessage& message : batch.messages) message.nak_with_delay(0);
+      } else {
+        insert(batch);
+      }
       const std::lock_guard lock(mutex_);
       spare_ = std::move(batch.rows);
       pending_.reset();
@@ -211,20 +225,39 @@ class Inserter {
     if (done) {
       for (NatsMessage& message : batch.messages) message.ack();
       failures_in_a_row_ = 0;
+      failing_since_ms_ = 0;
       const std::lock_guard lock(mutex_);
       counts_.rows += stored;
       ++counts_.inserts;
       return;
     }
-    // Redelivered after the delay; the back-off keeps a dead ClickHouse from being hammered.
-    const std::int64_t delay_ms = backoff_ms(++failures_in_a_row_);
+    failed(batch, why);
+  }
+
+  // A batch not stored: redelivered after a back-off (which keeps a dead ClickHouse from
+  // being hammered), or at once to another store when inserts have failed for
+  // --give-up-after. An insert answered after --clickhouse-timeout may have been stored
+  // all the same: each retry of it may add a copy (one row under FINAL).
+  void failed(Batch& batch, std::string_view why) {
+    const std::uint64_t now = monotonic_ms();
+    if (failures_in_a_row_++ == 0) failing_since_ms_ = now;
+    const std::uint64_t failing_ms = now - failing_since_ms_;
+    const bool give_up = give_up_after_ms_ > 0 && failing_ms >= give_up_after_ms_;
+    const std::int64_t delay_ms = give_up ? 0 : backoff_ms(failures_in_a_row_);
     for (NatsMessage& message : batch.messages) message.nak_with_delay(delay_ms);
-    {
-      const std::lock_guard lock(mutex_);
-      ++counts_.failed_inserts;
+    const std::lock_guard lock(mutex_);
+    ++counts_.failed_inserts;
+    if (give_up) {
+      gave_up_ = fmt::format(
+          "giving up: inserts have failed for {} s ({} attempts in a row; --give-up-after {}), the last ({}); "
+          "their messages are not acknowledged (another store takes them)",
+          failing_ms / 1000, failures_in_a_row_, give_up_after_ms_ / 1000, why);
+      return;
     }
     log_.warn(
-        fmt::format("insert of {} rows refused ({}); the messages come again in {} ms", batch.count, why, delay_ms));
+        fmt::format("insert of {} rows failed (attempt {}, failing for {} s: {}); the messages come again in "
+                    "{} ms",
+                    batch.count, failures_in_a_row_, failing_ms / 1000, why, delay_ms));
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
   }
 
@@ -232,6 +265,7 @@ class Inserter {
 
   ClickHouseHttp& clickhouse_;
   std::string insert_;
+  std::uint64_t give_up_after_ms_;
   const Logger& log_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
@@ -240,6 +274,8 @@ class Inserter {
   bool busy_ = false;
   bool done_ = false;
   unsigned failures_in_a_row_ = 0;
+  std::uint64_t failing_since_ms_ = 0;  // monotonic, when the failures in a row began
+  std::optional<std::string> gave_up_;
   Counts counts_;
   std::thread thread_;
 };
@@ -314,7 +350,7 @@ class Storer {
   void run() {
     RepeatedRequest fetching(fmt::format("fetching from the durable consumer {}", o_.durable), log_);
     RepeatedRequest asking_state(fmt::format("reading the state of the durable consumer {}", o_.durable), log_);
-    while (stop_requested() == 0) {
+    while (stop_requested() == 0 && !inserter_.gave_up()) {
       const int want = messages_to_fetch(o_.batch_rows, batch_.count, lines_fetched_, messages_);
       NatsConsumer::Fetched fetched = consumer_.fetch(want, 200);
       if (fetched.error) {
@@ -397,7 +433,7 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
   if (!insert) return ExitCode::ok;  // stopped: 128+signal
   NatsLink link(o.nats, report_nats_events(log));
   NatsConsumer consumer(link, ConsumerKind::pulled, consumer_settings(o), log);
-  Inserter inserter(clickhouse, *insert, log);
+  Inserter inserter(clickhouse, *insert, o.give_up_after_s, log);
   Storer storer(o, consumer, inserter, log);
   storer.run();
   inserter.finish();
@@ -408,6 +444,7 @@ ExitCode store(const StoreOptions& o, const Logger& log) {
         R"(stats {{"messages":{},"rows":{},"inserts":{},"failed_inserts":{},"bad_lines":{},"refused_rows":{}}})",
         storer.messages(), counts.rows, counts.inserts, counts.failed_inserts, bad_lines, counts.refused_rows));
   }
+  if (const std::optional<std::string> why = inserter.gave_up()) throw Error(ExitCode::timeout, *why);
   if (bad_lines + counts.refused_rows > 0) {
     log.warn(fmt::format("{} lines not stored: {} not valid stamped records, {} refused by ClickHouse",
                          bad_lines + counts.refused_rows, bad_lines, counts.refused_rows));

@@ -32,7 +32,8 @@ struct StoreOptions {
   std::string distributed;           // a cluster: create and insert into TABLE_all, Distributed by board
   std::size_t batch_rows = 100'000;  // 10,000 took a third longer per row (ClickHouse 18.16, 1.27M rows)
   std::int64_t batch_ms = 1000;
-  bool until_idle = false;  // end once everything stored so far is in ClickHouse
+  bool until_idle = false;             // end once everything stored so far is in ClickHouse
+  std::int64_t give_up_after_s = 300;  // inserts failing this long end the store (exit 8); 0: never
   bool stats = false;
 };
 

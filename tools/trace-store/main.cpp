@@ -36,6 +36,12 @@ int run_main(int argc, char** argv) {
       ->check(CLI::Range(std::int64_t{10}, std::int64_t{600000}))
       ->type_name("MS");
   app.add_flag("--until-idle", o.until_idle, "End when everything stored so far is in ClickHouse");
+  app.add_option("--give-up-after", o.give_up_after_s,
+                 "End (exit 8) when inserts have failed for this long in a row (ClickHouse away, or answering "
+                 "after --clickhouse-timeout), their messages not acknowledged; 0: retry for ever")
+      ->default_val(o.give_up_after_s)
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{31536000}))
+      ->type_name("SECONDS");
   app.add_flag("--stats", o.stats,
                "Print messages, rows, inserts, failed inserts, bad lines and refused rows as JSON on stderr");
   tp::add_common_options(app, common, tp::CommonFlags{false, false});
