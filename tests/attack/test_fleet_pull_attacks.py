@@ -15,7 +15,6 @@ clickhouse-server started here (tests/fleet/engines.py):
 Usage: test_fleet_pull_attacks.py BUILD_TOOLS_DIR PROJECT_ROOT [HEAD_RUNS]"""
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -40,30 +39,6 @@ def tool(name):
 
 def run(argv, timeout=300, **kwargs):
     return subprocess.run(argv, capture_output=True, timeout=timeout, **kwargs)
-
-
-class RawNats:
-    """A NATS client of a few lines of the protocol: CONNECT, HPUB, PING/PONG."""
-
-    def __init__(self, port):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
-        self.reader = self.sock.makefile("rb")
-        info = self.reader.readline()
-        assert info.startswith(b"INFO "), info
-        self.sock.sendall(b'CONNECT {"verbose":false,"pedantic":false,"headers":true,"protocol":1}\r\n')
-        self.flush()
-
-    def publish(self, subject, headers, body):
-        head = b"NATS/1.0\r\n" + b"".join(f"{k}: {v}\r\n".encode() for k, v in headers.items()) + b"\r\n"
-        self.sock.sendall(f"HPUB {subject} {len(head)} {len(head) + len(body)}\r\n".encode() + head + body + b"\r\n")
-
-    def flush(self):
-        self.sock.sendall(b"PING\r\n")
-        line = self.reader.readline()
-        assert line.startswith(b"PONG"), line
-
-    def close(self):
-        self.sock.close()
 
 
 def stamped(board, seq, run_id="r1", message="x"):
@@ -114,7 +89,7 @@ def simulated_records(seed, max_bytes):
 
 def hostile_chunks():
     """Chunks a hostile or broken peer publishes, read back by trace-pull --board."""
-    raw = RawNats(nats.port)
+    raw = engines.RawNats(nats.port)
     before = stream_messages("TRACE")
     for seq, body in enumerate((b'{"a":1}\n', b"\xff\xfe\x00\n", b'{"timestamp":1,"port":0,"event":{"kind":"Text"}}\n')):
         raw.publish("trace.junk", chunk_headers("junk", seq, seq), body)

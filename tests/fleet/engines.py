@@ -224,7 +224,16 @@ class TcpProxy:
         self.cond = threading.Condition()
         self.connections = []
         self.accepted = 0
+        self.reply_marker = None
         threading.Thread(target=self._accept, daemon=True).start()
+
+    def hold_replies_after(self, marker):
+        """From a connection's request holding marker (bytes) on, the peer's replies on that
+        connection are held (the request passes: the peer does the work, its answer is late);
+        None releases them."""
+        with self.cond:
+            self.reply_marker = marker
+            self.cond.notify_all()
 
     def set_mode(self, mode):
         with self.cond:
@@ -259,10 +268,11 @@ class TcpProxy:
             with self.cond:
                 self.accepted += 1
                 self.connections.append((client, upstream))
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+            marked = {"seen": False}
+            for a, b, replies in ((client, upstream, False), (upstream, client, True)):
+                threading.Thread(target=self._pump, args=(a, b, replies, marked), daemon=True).start()
 
-    def _pump(self, source, sink):
+    def _pump(self, source, sink, replies=False, marked=None):
         while True:
             try:
                 data = source.recv(65536)
@@ -271,7 +281,9 @@ class TcpProxy:
             if not data:
                 break
             with self.cond:
-                while self.mode == "hold":
+                if not replies and self.reply_marker and self.reply_marker in data:
+                    marked["seen"] = True
+                while self.mode == "hold" or (replies and marked["seen"] and self.reply_marker):
                     self.cond.wait()
                 if self.mode == "cut":
                     break
@@ -288,6 +300,37 @@ class TcpProxy:
     def close(self):
         self.listener.close()
         self.set_mode("cut")
+
+
+class RawNats:
+    """A NATS client of a few lines of the protocol: CONNECT, HPUB, SUB, PING/PONG."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        self.reader = self.sock.makefile("rb")
+        info = self.reader.readline()
+        assert info.startswith(b"INFO "), info
+        self.sock.sendall(b'CONNECT {"verbose":false,"pedantic":false,"headers":true,"protocol":1}\r\n')
+        self.flush()
+
+    def publish(self, subject, headers, body):
+        head = b"NATS/1.0\r\n" + b"".join(f"{k}: {v}\r\n".encode() for k, v in headers.items()) + b"\r\n"
+        self.sock.sendall(f"HPUB {subject} {len(head)} {len(head) + len(body)}\r\n".encode() + head + body + b"\r\n")
+
+    def subscribe(self, subject, sid=1):
+        """Interest in subject (what the server sends for it is not read)."""
+        self.sock.sendall(f"SUB {subject} {sid}\r\n".encode())
+        self.flush()
+
+    def flush(self):
+        self.sock.sendall(b"PING\r\n")
+        line = self.reader.readline()
+        assert line.startswith(b"PONG"), line
+
+    def close(self):
+        """Closes the connection (the reader's file holds the socket open until closed too)."""
+        self.reader.close()
+        self.sock.close()
 
 
 class ClickHouse(Process):
