@@ -287,8 +287,11 @@ bool check_table(ClickHouseHttp& clickhouse, const std::string& database, const 
 std::optional<std::string> prepare_table(ClickHouseHttp& clickhouse, const StoreOptions& o, const Logger& log) {
   if (o.create_table) {
     clickhouse.execute(create_table_sql(o.clickhouse.database, o.table));
-    if (!o.distributed.empty())
+    clickhouse.execute(create_counts_view_sql(o.clickhouse.database, o.table));
+    if (!o.distributed.empty()) {
       clickhouse.execute(create_distributed_sql(o.clickhouse.database, o.table, o.distributed));
+      clickhouse.execute(create_distributed_counts_sql(o.clickhouse.database, o.table, o.distributed));
+    }
   }
   const std::string target = o.distributed.empty() ? o.table : o.table + "_all";
   if (!check_table(clickhouse, o.clickhouse.database, target, log)) return std::nullopt;
