@@ -323,13 +323,15 @@ def clickhouse_own_rate(table):
     os.rename(os.path.join(work, "half-ab"), halves[1])
     for clients, files in ((1, [path]), (2, halves)):
         clickhouse.query(f"CREATE TABLE own{clients} AS {table}")
+        before = cpu_seconds(clickhouse.proc.pid)
         start = time.monotonic()
         procs = [subprocess.Popen([engines.CLICKHOUSE_CLIENT, "--port", str(clickhouse.tcp_port), "-q",
                                    f"INSERT INTO own{clients} FORMAT JSONEachRow"], stdin=open(f)) for f in files]
         assert all(p.wait() == 0 for p in procs)
         wall = time.monotonic() - start
         print(f"  clickhouse-client, {clients} at once, the same {lines} rows as JSONEachRow: "
-              f"{lines / wall / 1e3:.0f}k rows/s ({load()})")
+              f"{lines / wall / 1e3:.0f}k rows/s (clickhouse-server {(cpu_seconds(clickhouse.proc.pid) - before) / wall:.2f} "
+              f"cores; {load()})")
 
 
 def store_killed(n, total, boards):
