@@ -82,13 +82,17 @@ def timed_process(argv, name, **popen):
     path = os.path.join(work, f"{name}.time")
     proc = subprocess.Popen(["/usr/bin/time", "-o", path, "-f", "%e %U %S %M", *argv], **popen)
     proc.time_path = path
+    started.append(proc)
     return proc
 
 
 def signal_timed(proc, sig):
     """Signals the command of a timed_process (not /usr/bin/time, which would die without a word)."""
-    with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
-        os.kill(int(f.read().split()[0]), sig)
+    try:
+        with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
+            os.kill(int(f.read().split()[0]), sig)
+    except (OSError, IndexError, ValueError):
+        pass  # it ended
 
 
 def time_of(proc):
@@ -477,7 +481,7 @@ def questions_over_days(rows):
             print(f"  {name}: the counts view's answer {'is' if same else 'is NOT'} the table's")
 
 
-hub, leaf, clickhouse = [], None, None
+hub, leaf, clickhouse, started = [], None, None, []
 try:
     print(f"lab benchmark, {os.cpu_count()} cores, {load()}")
     hub = engines.cluster_of_three(os.path.join(work, "hub"))
@@ -509,6 +513,9 @@ try:
     print(f"\nthe benchmark took {time.monotonic() - bench_start:.0f} s; every board exact: {exact}")
     sys.exit(0 if exact else 1)
 finally:
+    for proc in started:  # what a failure left running (a store retrying into a server gone)
+        if proc.poll() is None:
+            signal_timed(proc, signal.SIGKILL)
     for process in [*hub, leaf, clickhouse]:
         if process:
             process.kill()
