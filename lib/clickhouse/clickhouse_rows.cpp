@@ -284,6 +284,24 @@ std::string create_distributed_sql(std::string_view database, std::string_view t
       sql_string(table));
 }
 
+std::string create_counts_view_sql(std::string_view database, std::string_view table) {
+  // Summed per (board, kind, hour) as rows are inserted: the counts are the rows as inserted,
+  // a batch inserted twice (its acks lost in a crash) counted twice (the table's FINAL is exact).
+  return fmt::format(
+      "CREATE MATERIALIZED VIEW IF NOT EXISTS {0} ENGINE = SummingMergeTree() PARTITION BY day ORDER BY (board, "
+      "kind, hour) AS SELECT board, kind, day, toStartOfHour(toDateTime(intDiv(host_us, 1000000))) AS hour, count() "
+      "AS records FROM {1} GROUP BY board, kind, day, hour",
+      qualified_table(database, std::string(table) + "_counts"), qualified_table(database, table));
+}
+
+std::string create_distributed_counts_sql(std::string_view database, std::string_view table, std::string_view cluster) {
+  const std::string counts = std::string(table) + "_counts";
+  return fmt::format(
+      "CREATE TABLE IF NOT EXISTS {0} (board String, kind String, day Date, hour DateTime, records UInt64) ENGINE = "
+      "Distributed({1}, {2}, {3}, cityHash64(board))",
+      qualified_table(database, counts + "_all"), sql_string(cluster), sql_string(database), sql_string(counts));
+}
+
 bool append_clickhouse_row(simdjson::dom::parser& parser, std::string_view line, std::string& rows,
                            std::string& problem) {
   simdjson::dom::object record;

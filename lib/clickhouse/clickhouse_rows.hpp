@@ -44,6 +44,11 @@ inline constexpr std::string_view default_table = "trace";
 [[nodiscard]] std::string create_table_sql(std::string_view database, std::string_view table);
 [[nodiscard]] std::string create_distributed_sql(std::string_view database, std::string_view table,
                                                  std::string_view cluster);
+// TABLE_counts: records per board, kind and hour (a SummingMergeTree materialized view: read
+// with sum(records) ... GROUP BY), and TABLE_counts_all over it on a cluster.
+[[nodiscard]] std::string create_counts_view_sql(std::string_view database, std::string_view table);
+[[nodiscard]] std::string create_distributed_counts_sql(std::string_view database, std::string_view table,
+                                                        std::string_view cluster);
 [[nodiscard]] std::string insert_sql(std::string_view database, std::string_view table);
 
 // The table's columns and their types, one "name<TAB>type" line each (system.columns).

@@ -136,6 +136,14 @@ try:
           "inserts are batched (10k rows or more each, but for the last)", stats)
     counted = clickhouse.query("SELECT count(), uniqExact(board, run, seq) FROM trace FINAL").split()
     check(counted == [str(total), str(total)], "clickhouse-client: every record once (FINAL)", counted)
+    # The counts view --create-table makes: records per board, kind and hour, as the table holds them
+    # (no batch was inserted twice here).
+    by_kind = "GROUP BY board, kind, hour ORDER BY board, kind, hour"
+    summed = clickhouse.query(f"SELECT board, kind, hour, sum(records) FROM trace_counts {by_kind}")
+    from_table = clickhouse.query("SELECT board, kind, toStartOfHour(toDateTime(intDiv(host_us, 1000000))) AS hour, "
+                                  f"count() FROM trace FINAL {by_kind}")
+    check(summed == from_table and summed, "trace_counts: the records per board, kind and hour the table holds",
+          f"{summed[:300]} vs {from_table[:300]}")
 
     # Stored records come back byte for byte as trace-pull writes them.
     pulled = pull("--board", "s1")
@@ -296,13 +304,16 @@ try:
         front_port = engines.free_port()
         front = engines.ClickHouse(os.path.join(work, "front"), tcp_port=front_port,
                                    shards=(front_port, shard_port)).start()
+        # The local table and its counts view on the other shard, as trace-store made them for trace
+        # (before any row is sent there: the view counts only what arrives after it).
+        for made in ("trace", "trace_counts"):
+            shard.query(clickhouse.query(f"SHOW CREATE TABLE default.{made}").strip().replace(
+                "\\n", " ").replace("\\'", "'").replace("default.trace", "default.dtrace"))
         result = subprocess.run([tool("trace-store"), "--server", nats.url(), "--clickhouse", front.url(),
                                  "--durable", "sharded", "--table", "dtrace", "--distributed", "fleet",
                                  "--create-table", "--until-idle", "--stats"], capture_output=True, text=True,
                                 timeout=300)
         expected_rows = total + len(live_lines)
-        # The local table on the other shard, as trace-store made it on this one.
-        shard.query(front.query("SHOW CREATE TABLE default.dtrace").strip())
         stats = engines.stats_of(result.stderr)
         check(result.returncode == 0 and stats and stats["rows"] == expected_rows,
               "trace-store --distributed: every row inserted through dtrace_all", result.stderr[-500:])
@@ -321,6 +332,9 @@ try:
               f"rows sharded by board over both servers ({counts[0]} + {counts[1]})", counts)
         check(per_board.get("live") == str(len(live_lines)), "dtrace_all FINAL: one row per record, per board",
               per_board)
+        counted = front.query("SELECT sum(records) FROM dtrace_counts_all").strip()
+        check(counted == str(expected_rows), "dtrace_counts_all: every row counted once over both shards' views",
+              counted)
         distributed_out = subprocess.run([tool("trace-query"), "--clickhouse", front.url(), "--table", "dtrace_all",
                                           "--board", "s1"], capture_output=True, text=True).stdout
         check(distributed_out == queried, "trace-query through the Distributed table: the same records")

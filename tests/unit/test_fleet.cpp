@@ -828,6 +828,11 @@ TEST_CASE("ClickHouse identifiers: quoted in every statement, backquote and back
   CHECK(create_distributed_sql("db", "a-b", "c'l").find("Distributed('c\\'l', 'db', 'a-b', cityHash64(board))") !=
         std::string::npos);
   CHECK(insert_sql("d`b", "a-b").find("INSERT INTO `d\\`b`.`a-b` (board, run") == 0);
+  CHECK(create_counts_view_sql("db", "a-b").find("CREATE MATERIALIZED VIEW IF NOT EXISTS `db`.`a-b_counts` ") == 0);
+  CHECK(create_counts_view_sql("db", "a-b").find(" FROM `db`.`a-b` GROUP BY") != std::string::npos);
+  CHECK(create_distributed_counts_sql("db", "a-b", "c'l").find("`db`.`a-b_counts_all`") != std::string::npos);
+  CHECK(create_distributed_counts_sql("db", "a-b", "c'l").find("Distributed('c\\'l', 'db', 'a-b_counts', ") !=
+        std::string::npos);
 }
 
 TEST_CASE("A table trace-store did not create: refused when it cannot hold the records as they are") {

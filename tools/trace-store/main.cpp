@@ -20,11 +20,16 @@ int run_main(int argc, char** argv) {
   tp::add_nats_options(app, o.nats);
   app.add_option("--stream", o.stream, "JetStream stream")->default_val(o.stream);
   app.add_option("--subject-prefix", o.prefix, "Subjects are PREFIX.BOARD")->default_val(o.prefix);
-  app.add_option("--durable", o.durable, "The durable consumer's name (one per store)")->default_val(o.durable);
+  app.add_option("--durable", o.durable,
+                 "The durable consumer's name: trace-store processes on the same one share its messages")
+      ->default_val(o.durable);
   tp::add_clickhouse_options(app, o.clickhouse, o.table);
-  app.add_flag("--create-table", o.create_table, "Create the table when it does not exist");
+  app.add_flag(
+      "--create-table", o.create_table,
+      "Create the table, and its counts view TABLE_counts (records per board, kind and hour), when they do not exist");
   app.add_option("--distributed", o.distributed,
-                 "A ClickHouse cluster (remote_servers): create TABLE_all, Distributed by board, and insert into it")
+                 "A ClickHouse cluster (remote_servers): create TABLE_all and TABLE_counts_all, Distributed by board, "
+                 "and insert into TABLE_all")
       ->type_name("CLUSTER");
   app.add_option("--batch-rows", o.batch_rows,
                  "Most rows in one insert: batches are whole messages, cut before the one that would pass it (a "
