@@ -6,6 +6,8 @@ import { live, state } from './state.js';
 import { formatCount, formatSpan, formatTime } from './time.js';
 import { AXIS_HEIGHT, COLOURS, fitCanvas } from './canvas.js';
 import { attachTimeZoom, settleView } from './zoom.js';
+import { tagNext } from './svg.js';
+import { attachSvgExport } from './export.js';
 
 const LEFT = 90;
 const RIGHT = 10;
@@ -36,9 +38,10 @@ function countersRange(series) {
   return { start: view.start, end: view.end };
 }
 
-export function renderCounters() {
+// `target`: where to draw (an SVG export's), else the canvas.
+export function renderCounters(target = null) {
   const canvas = $('counters');
-  const { context, width, height } = fitCanvas(canvas);
+  const { context, width, height } = target ?? fitCanvas(canvas);
   context.clearRect(0, 0, width, height);
   const legend = $('counter-legend');
   legend.replaceChildren();
@@ -92,10 +95,12 @@ export function renderCounters() {
         const [t, v] = s.points[i];
         if (i === from) context.moveTo(x(t), y(v)); else context.lineTo(x(t), y(v));
       }
+      tagNext(context, { counter: id });
       context.stroke();
       for (let i = from; i < to; i++) {
         const [t, v] = s.points[i];
         if (t < tMin || t > tMax) continue;
+        tagNext(context, { counter: id, time: t, value: v });
         context.fillRect(x(t) - 1.5, y(v) - 1.5, 3, 3);
         points++;
       }
@@ -138,6 +143,7 @@ export function setupCountersInput() {
   // Zoom and pan move the Timeline's range: only while the counters follow it.
   attachTimeZoom(canvas, LEFT, RIGHT, () => $('counters-follow').checked);
   canvas.addEventListener('mousemove', countersHover);
+  attachSvgExport('counters', renderCounters);
   canvas.addEventListener('mouseleave', () => { $('counters-tip').hidden = true; });
   $('counters-follow').addEventListener('change', () => { state.dirty = true; });
 }

@@ -10,6 +10,8 @@ import { formatSpan, formatTime } from './time.js';
 import { AXIS_HEIGHT, COLOURS, fitCanvas } from './canvas.js';
 import { LABEL_WIDTH, RIGHT_MARGIN, drawTimeAxis } from './timeline.js';
 import { attachTimeZoom, settleView } from './zoom.js';
+import { tagNext } from './svg.js';
+import { attachSvgExport } from './export.js';
 
 const MIN_INTERVAL_PX = 4;  // the interval doubles until it is at least this wide
 const IDLE_COLOUR = '#3a4450';
@@ -89,6 +91,7 @@ function drawStack(context, frame, stacked) {
       context.rect(x0, frame.y(base[i] + s.shares[i]), Math.max(0.5, x1 - x0), frame.y(base[i]) - frame.y(base[i] + s.shares[i]));
       base[i] += s.shares[i];
     }
+    tagNext(context, { series: s.label, kind: s.kind });
     context.fill();
   });
 }
@@ -104,6 +107,7 @@ function drawLines(context, frame, lines, colourOffset) {
       const mid = frame.x((low + i + 0.5) * interval);
       if (i === 0) context.moveTo(mid, frame.y(s.shares[i])); else context.lineTo(mid, frame.y(s.shares[i]));
     }
+    tagNext(context, { series: s.label, kind: s.kind });
     context.stroke();
   });
   context.setLineDash([]);
@@ -123,9 +127,10 @@ function drawLabels(context, frame, series) {
   }));
 }
 
-export function renderLoad() {
+// `target`: where to draw (an SVG export's), else the canvas.
+export function renderLoad(target = null) {
   const canvas = $('load');
-  const { context, width, height } = fitCanvas(canvas);
+  const { context, width, height } = target ?? fitCanvas(canvas);
   context.clearRect(0, 0, width, height);
   const top = live.statistics;
   const series = top ? loadSeries(top) : [];
@@ -190,6 +195,7 @@ function loadHover(event) {
 export function setupLoadInput() {
   const canvas = $('load');
   attachTimeZoom(canvas, LABEL_WIDTH, RIGHT_MARGIN);
+  attachSvgExport('load', renderLoad);
   canvas.addEventListener('mousemove', loadHover);
   canvas.addEventListener('mouseleave', () => { $('load-tip').hidden = true; });
   $('load-fit').addEventListener('click', () => {

@@ -4,6 +4,7 @@ import { live, state } from './state.js';
 import { formatSpan, formatTime } from './time.js';
 import { AXIS_HEIGHT, COLOURS, fitCanvas } from './canvas.js';
 import { attachTimeZoom, settleView } from './zoom.js';
+import { attachSvgExport } from './export.js';
 
 export const LABEL_WIDTH = 150;
 export const RIGHT_MARGIN = 8;
@@ -36,9 +37,10 @@ function* barsIn(entry, start, end) {
   }
 }
 
-export function renderTimeline() {
+// `target`: where to draw (an SVG export's), else the canvas.
+export function renderTimeline(target = null) {
   const canvas = $('timeline');
-  const { context, width, height } = fitCanvas(canvas);
+  const { context, width, height } = target ?? fitCanvas(canvas);
   context.clearRect(0, 0, width, height);
   let bars = 0;
   const end = timelineEnd();
@@ -158,6 +160,7 @@ function timelineHover(event) {
 export function setupTimelineInput() {
   const canvas = $('timeline');
   attachTimeZoom(canvas, LABEL_WIDTH, RIGHT_MARGIN);
+  attachSvgExport('timeline', renderTimeline);
   canvas.addEventListener('mousemove', timelineHover);
   canvas.addEventListener('mouseleave', () => { $('timeline-tip').hidden = true; });
   canvas.addEventListener('dblclick', () => {
