@@ -4,7 +4,7 @@
 import { $ } from './config.js';
 import { live, state } from './state.js';
 import { formatCount, formatSpan, formatTime } from './time.js';
-import { AXIS_HEIGHT, COLOURS, fitCanvas } from './canvas.js';
+import { AXIS_HEIGHT, COLOURS, fitCanvas, showText } from './canvas.js';
 import { attachTimeZoom, settleView } from './zoom.js';
 import { tagNext } from './svg.js';
 import { attachSvgExport } from './export.js';
@@ -38,14 +38,29 @@ function countersRange(series) {
   return { start: view.start, end: view.end };
 }
 
+// Each counter's last value, in its colour: the legend's spans are made again only when the
+// counters change (a DOM change each frame makes the browser lay the page out again).
+function counterLegend(series) {
+  const legend = $('counter-legend');
+  const key = series.map(([id]) => id).join(',');
+  if (legend.dataset.key !== key) {
+    legend.dataset.key = key;
+    legend.replaceChildren(...series.map((_, index) => {
+      const tag = document.createElement('span');
+      tag.style.color = COLOURS[index % COLOURS.length];
+      return tag;
+    }));
+  }
+  series.forEach(([id, s], index) => showText(legend.children[index], `counter ${id}: ${s.last}`));
+}
+
 // `target`: where to draw (an SVG export's), else the canvas.
 export function renderCounters(target = null) {
   const canvas = $('counters');
   const { context, width, height } = target ?? fitCanvas(canvas);
   context.clearRect(0, 0, width, height);
-  const legend = $('counter-legend');
-  legend.replaceChildren();
   const series = [...live.agg.counters.entries()].sort((a, b) => a[0] - b[0]);
+  counterLegend(series);
   let points = 0;
   if (series.length === 0) {
     context.fillStyle = '#8a96a3';
@@ -63,10 +78,6 @@ export function renderCounters(target = null) {
       const colour = COLOURS[index % COLOURS.length];
       const top = index * panelHeight;
       const y = (v) => top + panelHeight - 8 - ((v - s.min) / Math.max(1e-12, s.max - s.min)) * (panelHeight - 20);
-      const tag = document.createElement('span');
-      tag.style.color = colour;
-      tag.textContent = `counter ${id}: ${s.last}`;
-      legend.append(tag);
       context.strokeStyle = '#2a313a';
       context.beginPath();
       context.moveTo(left, top + panelHeight);

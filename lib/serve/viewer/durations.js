@@ -7,7 +7,7 @@
 import { $ } from './config.js';
 import { live, state } from './state.js';
 import { formatSpan } from './time.js';
-import { AXIS_HEIGHT, COLOURS, fitCanvas } from './canvas.js';
+import { AXIS_HEIGHT, COLOURS, fitCanvas, showText } from './canvas.js';
 import { tagNext } from './svg.js';
 import { attachSvgExport } from './export.js';
 
@@ -148,8 +148,8 @@ export function renderDurations(target = null) {
   drawBars(context, h, frame);
   drawMarks(context, h, frame, clock);
   drawAxis(context, frame, height, clock);
-  $('durations-summary').textContent = `${h.hist.reduce((a, b) => a + b, 0)} certain of ${h.count} intervals` +
-    (h.uncertain ? ` (${h.uncertain} spanned a loss: left out)` : '') + `; the worst from ${formatSpan(h.worst_start, clock)}`;
+  showText($('durations-summary'), `${h.hist.reduce((a, b) => a + b, 0)} certain of ${h.count} intervals` +
+    (h.uncertain ? ` (${h.uncertain} spanned a loss: left out)` : '') + `; the worst from ${formatSpan(h.worst_start, clock)}`);
   durationsLayout = { handler: h, frame };
 }
 

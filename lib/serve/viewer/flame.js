@@ -5,7 +5,7 @@
 // (stacks.js).
 import { $ } from './config.js';
 import { live, state } from './state.js';
-import { COLOURS, fitCanvas } from './canvas.js';
+import { COLOURS, fitCanvas, showText } from './canvas.js';
 import { foldedIn } from './stacks.js';
 import { settleView } from './zoom.js';
 import { tagNext } from './svg.js';
@@ -99,7 +99,7 @@ export function renderFlame(target = null) {
     }
   }
   flameLayout = { boxes, root, top };
-  $('flame-summary').textContent = `${root.total} samples in the range` + (focus ? ` · focused on ${focus} (click the top box: all)` : '');
+  showText($('flame-summary'), `${root.total} samples in the range` + (focus ? ` · focused on ${focus} (click the top box: all)` : ''));
 }
 
 // What the graph holds, for tests and scripts: samples per folded stack in the range (as

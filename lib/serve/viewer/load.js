@@ -118,7 +118,12 @@ function drawLabels(context, frame, series) {
   context.font = '12px system-ui, sans-serif';
   context.fillStyle = '#8a96a3';
   for (const share of [0, 0.5, 1]) context.fillText(`${share * 100}%`, LABEL_WIDTH - 40, frame.y(share) + 4);
+  // The legend is made again only when its series change: a DOM change each frame makes the
+  // next one lay the page out again.
   const legend = $('load-legend');
+  const key = series.map((s) => `${s.kind} ${s.label}`).join('\n');
+  if (legend.dataset.key === key) return;
+  legend.dataset.key = key;
   legend.replaceChildren(...series.map((s, index) => {
     const tag = document.createElement('span');
     tag.style.color = s.kind === 'idle' ? '#8a96a3' : COLOURS[index % COLOURS.length];
