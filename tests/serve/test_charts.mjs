@@ -362,6 +362,9 @@ try {
           `zooming the counters zooms the Timeline (${zoomed.start}..${zoomed.end})`);
   });
 
+  // As a stored view of the fleet's front door shows a range: a finite stream that ends, its
+  // records carrying the fleet's fields (board, run, seq, host_us), no statistics snapshots
+  // (trace-serve without --top-interval).
   await step('Durations: marker pairs (MarkStart/MarkStop) as a histogram, the worst a click away', async () => {
     // SystemView's marks as sysview-decode writes them: id 3 "frame" 40 times 100..490 us, one
     // 5000 us (the worst), one of 9000 us across an Overflow (uncertain: left out), a stop
@@ -389,8 +392,17 @@ try {
       await page.goto(`${markServer.http}/`);
       await waitInPage(page, () => document.getElementById('connection').textContent === 'live', null, 'the viewer connects again',
                        () => document.getElementById('connection').textContent);
-      await feed(markServer.child.stdin, marks, 5000);
-      await waitInPage(page, (n) => window.tracepipe.state.total >= n, marks.length, 'the marks arrive', () => window.tracepipe.state.total);
+      const stored = marks.map((line, seq) => JSON.stringify({ ...JSON.parse(line), board: 'bench-3', run: 'r1', seq, host_us: 1764000000000000 + seq }));
+      await feed(markServer.child.stdin, stored, 5000);
+      markServer.child.stdin.end();
+      await waitInPage(page, () => window.tracepipe.state.finalStats !== null, null, 'the stream\'s closing Stats', () => window.tracepipe.state.total);
+      check(await page.evaluate((n) => window.tracepipe.state.total === n, marks.length), `every record of the ended stream arrived (${marks.length})`);
+      await page.click('#tabs button[data-tab="load"]');
+      await page.evaluate(() => window.tracepipe.render());
+      const loadSvg = await exportedSvg(page, 'load');
+      check(await page.evaluate(() => window.tracepipe.loadChart() === null) &&
+            loadSvg.elements.some((e) => e.name === 'text' && e.text.includes('--top-interval')),
+            'without statistics snapshots the CPU load chart is empty and says what it needs (trace-serve --top-interval)');
       await page.click('#tabs button[data-tab="durations"]');
       await page.selectOption('#durations-handler', 'marker:5:3');
       await page.evaluate(() => window.tracepipe.render());
