@@ -11,9 +11,9 @@ import { chromium } from 'playwright-core';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { check, finish, startServer, feed, step, waitInPage } from './lib.mjs';
+import { Client, check, finish, startServer, feed, step, validators, waitInPage } from './lib.mjs';
 
-const [, buildDir, artifacts] = process.argv.slice(2);
+const [root, buildDir, artifacts] = process.argv.slice(2);
 const browserPath = process.env.CHROMIUM || '/usr/bin/chromium';
 if (!fs.existsSync(browserPath)) {
   console.log(`FAIL missing chromium (${browserPath}): run scripts/install-deps`);
@@ -98,11 +98,24 @@ try {
   await waitInPage(page, () => document.getElementById('connection').textContent === 'live', null, 'the viewer connects',
                    () => document.getElementById('connection').textContent);
   await page.click('#tabs button[data-tab="load"]');
+  // A client of its own validates every message against the schemas (the snapshots' series
+  // and histograms against record.schema.json).
+  const client = new Client(server.url, validators(root, path.join(root, '..', 'shared')), { strict: false });
+  await client.connectAndStart(undefined, { port_mask: null, event_types: ['*'] });  // every kind, Top* too
   await feed(server.child.stdin, lines, 20000);
   server.child.stdin.end();
   // The input ended: trace-serve's last snapshot (final) covers every record.
   await waitInPage(page, () => window.tracepipe.state.finalStats !== null, null, 'the closing Stats reaches the viewer',
                    () => window.tracepipe.state.total);
+
+  await step('Statistics snapshots: their series and histograms are what the record schema says', async () => {
+    await client.until(() => client.messages.some((m) => m.type === 'Stats' && m.data.final), 'the client\'s closing Stats');
+    const snapshot = client.messages.filter((m) => m.type === 'Event' && m.data.event.kind.startsWith('Top')).map((m) => m.data.event);
+    check(snapshot.some((e) => e.kind === 'TopHandler' && e.data.hist && e.data.load) && snapshot.some((e) => e.kind === 'TopTask' && e.data.load),
+          `the client got snapshot records with series and histograms (${snapshot.length} Top records)`);
+    check(client.invalid.length === 0, `every message matches the schemas (${client.invalid.slice(0, 2).join(' | ')})`);
+    await client.close();
+  });
 
   await step('CPU load: the chart holds trace-top\'s figures', async () => {
     await page.click('#load-fit');
