@@ -113,10 +113,14 @@ async function benchViewer(browser, rate, perByte) {
     const t0 = Date.now();
     const slowest = await slowestFrame(page, t0 + seconds * 1000);
     const after = await read();
+    // The open tab drawn 10 times in a row, synchronously: its drawing's own cost, apart
+    // from the records' arrival and the compositor (the slowest of the 10).
+    const render = await page.evaluate(`(() => { let slowest = 0; for (let i = 0; i < 10; i++) {
+      const t0 = performance.now(); window.tracepipe.render(); slowest = Math.max(slowest, performance.now() - t0); } return slowest; })()`);
     if (endTrace) printLongTasks(await endTrace());
     const elapsed = (Date.now() - t0) / 1000;
     return { rate: (after.total - before.total) / elapsed, offered: (after.offered - before.offered) / elapsed,
-             dropped: after.dropped - before.dropped, slowest, held: after.held, batched: after.batched };
+             dropped: after.dropped - before.dropped, slowest, render, held: after.held, batched: after.batched };
   } finally {
     await page.close();
     pipeline.stop();
@@ -125,9 +129,10 @@ async function benchViewer(browser, rate, perByte) {
 }
 
 // The original Callisto client (its own build), on the same stream; it has :9229 built in.
+// TRACEPIPE_BENCH_CALLISTO=0: not run (a chart tab's figures need only ours).
 async function benchCallisto(browser, rate, perByte) {
   const dist = path.join(shared, 'reference/callisto-client/dist');
-  if (!fs.existsSync(path.join(dist, 'index.html'))) return null;
+  if (!fs.existsSync(path.join(dist, 'index.html')) || process.env.TRACEPIPE_BENCH_CALLISTO === '0') return null;
   const pages = http.createServer((request, response) => {
     const wanted = new URL(request.url, 'http://x').pathname;
     const file = path.join(dist, wanted === '/' ? 'index.html' : wanted);
@@ -197,16 +202,17 @@ console.log(`viewer benchmark: ${seconds} s per rate, ${(perByte * 1000).toFixed
 const browser = await launchBrowser(browserPath);
 const k = (x) => `${(x / 1000).toFixed(1)}k`;
 try {
-  console.log('target/s   offered/s  taken/s   dropped   slowest frame  held      | Callisto client: taken/s  slowest frame  ratio');
+  console.log(`tab: ${benchTab}; load average before: ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+  console.log('target/s   offered/s  taken/s   dropped   slowest frame  render  held      | Callisto client: taken/s  slowest frame  ratio');
   for (const rate of rates) {
     const ours = await benchViewer(browser, rate, perByte);
     const theirs = await benchCallisto(browser, rate, perByte);
     const line = `${k(rate).padEnd(10)} ${k(ours.offered).padEnd(10)} ${k(ours.rate).padEnd(9)} ${String(ours.dropped).padEnd(9)} ` +
-                 `${ours.slowest.toFixed(0).padStart(5)} ms       ${String(ours.held).padEnd(9)}` +
+                 `${ours.slowest.toFixed(0).padStart(5)} ms       ${ours.render.toFixed(1).padStart(4)} ms ${String(ours.held).padEnd(9)}` +
                  (ours.batched ? '' : ' (not batched!)') +
                  (theirs ? `| ${k(theirs.rate).padEnd(24)} ${theirs.slowest.toFixed(0).padStart(5)} ms       ${(ours.rate / Math.max(1, theirs.rate)).toFixed(1)}x`
-                         : '| (no ../shared: Callisto client not run)');
-    console.log(line);
+                         : '| (Callisto client not run)');
+    console.log(`${line} (load average after: ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})`);
   }
 } finally {
   await browser.close();
