@@ -78,11 +78,6 @@ async function exportedSvg(page, id) {
   return parsed;
 }
 
-// The rectangles of a path's "d" as SvgContext writes a canvas rect(): [x, y, width, height].
-function rectsOf(d) {
-  return [...d.matchAll(/M(-?[\d.]+) (-?[\d.]+)h(-?[\d.]+)v(-?[\d.]+)h-?[\d.]+Z/g)].map((m) => m.slice(1, 5).map(Number));
-}
-
 const server = await startServer(tool('trace-serve'), ['--cpu-hz', '64000000', '--top-interval', '0.2']);
 const browser = await chromium.launch({
   executablePath: browserPath,
@@ -207,14 +202,18 @@ try {
     check(plotHeight > 100, `the SVG has the share axis (0% at ${zero}, ${plotHeight} px to 100%)`);
     const wrong = [];
     for (const s of chart.series) {
-      const element = svg.elements.find((e) => e.name === 'path' && e['data-series'] === s.label && e['data-kind'] === s.kind);
-      if (!element) { wrong.push([s.label, 'missing']); continue; }
-      // Each interval's height (a stacked area's rectangle, a line's point above 0%), less
-      // the first and last intervals (the trace covers only part of them).
-      const heights = s.kind === 'handler'
-        ? [...element.d.matchAll(/[ML](-?[\d.]+) (-?[\d.]+)/g)].map((m) => zero - Number(m[2]))
-        : rectsOf(element.d).map((r) => r[3]);
-      if (heights.length !== chart.intervals) { wrong.push([s.label, `${heights.length} intervals`]); continue; }
+      // Each interval's height (a stacked area's rectangle, none when 0; a line's point above
+      // 0%), less the first and last intervals (the trace covers only part of them).
+      const mine = svg.elements.filter((e) => e['data-series'] === s.label && e['data-kind'] === s.kind);
+      const heights = new Array(chart.intervals).fill(0);
+      if (s.kind === 'handler') {
+        const points = mine.length === 1 ? [...mine[0].d.matchAll(/[ML](-?[\d.]+) (-?[\d.]+)/g)] : [];
+        if (points.length !== chart.intervals) { wrong.push([s.label, `${points.length} points`]); continue; }
+        points.forEach((m, i) => { heights[i] = zero - Number(m[2]); });
+      } else {
+        for (const rect of mine.filter((e) => e.name === 'rect')) heights[Number(rect['data-interval'])] = Number(rect.height);
+        if (mine.length === 0) { wrong.push([s.label, 'missing']); continue; }
+      }
       for (let i = 1; i < chart.intervals - 1; i++) {
         const expected = (plotHeight * s.sums[i]) / chart.interval;
         if (Math.abs(heights[i] - expected) > 0.05) wrong.push([s.label, i, heights[i], expected]);
