@@ -186,7 +186,12 @@ constexpr std::array<FieldRule, 4> top_function_fields = {{
     {"samples", FieldType::u64, true, false},
     {"share", FieldType::number, true, false},
 }};
-constexpr std::array<FieldRule, 11> top_handler_fields = {{
+// trace-serve --top-interval's load series and durations histogram (lib/analysis LoadSeries,
+// DurationHistogram).
+constexpr std::size_t load_bins_max = 1024;
+constexpr std::size_t hist_buckets = 496;
+constexpr FieldRule load_series_field = {"load", FieldType::u64_array, false, false, no_max, {}, {}, load_bins_max};
+constexpr std::array<FieldRule, 20> top_handler_fields = {{
     {"source", FieldType::string_enum, true, false, no_max, top_handler_source_values},
     {"number", FieldType::u64, true, false, u32_max},
     {"name", FieldType::string, true, true},
@@ -198,13 +203,25 @@ constexpr std::array<FieldRule, 11> top_handler_fields = {{
     {"max_nesting", FieldType::u64, true, false, u32_max},
     {"share", FieldType::number, true, false},
     {"uncertain", FieldType::u64, true, false},
+    {"load_width", FieldType::u64, false, false},
+    {"load_first", FieldType::u64, false, false},
+    load_series_field,
+    {"hist_first", FieldType::u64, false, false, hist_buckets - 1},
+    {"hist", FieldType::u64_array, false, false, no_max, {}, {}, hist_buckets},
+    {"p50", FieldType::u64, false, false},
+    {"p99", FieldType::u64, false, false},
+    {"worst_start", FieldType::u64, false, false},
+    {"worst_end", FieldType::u64, false, false},
 }};
-constexpr std::array<FieldRule, 5> top_task_fields = {{
+constexpr std::array<FieldRule, 8> top_task_fields = {{
     {"task", FieldType::u64, true, true, u32_max},
     {"name", FieldType::string, true, true},
     {"time", FieldType::u64, true, false},
     {"share", FieldType::number, true, false},
     {"uncertain_time", FieldType::u64, true, false},
+    {"load_width", FieldType::u64, false, false},
+    {"load_first", FieldType::u64, false, false},
+    load_series_field,
 }};
 constexpr std::array<std::string_view, 2> loss_reasons = {"buffer_full", "too_large"};
 constexpr std::array<FieldRule, 4> loss_fields = {{
@@ -333,16 +350,22 @@ const KindRule* rule_for(std::string_view kind) noexcept {
   return nullptr;
 }
 
-bool is_byte_array(simdjson::dom::element value, std::size_t min_items = 0, std::size_t max_items = ~std::size_t{0}) {
+// An array of unsigned integers each at most `max`, of min_items to max_items items.
+bool is_uint_array(simdjson::dom::element value, std::uint64_t max, std::size_t min_items = 0,
+                   std::size_t max_items = ~std::size_t{0}) {
   simdjson::dom::array array;
   if (value.get_array().get(array) != simdjson::SUCCESS) return false;
   std::size_t items = 0;
   for (const simdjson::dom::element item : array) {
-    std::uint64_t byte = 0;
-    if (item.get_uint64().get(byte) != simdjson::SUCCESS || byte > 255) return false;
+    std::uint64_t number = 0;
+    if (item.get_uint64().get(number) != simdjson::SUCCESS || number > max) return false;
     ++items;
   }
   return items >= min_items && items <= max_items;
+}
+
+bool is_byte_array(simdjson::dom::element value, std::size_t min_items = 0, std::size_t max_items = ~std::size_t{0}) {
+  return is_uint_array(value, 255, min_items, max_items);
 }
 
 // Whether `value` is what `rule` allows.
@@ -367,6 +390,8 @@ bool field_valid(const FieldRule& rule, simdjson::dom::element value) {
     }
     case FieldType::bytes:
       return is_byte_array(value);
+    case FieldType::u64_array:
+      return is_uint_array(value, rule.max, 0, rule.max_items);
     case FieldType::string_enum: {
       std::string_view text;
       return value.get_string().get(text) == simdjson::SUCCESS &&

@@ -49,17 +49,19 @@ struct CheckedLine {
 std::optional<CheckedLine> check_record_line(simdjson::dom::object root, std::string& problem);
 
 // The rules, for the test that keeps them equal to record.schema.json.
-// number: at least 0 (shares, percentages); real: any number (a sampled value).
-enum class FieldType : std::uint8_t { u64, string, boolean, number, real, bytes, string_enum, integer_enum };
+// number: at least 0 (shares, percentages); real: any number (a sampled value); bytes: an
+// array of integers 0-255; u64_array: an array of unsigned integers (a chart's series).
+enum class FieldType : std::uint8_t { u64, string, boolean, number, real, bytes, u64_array, string_enum, integer_enum };
 
 struct FieldRule {
   std::string_view name;
   FieldType type = FieldType::u64;
   bool required = false;
   bool nullable = false;
-  std::uint64_t max = ~std::uint64_t{0};        // u64: the largest value allowed
+  std::uint64_t max = ~std::uint64_t{0};        // u64, u64_array's items: the largest value allowed
   std::span<const std::string_view> strings{};  // string_enum: the values allowed
   std::span<const std::uint64_t> integers{};    // integer_enum: the values allowed
+  std::size_t max_items = ~std::size_t{0};      // u64_array: the most items allowed
 };
 
 struct KindRule {

@@ -333,6 +333,8 @@ class ShapeBuilder {
           return slot(Slot::number), true;
         case FieldType::bytes:
           return slot(Slot::byte_array), true;
+        case FieldType::u64_array:
+          return false;  // a snapshot's series: few lines, each checked the full way
         case FieldType::string_enum:
         case FieldType::integer_enum:
           return literal_value(), true;

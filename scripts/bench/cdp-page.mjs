@@ -31,8 +31,10 @@ export async function launchBrowser(executable) {
   await new Promise((resolve, reject) => { socket.once('open', resolve); socket.once('error', reject); });
   let lastId = 0;
   const pending = new Map();
+  const listeners = new Map();  // "sessionId method" -> handler of that event
   socket.on('message', (bytes) => {
     const message = JSON.parse(bytes);
+    if (message.method) listeners.get(`${message.sessionId} ${message.method}`)?.(message.params);
     const waiter = pending.get(message.id);
     if (!waiter) return;
     pending.delete(message.id);
@@ -57,6 +59,10 @@ export async function launchBrowser(executable) {
     };
     return {
       evaluate,
+      // A DevTools command on this page and an event's handler (the tracing's, for
+      // TRACEPIPE_BENCH_TRACE).
+      send: (method, params = {}) => call(method, params, sessionId),
+      on: (method, handler) => listeners.set(`${sessionId} ${method}`, handler),
       // Runs before the page's own scripts on every navigation.
       addInitScript: (source) => call('Page.addScriptToEvaluateOnNewDocument', { source }, sessionId),
       goto: (url) => call('Page.navigate', { url }, sessionId),

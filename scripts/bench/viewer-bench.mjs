@@ -59,6 +59,42 @@ async function slowestFrame(page, until) {
   return slowest;
 }
 
+// TRACEPIPE_BENCH_TRACE=1: a Chromium trace of the page meanwhile (the DevTools timeline's
+// categories; it costs the page a little) and the longest tasks of its main thread are
+// listed with the events that took most of them (a script's function, a layout, a GC...):
+// where a slow frame's time went.
+const tracing = Boolean(process.env.TRACEPIPE_BENCH_TRACE);
+const TRACE_CATEGORIES = 'toplevel,devtools.timeline,disabled-by-default-devtools.timeline,v8,v8.execute,blink.user_timing';
+
+async function startTrace(page) {
+  const events = [];
+  page.on('Tracing.dataCollected', (params) => events.push(...params.value));
+  const done = new Promise((resolve) => page.on('Tracing.tracingComplete', resolve));
+  await page.send('Tracing.start', { categories: TRACE_CATEGORIES, transferMode: 'ReportEvents' });
+  return async () => { await page.send('Tracing.end'); await done; return events; };
+}
+
+function eventName(e) {
+  const data = e.args?.data ?? {};
+  const where = data.functionName || data.url ? ` ${data.functionName ?? ''}${data.url ? ` ${path.basename(data.url)}:${data.lineNumber ?? ''}` : ''}` : '';
+  return `${e.name}${data.type ? ` ${data.type}` : ''}${where}`;
+}
+
+// The main thread's longest tasks, each with the longest events inside it.
+function printLongTasks(events) {
+  const main = events.find((e) => e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain');
+  const onMain = events.filter((e) => e.ph === 'X' && main && e.pid === main.pid && e.tid === main.tid);
+  const tasks = onMain.filter((e) => e.name === 'RunTask' || e.name === 'ThreadControllerImpl::RunTask').sort((a, b) => b.dur - a.dur);
+  const onMainAll = events.filter((e) => main && e.pid === main.pid && e.tid === main.tid);
+  for (const task of tasks.slice(0, 5)) {
+    const marks = onMainAll.filter((e) => e.cat?.includes('user_timing') && e.ts >= task.ts && e.ts <= task.ts + task.dur);
+    if (marks.length) console.log(`    user timing: ${marks.map((e) => `${e.name} ${e.ph} ${((e.ts - task.ts) / 1000).toFixed(1)}`).join(' | ')}`);
+    const inside = onMain.filter((e) => e !== task && e.ts >= task.ts && e.ts + e.dur <= task.ts + task.dur && e.dur >= 1000)
+      .sort((a, b) => b.dur - a.dur).slice(0, 10);
+    console.log(`  task ${(task.dur / 1000).toFixed(1)} ms: ${inside.map((e) => `${eventName(e)} ${(e.dur / 1000).toFixed(1)}`).join(' | ')}`);
+  }
+}
+
 async function benchViewer(browser, rate, perByte) {
   const pipeline = await startPipeline(rate, 7, perByte, '127.0.0.1:0');
   const page = await browser.newPage({ width: 1600, height: 1000 });
@@ -73,12 +109,18 @@ async function benchViewer(browser, rate, perByte) {
       offered: window.tracepipe.state.stats?.offered_total ?? 0, dropped: window.tracepipe.state.stats?.dropped_total ?? 0,
       batched: window.tracepipe.state.batched })`);
     const before = await read();
+    const endTrace = tracing ? await startTrace(page) : null;
     const t0 = Date.now();
     const slowest = await slowestFrame(page, t0 + seconds * 1000);
     const after = await read();
+    // The open tab drawn 10 times in a row, synchronously: its drawing's own cost, apart
+    // from the records' arrival and the compositor (the slowest of the 10).
+    const render = await page.evaluate(`(() => { let slowest = 0; for (let i = 0; i < 10; i++) {
+      const t0 = performance.now(); window.tracepipe.render(); slowest = Math.max(slowest, performance.now() - t0); } return slowest; })()`);
+    if (endTrace) printLongTasks(await endTrace());
     const elapsed = (Date.now() - t0) / 1000;
     return { rate: (after.total - before.total) / elapsed, offered: (after.offered - before.offered) / elapsed,
-             dropped: after.dropped - before.dropped, slowest, held: after.held, batched: after.batched };
+             dropped: after.dropped - before.dropped, slowest, render, held: after.held, batched: after.batched };
   } finally {
     await page.close();
     pipeline.stop();
@@ -87,9 +129,10 @@ async function benchViewer(browser, rate, perByte) {
 }
 
 // The original Callisto client (its own build), on the same stream; it has :9229 built in.
+// TRACEPIPE_BENCH_CALLISTO=0: not run (a chart tab's figures need only ours).
 async function benchCallisto(browser, rate, perByte) {
   const dist = path.join(shared, 'reference/callisto-client/dist');
-  if (!fs.existsSync(path.join(dist, 'index.html'))) return null;
+  if (!fs.existsSync(path.join(dist, 'index.html')) || process.env.TRACEPIPE_BENCH_CALLISTO === '0') return null;
   const pages = http.createServer((request, response) => {
     const wanted = new URL(request.url, 'http://x').pathname;
     const file = path.join(dist, wanted === '/' ? 'index.html' : wanted);
@@ -159,16 +202,17 @@ console.log(`viewer benchmark: ${seconds} s per rate, ${(perByte * 1000).toFixed
 const browser = await launchBrowser(browserPath);
 const k = (x) => `${(x / 1000).toFixed(1)}k`;
 try {
-  console.log('target/s   offered/s  taken/s   dropped   slowest frame  held      | Callisto client: taken/s  slowest frame  ratio');
+  console.log(`tab: ${benchTab}; load average before: ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+  console.log('target/s   offered/s  taken/s   dropped   slowest frame  render  held      | Callisto client: taken/s  slowest frame  ratio');
   for (const rate of rates) {
     const ours = await benchViewer(browser, rate, perByte);
     const theirs = await benchCallisto(browser, rate, perByte);
     const line = `${k(rate).padEnd(10)} ${k(ours.offered).padEnd(10)} ${k(ours.rate).padEnd(9)} ${String(ours.dropped).padEnd(9)} ` +
-                 `${ours.slowest.toFixed(0).padStart(5)} ms       ${String(ours.held).padEnd(9)}` +
+                 `${ours.slowest.toFixed(0).padStart(5)} ms       ${ours.render.toFixed(1).padStart(4)} ms ${String(ours.held).padEnd(9)}` +
                  (ours.batched ? '' : ' (not batched!)') +
                  (theirs ? `| ${k(theirs.rate).padEnd(24)} ${theirs.slowest.toFixed(0).padStart(5)} ms       ${(ours.rate / Math.max(1, theirs.rate)).toFixed(1)}x`
-                         : '| (no ../shared: Callisto client not run)');
-    console.log(line);
+                         : '| (Callisto client not run)');
+    console.log(`${line} (load average after: ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})`);
   }
 } finally {
   await browser.close();

@@ -144,6 +144,27 @@ decoded.splice(decoded.length >> 1, 0, '{"timestamp":1,"port":0,"event":{"kind":
 outputs.push(['trace-top', execFileSync(traceTop, ['--once', '--format', 'ndjson'], { input: decoded.join('\n') + '\n', maxBuffer: 1 << 28 })
   .toString().split('\n').filter((l) => l)]);
 
+// trace-serve --top-interval's snapshot fields (tests/serve/test_charts.mjs validates the
+// records it sends): a well-formed TopHandler and TopTask with them pass, each malformed
+// value is refused.
+{
+  const handler = { timestamp: 9, port: 0, source: 'trace-top', clock: 'cycles', event: { kind: 'TopHandler', data: {
+    source: 'isr', number: 3, name: null, count: 2, total: 7, min: 3, avg: 3.5, max: 4, max_nesting: 1, share: 0.1, uncertain: 0,
+    load_width: 64, load_first: 2, load: [0, 7, 3], hist_first: 3, hist: [1, 0, 1], p50: 3, p99: 4, worst_start: 100, worst_end: 104 } } };
+  const task = { timestamp: 9, port: 0, source: 'trace-top', clock: 'cycles', event: { kind: 'TopTask', data: {
+    task: null, name: 'idle', time: 5, share: 0.5, uncertain_time: 0, load_width: 1, load_first: 0, load: new Array(1024).fill(1) } } };
+  const changed = (record, field, value) => ({ ...record, event: { ...record.event, data: { ...record.event.data, [field]: value } } });
+  check(validateRecord(handler) && validateRecord(task), `a snapshot's series and histogram pass (${ajv.errorsText(validateRecord.errors)})`);
+  const malformed = [
+    ...['load', 'hist'].flatMap((field) => ['7', 7, null, { 0: 1 }, [-1], [1.5], ['1'], [true], [null], [[1]]].map((v) => [handler, field, v])),
+    [task, 'load', new Array(1025).fill(1)], [handler, 'hist', new Array(497).fill(1)], [handler, 'hist_first', 496],
+    ...['load_width', 'load_first', 'p50', 'p99', 'worst_start', 'worst_end'].flatMap((field) => [[handler, field, -1], [handler, field, [1]], [handler, field, 1.5]]),
+    [handler, 'load_width', 0], [task, 'load_first', '0'],
+  ];
+  const accepted = malformed.filter(([record, field, value]) => validateRecord(changed(record, field, value)));
+  check(accepted.length === 0, `each malformed snapshot field is refused (${malformed.length}; accepted: ${JSON.stringify(accepted.map(([r, f, v]) => [r.event.kind, f, v]).slice(0, 3))})`);
+}
+
 const seen = new Set();
 const core = new Set(['Text', 'Marker', 'TaskSwitch', 'IsrEnter', 'IsrExit', 'IdleEnter', 'IdleExit', 'Counter', 'Raw']);
 const coreRecords = [];

@@ -11,9 +11,9 @@ import { chromium } from 'playwright-core';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { check, finish, startServer, feed, step, waitInPage } from './lib.mjs';
+import { Client, check, finish, startServer, feed, step, validators, waitInPage } from './lib.mjs';
 
-const [, buildDir, artifacts] = process.argv.slice(2);
+const [root, buildDir, artifacts] = process.argv.slice(2);
 const browserPath = process.env.CHROMIUM || '/usr/bin/chromium';
 if (!fs.existsSync(browserPath)) {
   console.log(`FAIL missing chromium (${browserPath}): run scripts/install-deps`);
@@ -59,6 +59,25 @@ function handlerModel(records) {
   return byId;
 }
 
+// A chart's Export SVG: the saved file, read back by the browser's XML parser (it must be an
+// SVG document of vector elements, no picture in it): each element's name, attributes, text.
+async function exportedSvg(page, id) {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click(`button[data-svg="${id}"]`)]);
+  check(download.suggestedFilename() === `${id}.svg`, `Export SVG saves the ${id} chart (${download.suggestedFilename()})`);
+  const file = path.join(artifacts, `viewer-export-${id}.svg`);
+  await download.saveAs(file);
+  const parsed = await page.evaluate((text) => {
+    const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+    if (doc.querySelector('parsererror') || doc.documentElement.localName !== 'svg') return { error: doc.documentElement.textContent.slice(0, 200) };
+    return { width: Number(doc.documentElement.getAttribute('width')),
+             elements: [...doc.documentElement.querySelectorAll('*')].map((e) => ({
+               name: e.localName, text: e.textContent, ...Object.fromEntries([...e.attributes].map((a) => [a.name, a.value])) })) };
+  }, fs.readFileSync(file, 'utf8'));
+  check(!parsed.error && !parsed.elements.some((e) => ['image', 'foreignObject'].includes(e.name)),
+        `${id}.svg is an SVG document of vector elements (${parsed.error ?? `${parsed.elements.length} elements`})`);
+  return parsed;
+}
+
 const server = await startServer(tool('trace-serve'), ['--cpu-hz', '64000000', '--top-interval', '0.2']);
 const browser = await chromium.launch({
   executablePath: browserPath,
@@ -74,11 +93,24 @@ try {
   await waitInPage(page, () => document.getElementById('connection').textContent === 'live', null, 'the viewer connects',
                    () => document.getElementById('connection').textContent);
   await page.click('#tabs button[data-tab="load"]');
+  // A client of its own validates every message against the schemas (the snapshots' series
+  // and histograms against record.schema.json).
+  const client = new Client(server.url, validators(root, path.join(root, '..', 'shared')), { strict: false });
+  await client.connectAndStart(undefined, { port_mask: null, event_types: ['*'] });  // every kind, Top* too
   await feed(server.child.stdin, lines, 20000);
   server.child.stdin.end();
   // The input ended: trace-serve's last snapshot (final) covers every record.
   await waitInPage(page, () => window.tracepipe.state.finalStats !== null, null, 'the closing Stats reaches the viewer',
                    () => window.tracepipe.state.total);
+
+  await step('Statistics snapshots: their series and histograms are what the record schema says', async () => {
+    await client.until(() => client.messages.some((m) => m.type === 'Stats' && m.data.final), 'the client\'s closing Stats');
+    const snapshot = client.messages.filter((m) => m.type === 'Event' && m.data.event.kind.startsWith('Top')).map((m) => m.data.event);
+    check(snapshot.some((e) => e.kind === 'TopHandler' && e.data.hist && e.data.load) && snapshot.some((e) => e.kind === 'TopTask' && e.data.load),
+          `the client got snapshot records with series and histograms (${snapshot.length} Top records)`);
+    check(client.invalid.length === 0, `every message matches the schemas (${client.invalid.slice(0, 2).join(' | ')})`);
+    await client.close();
+  });
 
   await step('CPU load: the chart holds trace-top\'s figures', async () => {
     await page.click('#load-fit');
@@ -125,6 +157,9 @@ try {
     await page.evaluate(() => window.tracepipe.render());
     const timelineView = await page.getAttribute('#timeline', 'data-view');
     check(timelineView === `${zoomed.view.start} ${zoomed.view.end}`, `the Timeline shows the load chart's range (${timelineView})`);
+    const timelineSvg = await exportedSvg(page, 'timeline');
+    check(timelineSvg.elements.filter((e) => e.name === 'rect').length > 10 && timelineSvg.elements.some((e) => e.name === 'text' && e.text === 'idle'),
+          'timeline.svg has the lanes\' bars and labels');
     const timelineBox = await page.locator('#timeline').boundingBox();
     await page.mouse.move(timelineBox.x + timelineBox.width / 2, timelineBox.y + 40);
     await page.mouse.wheel(0, 400);
@@ -154,6 +189,38 @@ try {
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('button[data-png="load"]')]);
     check(download.suggestedFilename() === 'load.png', `Export PNG saves the load chart (${download.suggestedFilename()})`);
     await download.saveAs(path.join(artifacts, 'viewer-export-load.png'));
+  });
+
+  await step('CPU load: Export SVG holds the chart\'s figures as areas and lines', async () => {
+    await page.evaluate(() => window.tracepipe.render());
+    const chart = await page.evaluate(() => window.tracepipe.loadChart());
+    const svg = await exportedSvg(page, 'load');
+    // The share axis' labels sit 4 px below their line: the plot's 0% and 100%.
+    const labelY = (text) => Number(svg.elements.find((e) => e.name === 'text' && e.text === text)?.y) - 4;
+    const zero = labelY('0%');
+    const plotHeight = zero - labelY('100%');
+    check(plotHeight > 100, `the SVG has the share axis (0% at ${zero}, ${plotHeight} px to 100%)`);
+    const wrong = [];
+    for (const s of chart.series) {
+      // Each interval's height (a stacked area's rectangle, none when 0; a line's point above
+      // 0%), less the first and last intervals (the trace covers only part of them).
+      const mine = svg.elements.filter((e) => e['data-series'] === s.label && e['data-kind'] === s.kind);
+      const heights = new Array(chart.intervals).fill(0);
+      if (s.kind === 'handler') {
+        const points = mine.length === 1 ? [...mine[0].d.matchAll(/[ML](-?[\d.]+) (-?[\d.]+)/g)] : [];
+        if (points.length !== chart.intervals) { wrong.push([s.label, `${points.length} points`]); continue; }
+        points.forEach((m, i) => { heights[i] = zero - Number(m[2]); });
+      } else {
+        for (const rect of mine.filter((e) => e.name === 'rect')) heights[Number(rect['data-interval'])] = Number(rect.height);
+        if (mine.length === 0) { wrong.push([s.label, 'missing']); continue; }
+      }
+      for (let i = 1; i < chart.intervals - 1; i++) {
+        const expected = (plotHeight * s.sums[i]) / chart.interval;
+        if (Math.abs(heights[i] - expected) > 0.05) wrong.push([s.label, i, heights[i], expected]);
+      }
+    }
+    check(wrong.length === 0, `every series' height in every interval of load.svg is its time in the chart's data (${chart.series.length} series ` +
+          `x ${chart.intervals} intervals; wrong: ${JSON.stringify(wrong.slice(0, 4))})`);
   });
 
   await step('Durations: the histogram of a handler, its worst a click away', async () => {
@@ -187,6 +254,16 @@ try {
     await page.evaluate(() => window.tracepipe.render());
     const chart = await page.evaluate(() => window.tracepipe.durationsChart());
     await page.screenshot({ path: path.join(artifacts, 'viewer-durations.png') });
+    const svg = await exportedSvg(page, 'durations');
+    const bars = svg.elements.filter((e) => e.name === 'rect' && e['data-bucket'] !== undefined);
+    const tallest = Math.max(...bars.map((b) => Number(b.height)));
+    const wrongBars = chart.hist.map((count, i) => [chart.histFirst + i, count]).filter(([bucket, count]) => {
+      const bar = bars.find((b) => Number(b['data-bucket']) === bucket);
+      return count === 0 ? bar !== undefined : !bar || Number(bar['data-count']) !== count ||
+        Math.abs(Number(bar.height) - (tallest * count) / Math.max(...chart.hist)) > 0.02;
+    });
+    check(bars.length === chart.hist.filter((n) => n > 0).length && wrongBars.length === 0,
+          `durations.svg has a bar per bucket of the chart's histogram, its height the bucket's count (${bars.length} bars; wrong: ${JSON.stringify(wrongBars.slice(0, 4))})`);
     const box = await page.locator('#durations').boundingBox();
     await page.mouse.click(box.x + chart.maxX, box.y + box.height / 2);
     await waitInPage(page, () => window.tracepipe.state.activeTab === 'timeline', null, 'a click on the max shows the Timeline',
@@ -212,6 +289,19 @@ try {
     check(wrong.length === 0, `every stack's samples over the whole range == trace-top --format folded (${stacks.size} stacks; ` +
           `wrong: ${JSON.stringify(wrong.slice(0, 3).map((k) => [k, folded[k], chart.folded[k]]))})`);
     await page.screenshot({ path: path.join(artifacts, 'viewer-flame.png') });
+    const svg = await exportedSvg(page, 'flame');
+    const rootTotal = Object.values(chart.stacks).reduce((a, b) => a + b, 0);
+    const samplesUnder = (prefix) => Object.entries(chart.stacks)
+      .filter(([k]) => !prefix || k === prefix || k.startsWith(`${prefix};`)).reduce((a, [, n]) => a + n, 0);
+    const flameBoxes = svg.elements.filter((e) => e.name === 'rect' && e['data-path'] !== undefined);
+    const wrongBoxes = flameBoxes.filter((b) => {
+      const samples = samplesUnder(b['data-path']);
+      const width = (svg.width * samples) / rootTotal;  // a box is drawn 1 px narrower (a gap)
+      return Number(b['data-samples']) !== samples || (width > 2 && Math.abs(Number(b.width) + 1 - width) > 0.02);
+    });
+    check(flameBoxes.length === chart.boxes && wrongBoxes.length === 0,
+          `flame.svg has each box of the graph, its width its samples in the range (${flameBoxes.length} boxes; ` +
+          `wrong: ${JSON.stringify(wrongBoxes.slice(0, 3))})`);
     // The visible range only: half of it, against the samples of the records in it.
     const half = { start: chart.view.start, end: (chart.view.start + chart.view.end) / 2 };
     await page.evaluate((v) => { window.tracepipe.state.view = { ...v, follow: false }; window.tracepipe.render(); }, half);
@@ -253,6 +343,15 @@ try {
     const drawn = Number(await page.getAttribute('#counters', 'data-points'));
     const inRange = counters.filter((r) => r.timestamp >= range.start && r.timestamp <= range.end).length;
     check(drawn === inRange && drawn < counters.length, `following the Timeline's range, the plot draws the Counter records in it (${drawn} == ${inRange})`);
+    const svg = await exportedSvg(page, 'counters');
+    const points = svg.elements.filter((e) => e.name === 'rect' && e['data-counter'] !== undefined)
+      .map((e) => `${e['data-counter']}@${e['data-time']}=${e['data-value']}`).sort();
+    const records = counters.filter((r) => r.timestamp >= range.start && r.timestamp <= range.end)
+      .map((r) => `${r.event.data.counter_id}@${r.timestamp}=${r.event.data.value}`).sort();
+    check(JSON.stringify(points) === JSON.stringify(records),
+          `counters.svg has a point per Counter record in the range, at its time and value (${points.length} == ${records.length})`);
+    check(svg.elements.filter((e) => e.name === 'path' && e['data-counter'] !== undefined).length === new Set(counters.map((r) => r.event.data.counter_id)).size,
+          'counters.svg has a line per counter');
     const box = await page.locator('#counters').boundingBox();
     const px = 90 + (box.width - 2 - 90 - 10) / 2;  // the plot's middle (the canvas has a 1 px border)
     await page.mouse.move(box.x + 1 + px, box.y + box.height / 2);
@@ -275,6 +374,9 @@ try {
           `zooming the counters zooms the Timeline (${zoomed.start}..${zoomed.end})`);
   });
 
+  // As a stored view of the fleet's front door shows a range: a finite stream that ends, its
+  // records carrying the fleet's fields (board, run, seq, host_us), no statistics snapshots
+  // (trace-serve without --top-interval).
   await step('Durations: marker pairs (MarkStart/MarkStop) as a histogram, the worst a click away', async () => {
     // SystemView's marks as sysview-decode writes them: id 3 "frame" 40 times 100..490 us, one
     // 5000 us (the worst), one of 9000 us across an Overflow (uncertain: left out), a stop
@@ -302,8 +404,17 @@ try {
       await page.goto(`${markServer.http}/`);
       await waitInPage(page, () => document.getElementById('connection').textContent === 'live', null, 'the viewer connects again',
                        () => document.getElementById('connection').textContent);
-      await feed(markServer.child.stdin, marks, 5000);
-      await waitInPage(page, (n) => window.tracepipe.state.total >= n, marks.length, 'the marks arrive', () => window.tracepipe.state.total);
+      const stored = marks.map((line, seq) => JSON.stringify({ ...JSON.parse(line), board: 'bench-3', run: 'r1', seq, host_us: 1764000000000000 + seq }));
+      await feed(markServer.child.stdin, stored, 5000);
+      markServer.child.stdin.end();
+      await waitInPage(page, () => window.tracepipe.state.finalStats !== null, null, 'the stream\'s closing Stats', () => window.tracepipe.state.total);
+      check(await page.evaluate((n) => window.tracepipe.state.total === n, marks.length), `every record of the ended stream arrived (${marks.length})`);
+      await page.click('#tabs button[data-tab="load"]');
+      await page.evaluate(() => window.tracepipe.render());
+      const loadSvg = await exportedSvg(page, 'load');
+      check(await page.evaluate(() => window.tracepipe.loadChart() === null) &&
+            loadSvg.elements.some((e) => e.name === 'text' && e.text.includes('--top-interval')),
+            'without statistics snapshots the CPU load chart is empty and says what it needs (trace-serve --top-interval)');
       await page.click('#tabs button[data-tab="durations"]');
       await page.selectOption('#durations-handler', 'marker:5:3');
       await page.evaluate(() => window.tracepipe.render());

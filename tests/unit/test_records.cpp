@@ -474,12 +474,70 @@ TEST_CASE("record check: the rules are record.schema.json's, kind by kind and fi
         CHECK(field.type == (at_least_zero ? FieldType::number : FieldType::real));
       } else {
         CHECK(main_type == "array");
-        CHECK(field.type == FieldType::bytes);
+        std::uint64_t item_max = ~std::uint64_t{0};
+        if (property["items"]["maximum"].get(item_max) != simdjson::SUCCESS) item_max = ~std::uint64_t{0};
+        std::uint64_t max_items = ~std::uint64_t{0};
+        if (property["maxItems"].get(max_items) != simdjson::SUCCESS) max_items = ~std::uint64_t{0};
+        CHECK(property["items"]["type"].get_string().value() == "integer");
+        if (item_max == 255) {
+          CHECK(field.type == FieldType::bytes);
+        } else {
+          CHECK(field.type == FieldType::u64_array);
+          CHECK(field.max == item_max);
+          CHECK(field.max_items == max_items);
+        }
       }
     }
     CHECK(fields == rule.fields.size());
   }
   CHECK(kinds == rules.size());
+}
+
+// trace-serve --top-interval's snapshot records: their load series and durations histogram
+// (integer arrays) and the figures beside them.
+TEST_CASE("record check: a snapshot's load series and histogram are arrays of unsigned integers, bounded") {
+  const auto handler = [](std::string_view extra) {
+    return check(
+        R"({"timestamp":9,"port":0,"event":{"kind":"TopHandler","data":{"source":"isr","number":3,"name":null,)"
+        R"("count":2,"total":7,"min":3,"avg":3.5,"max":4,"max_nesting":1,"share":0.1,"uncertain":0)" +
+        std::string(extra) + R"(}},"source":"trace-top","clock":"cycles"})");
+  };
+  const auto task = [](std::string_view extra) {
+    return check(
+        R"({"timestamp":9,"port":0,"event":{"kind":"TopTask","data":{"task":null,"name":"idle","time":5,"share":0.5,)"
+        R"("uncertain_time":0)" +
+        std::string(extra) + R"(}},"source":"trace-top","clock":"cycles"})");
+  };
+  CHECK(handler("").empty());  // trace-top's own: no series
+  CHECK(handler(R"(,"load_width":64,"load_first":2,"load":[0,7,18446744073709551615],"hist_first":3,"hist":[1,0,1],)"
+                R"("p50":3,"p99":4,"worst_start":100,"worst_end":104)")
+            .empty());
+  CHECK(task(R"(,"load_width":1,"load_first":0,"load":[])").empty());
+  std::string full_load = R"(,"load":[0)";
+  for (int i = 1; i < 1024; ++i) full_load += ",1";
+  CHECK(task(full_load + "]").empty());     // LoadSeries::max_bins
+  CHECK(!task(full_load + ",1]").empty());  // one more
+  std::string full_hist = R"(,"hist":[0)";
+  for (int i = 1; i < 496; ++i) full_hist += ",1";
+  CHECK(handler(full_hist + "]").empty());  // DurationHistogram::bucket_count
+  CHECK(!handler(full_hist + ",1]").empty());
+  for (const std::string_view bad :
+       {R"("7")", "7", "null", R"({"0":1})", "[-1]", "[1.5]", R"(["1"])", "[true]", "[null]", "[[1]]"}) {
+    CAPTURE(bad);
+    CHECK(task(R"(,"load":)" + std::string(bad)).find(R"("load" is not what the record schema says)") !=
+          std::string::npos);
+    CHECK(handler(R"(,"hist":)" + std::string(bad)).find(R"("hist" is not what the record schema says)") !=
+          std::string::npos);
+  }
+  CHECK(!task(R"(,"load":[18446744073709551616])").empty());  // past u64: simdjson refuses the line
+  CHECK(handler(R"(,"hist_first":496)").find(R"("hist_first" is not)") != std::string::npos);  // past the last bucket
+  for (const std::string_view field : {"load_width", "load_first", "p50", "p99", "worst_start", "worst_end"}) {
+    CAPTURE(field);
+    CHECK(handler(R"(,")" + std::string(field) + R"(":-1)").find("is not what the record schema says") !=
+          std::string::npos);
+    CHECK(handler(R"(,")" + std::string(field) + R"(":[1])").find("is not what the record schema says") !=
+          std::string::npos);
+  }
 }
 
 TEST_CASE("record check: good records and frames lines pass, each broken rule is named") {

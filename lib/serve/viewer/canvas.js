@@ -3,6 +3,12 @@
 export const COLOURS = ['#4aa3ff', '#7bd88f', '#ffb454', '#ff6b6b', '#c792ea', '#5ccfe6', '#ffd580', '#f29e74'];
 export const AXIS_HEIGHT = 34;
 
+// A chart's text beside its canvas, set only when it changed: a DOM change each frame makes
+// the browser lay the page out again for the next one.
+export function showText(element, text) {
+  if (element.textContent !== text) element.textContent = text;
+}
+
 export function fitCanvas(canvas) {
   const ratio = window.devicePixelRatio || 1;
   const width = Math.max(1, Math.floor(canvas.clientWidth * ratio));

@@ -4,8 +4,10 @@
 import { $ } from './config.js';
 import { live, state } from './state.js';
 import { formatCount, formatSpan, formatTime } from './time.js';
-import { AXIS_HEIGHT, COLOURS, fitCanvas } from './canvas.js';
+import { AXIS_HEIGHT, COLOURS, fitCanvas, showText } from './canvas.js';
 import { attachTimeZoom, settleView } from './zoom.js';
+import { tagNext } from './svg.js';
+import { attachSvgExport } from './export.js';
 
 const LEFT = 90;
 const RIGHT = 10;
@@ -36,13 +38,29 @@ function countersRange(series) {
   return { start: view.start, end: view.end };
 }
 
-export function renderCounters() {
-  const canvas = $('counters');
-  const { context, width, height } = fitCanvas(canvas);
-  context.clearRect(0, 0, width, height);
+// Each counter's last value, in its colour: the legend's spans are made again only when the
+// counters change (a DOM change each frame makes the browser lay the page out again).
+function counterLegend(series) {
   const legend = $('counter-legend');
-  legend.replaceChildren();
+  const key = series.map(([id]) => id).join(',');
+  if (legend.dataset.key !== key) {
+    legend.dataset.key = key;
+    legend.replaceChildren(...series.map((_, index) => {
+      const tag = document.createElement('span');
+      tag.style.color = COLOURS[index % COLOURS.length];
+      return tag;
+    }));
+  }
+  series.forEach(([id, s], index) => showText(legend.children[index], `counter ${id}: ${s.last}`));
+}
+
+// `target`: where to draw (an SVG export's), else the canvas.
+export function renderCounters(target = null) {
+  const canvas = $('counters');
+  const { context, width, height } = target ?? fitCanvas(canvas);
+  context.clearRect(0, 0, width, height);
   const series = [...live.agg.counters.entries()].sort((a, b) => a[0] - b[0]);
+  counterLegend(series);
   let points = 0;
   if (series.length === 0) {
     context.fillStyle = '#8a96a3';
@@ -60,10 +78,6 @@ export function renderCounters() {
       const colour = COLOURS[index % COLOURS.length];
       const top = index * panelHeight;
       const y = (v) => top + panelHeight - 8 - ((v - s.min) / Math.max(1e-12, s.max - s.min)) * (panelHeight - 20);
-      const tag = document.createElement('span');
-      tag.style.color = colour;
-      tag.textContent = `counter ${id}: ${s.last}`;
-      legend.append(tag);
       context.strokeStyle = '#2a313a';
       context.beginPath();
       context.moveTo(left, top + panelHeight);
@@ -92,10 +106,12 @@ export function renderCounters() {
         const [t, v] = s.points[i];
         if (i === from) context.moveTo(x(t), y(v)); else context.lineTo(x(t), y(v));
       }
+      tagNext(context, { counter: id });
       context.stroke();
       for (let i = from; i < to; i++) {
         const [t, v] = s.points[i];
         if (t < tMin || t > tMax) continue;
+        tagNext(context, { counter: id, time: t, value: v });
         context.fillRect(x(t) - 1.5, y(v) - 1.5, 3, 3);
         points++;
       }
@@ -138,6 +154,7 @@ export function setupCountersInput() {
   // Zoom and pan move the Timeline's range: only while the counters follow it.
   attachTimeZoom(canvas, LEFT, RIGHT, () => $('counters-follow').checked);
   canvas.addEventListener('mousemove', countersHover);
+  attachSvgExport('counters', renderCounters);
   canvas.addEventListener('mouseleave', () => { $('counters-tip').hidden = true; });
   $('counters-follow').addEventListener('change', () => { state.dirty = true; });
 }

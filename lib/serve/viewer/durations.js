@@ -7,7 +7,9 @@
 import { $ } from './config.js';
 import { live, state } from './state.js';
 import { formatSpan } from './time.js';
-import { AXIS_HEIGHT, COLOURS, fitCanvas } from './canvas.js';
+import { AXIS_HEIGHT, COLOURS, fitCanvas, showText } from './canvas.js';
+import { tagNext } from './svg.js';
+import { attachSvgExport } from './export.js';
 
 const LEFT = 60;
 const RIGHT = 20;
@@ -83,6 +85,7 @@ function drawBars(context, h, frame) {
     const x0 = frame.x(bucketLow(h.hist_first + i));
     const x1 = frame.x(bucketLow(h.hist_first + i + 1));
     const height = (count / max) * frame.plotHeight;
+    tagNext(context, { bucket: h.hist_first + i, count });
     context.fillRect(x0 + 0.5, TOP + frame.plotHeight - height, Math.max(1, x1 - x0 - 1), height);
   });
   context.fillStyle = '#8a96a3';
@@ -126,9 +129,10 @@ function drawAxis(context, frame, height, clock) {
   }
 }
 
-export function renderDurations() {
+// `target`: where to draw (an SVG export's), else the canvas.
+export function renderDurations(target = null) {
   const canvas = $('durations');
-  const { context, width, height } = fitCanvas(canvas);
+  const { context, width, height } = target ?? fitCanvas(canvas);
   context.clearRect(0, 0, width, height);
   const h = chosenEntry();
   const clock = live.statistics?.clock ?? state.clock;
@@ -144,8 +148,8 @@ export function renderDurations() {
   drawBars(context, h, frame);
   drawMarks(context, h, frame, clock);
   drawAxis(context, frame, height, clock);
-  $('durations-summary').textContent = `${h.hist.reduce((a, b) => a + b, 0)} certain of ${h.count} intervals` +
-    (h.uncertain ? ` (${h.uncertain} spanned a loss: left out)` : '') + `; the worst from ${formatSpan(h.worst_start, clock)}`;
+  showText($('durations-summary'), `${h.hist.reduce((a, b) => a + b, 0)} certain of ${h.count} intervals` +
+    (h.uncertain ? ` (${h.uncertain} spanned a loss: left out)` : '') + `; the worst from ${formatSpan(h.worst_start, clock)}`);
   durationsLayout = { handler: h, frame };
 }
 
@@ -155,7 +159,7 @@ export function durationsChartData() {
   const h = durationsLayout.handler;
   return { key: h.key, label: h.label, count: h.count, uncertain: h.uncertain, histogram: h.hist.reduce((a, b) => a + b, 0),
            min: h.min, p50: h.p50, p99: h.p99, max: h.max, worstStart: h.worst_start, worstEnd: h.worst_end,
-           maxX: durationsLayout.frame.x(h.max) };
+           hist: [...h.hist], histFirst: h.hist_first, maxX: durationsLayout.frame.x(h.max) };
 }
 
 // The Timeline, zoomed on the worst interval with as much again on each side.
@@ -170,6 +174,7 @@ function showWorst() {
 export function setupDurationsInput() {
   $('durations-handler').addEventListener('change', () => { state.dirty = true; });
   $('durations-worst').addEventListener('click', showWorst);
+  attachSvgExport('durations', renderDurations);
   $('durations').addEventListener('click', (event) => {
     const layout = durationsLayout;
     if (!layout) return;

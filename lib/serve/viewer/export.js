@@ -1,7 +1,8 @@
-// Export of the records held, as NDJSON or CSV, and of a view's canvas as PNG.
+// Export of the records held, as NDJSON or CSV, and of a view's canvas as PNG or SVG.
 import { $ } from './config.js';
 import { ringRecords } from './ring.js';
 import { visible } from './state.js';
+import { SvgContext } from './svg.js';
 
 export function exportNdjson() {
   const lines = [];
@@ -54,4 +55,18 @@ export function exportPng(canvas, name) {
   context.fillRect(0, 0, copy.width, copy.height);
   context.drawImage(canvas, 0, 0);
   copy.toBlob((blob) => downloadBlob(name, blob), 'image/png');
+}
+
+// The view drawn again by `draw` (its render function, given a drawing target) into an SVG
+// document at the canvas's size: vector elements from the chart's data, not its pixels.
+export function svgOf(canvas, draw) {
+  const svg = new SvgContext(canvas.clientWidth, canvas.clientHeight, getComputedStyle(canvas).backgroundColor);
+  draw({ context: svg, width: canvas.clientWidth, height: canvas.clientHeight });
+  return svg.document();
+}
+
+// The button with data-svg="ID" saves the canvas ID as ID.svg.
+export function attachSvgExport(id, draw) {
+  const button = document.querySelector(`button[data-svg="${id}"]`);
+  button.addEventListener('click', () => download(`${id}.svg`, svgOf($(id), draw), 'image/svg+xml'));
 }

@@ -5,9 +5,11 @@
 // (stacks.js).
 import { $ } from './config.js';
 import { live, state } from './state.js';
-import { COLOURS, fitCanvas } from './canvas.js';
+import { COLOURS, fitCanvas, showText } from './canvas.js';
 import { foldedIn } from './stacks.js';
 import { settleView } from './zoom.js';
+import { tagNext } from './svg.js';
+import { attachSvgExport } from './export.js';
 
 const ROW = 22;
 let flameLayout = null;  // the boxes drawn, for hover and click
@@ -69,9 +71,10 @@ function layout(node, x, width, depth, boxes) {
   }
 }
 
-export function renderFlame() {
+// `target`: where to draw (an SVG export's), else the canvas.
+export function renderFlame(target = null) {
   const canvas = $('flame');
-  const { context, width } = fitCanvas(canvas);
+  const { context, width } = target ?? fitCanvas(canvas);
   context.clearRect(0, 0, canvas.width, canvas.height);
   const root = tree(foldedInView().counts);
   if (root.total === 0) {
@@ -87,6 +90,7 @@ export function renderFlame() {
   context.font = '12px system-ui, sans-serif';
   for (const box of boxes) {
     context.fillStyle = box.node === top ? '#3a4450' : colourOf(box.node.name);
+    tagNext(context, { path: box.node.path, samples: box.node.total });
     context.fillRect(box.x, box.y, Math.max(0.5, box.width - 1), ROW - 2);
     if (box.width > 40) {
       context.fillStyle = '#0d1014';
@@ -95,7 +99,7 @@ export function renderFlame() {
     }
   }
   flameLayout = { boxes, root, top };
-  $('flame-summary').textContent = `${root.total} samples in the range` + (focus ? ` · focused on ${focus} (click the top box: all)` : '');
+  showText($('flame-summary'), `${root.total} samples in the range` + (focus ? ` · focused on ${focus} (click the top box: all)` : ''));
 }
 
 // What the graph holds, for tests and scripts: samples per folded stack in the range (as
@@ -130,6 +134,7 @@ function flameHover(event) {
 export function setupFlameInput() {
   const canvas = $('flame');
   canvas.addEventListener('mousemove', flameHover);
+  attachSvgExport('flame', renderFlame);
   canvas.addEventListener('mouseleave', () => { $('flame-tip').hidden = true; });
   canvas.addEventListener('click', (event) => {
     const box = boxAt(event);

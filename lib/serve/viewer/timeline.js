@@ -4,6 +4,7 @@ import { live, state } from './state.js';
 import { formatSpan, formatTime } from './time.js';
 import { AXIS_HEIGHT, COLOURS, fitCanvas } from './canvas.js';
 import { attachTimeZoom, settleView } from './zoom.js';
+import { attachSvgExport } from './export.js';
 
 export const LABEL_WIDTH = 150;
 export const RIGHT_MARGIN = 8;
@@ -36,9 +37,10 @@ function* barsIn(entry, start, end) {
   }
 }
 
-export function renderTimeline() {
+// `target`: where to draw (an SVG export's), else the canvas.
+export function renderTimeline(target = null) {
   const canvas = $('timeline');
-  const { context, width, height } = fitCanvas(canvas);
+  const { context, width, height } = target ?? fitCanvas(canvas);
   context.clearRect(0, 0, width, height);
   let bars = 0;
   const end = timelineEnd();
@@ -91,16 +93,22 @@ export function renderTimeline() {
   canvas.dataset.bars = String(bars);
 }
 
-function ticksIn(list, start, end) {
+// The ticks of `list` (times in order) in [start, end], one per pixel column `x` puts them
+// in: a range of a long trace holds tens of thousands of console ticks, and a rectangle for
+// each, every frame, made the CPU load chart's frames slow (a long canvas redraw and commit).
+function tickColumns(list, start, end, x) {
   let low = 0;
   let high = list.length;
   while (low < high) {
     const mid = (low + high) >> 1;
     if (list[mid] < start) low = mid + 1; else high = mid;
   }
-  const out = [];
-  for (let i = low; i < list.length && list[i] <= end; i++) out.push(list[i]);
-  return out;
+  const columns = [];
+  for (let i = low; i < list.length && list[i] <= end; i++) {
+    const column = Math.floor(x(list[i]));
+    if (column !== columns[columns.length - 1]) columns.push(column);
+  }
+  return columns;
 }
 
 // The time axis under a plot that starts at LABEL_WIDTH, with the console and marker ticks.
@@ -110,9 +118,9 @@ export function drawTimeAxis(context, width, height, view, clock) {
   const x = (t) => LABEL_WIDTH + ((t - view.start) / (view.end - view.start)) * plotWidth;
   // Console (grey) and marker (amber) ticks just above the axis labels.
   context.fillStyle = '#6b7785';
-  for (const t of ticksIn(live.agg.consoleTicks, view.start, view.end)) context.fillRect(x(t), axisY + 2, 1, 6);
+  for (const at of tickColumns(live.agg.consoleTicks, view.start, view.end, x)) context.fillRect(at, axisY + 2, 1, 6);
   context.fillStyle = '#ffb454';
-  for (const t of ticksIn(live.agg.markerTicks, view.start, view.end)) context.fillRect(x(t) - 1, axisY + 8, 2, 8);
+  for (const at of tickColumns(live.agg.markerTicks, view.start, view.end, x)) context.fillRect(at - 1, axisY + 8, 2, 8);
   const ticks = Math.max(2, Math.min(10, Math.floor(plotWidth / 120)));
   context.strokeStyle = '#2a313a';
   context.fillStyle = '#8a96a3';
@@ -158,6 +166,7 @@ function timelineHover(event) {
 export function setupTimelineInput() {
   const canvas = $('timeline');
   attachTimeZoom(canvas, LABEL_WIDTH, RIGHT_MARGIN);
+  attachSvgExport('timeline', renderTimeline);
   canvas.addEventListener('mousemove', timelineHover);
   canvas.addEventListener('mouseleave', () => { $('timeline-tip').hidden = true; });
   canvas.addEventListener('dblclick', () => {
