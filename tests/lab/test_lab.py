@@ -203,6 +203,29 @@ def check_live_view():
     shipper.wait(timeout=60)
 
 
+def check_then_live():
+    """A stored range going on live: the stored records, then those shipped after, none twice."""
+    stored = [text_line(i, f"seam stored {i}") for i in range(200)]
+    stack.ship("seam", "s1", stored)
+    stack.store_until_idle()
+    lo = int(ch_rows("SELECT min(host_us) FROM trace FINAL WHERE board = 'seam'")[0][0])
+    hi = int(time.time() * 1e6)
+    viewer = subprocess.Popen(["node", VIEW, ws_url(f"board=seam&from={lo}&to={hi}&then=live"), "--records", "400"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_until(lambda: len(children("trace-pull")) == 1, "the view's live part (trace-pull) started",
+               lambda: stack.lab.log()[-400:])
+    shipper = stack.ship_live("seam", "s2")
+    shipper.stdin.write("\n".join(text_line(i, f"seam live {i}") for i in range(200)) + "\n")
+    shipper.stdin.close()
+    out, err = viewer.communicate(timeout=120)
+    got = [json.loads(line)["event"]["data"]["message"] for line in out.decode().splitlines()]
+    want = [f"seam stored {i}" for i in range(200)] + [f"seam live {i}" for i in range(200)]
+    check(got == want, "then=live: the stored range, then the records shipped after it, none twice or missing",
+          (len(got), got[195:205], err[-300:]))
+    shipper.wait(timeout=60)
+    wait_until(lambda: not children("trace-pull"), "the view's trace-pull is gone with its viewer")
+
+
 def check_stalled_viewer():
     rows = ch_rows("SELECT min(host_us), max(host_us) FROM trace FINAL")
     lo, hi = int(rows[0][0]), int(rows[0][1]) + 1
@@ -257,6 +280,7 @@ try:
     check_hostile_parameters()
     check_stored_views()
     check_live_view()
+    check_then_live()
     check_stalled_viewer()
     check_token()
 except Exception as e:  # noqa: BLE001 - reported as a failure with what was seen
