@@ -3,6 +3,7 @@
 // when the port map changed.
 import { $, BATCH_PROTOCOL } from './config.js';
 import { state } from './state.js';
+import { socketQuery } from './view.js';
 
 let socket = null;
 let retryMs = 500;
@@ -10,8 +11,7 @@ let retryMs = 500;
 export function connect(sink) {
   const params = new URLSearchParams(location.search);
   const token = params.get('token');
-  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws` +
-              (token ? `?token=${encodeURIComponent(token)}` : '');
+  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws${socketQuery()}`;
   socket = new WebSocket(url, [BATCH_PROTOCOL]);
   setConnection('connecting…', '');
   state.started = false;
