@@ -2,7 +2,7 @@
 // place (a poll that changes nothing changes nothing on screen), filtered by a glob, sorted by
 // any column, the state in the address (#boards?glob=&sort=&order=&window=).
 import { getJson } from './api.js';
-import { $, element, link, setText } from './dom.js';
+import { $, element, link, setProperty, setText } from './dom.js';
 import { age, hostTime, rate, viewerUrl } from './format.js';
 import { setRoute } from './route.js';
 import { showRuns } from './runs.js';
@@ -62,17 +62,17 @@ function toggleRuns(board) {
 
 function fillRow(entry, board, nowUs) {
   const { cells } = entry;
-  cells.live.firstChild.className = board.live ? 'dot on' : 'dot';
+  setProperty(cells.live.firstChild, 'className', board.live ? 'dot on' : 'dot');
   setText(cells.run, board.run ?? '–');
   setText(cells.records_per_s, rate(board.records_per_s));
   setText(cells.last_seen, age(nowUs, board.last_seen_us));
-  cells.last_seen.title = hostTime(board.last_seen_us);
+  setProperty(cells.last_seen, 'title', hostTime(board.last_seen_us));
   for (const name of NUMBER_COLUMNS) {
     setText(cells[name], String(board[name] ?? 0));
     cells[name].classList.toggle('nonzero', Number(board[name]) > 0);
   }
   setText(cells.last_text, board.last_text ?? '');
-  cells.last_text.title = board.last_text_us ? hostTime(board.last_text_us) : '';
+  setProperty(cells.last_text, 'title', board.last_text_us ? hostTime(board.last_text_us) : '');
 }
 
 function render() {

@@ -25,3 +25,9 @@ export function link(href, text, title = '') {
 export function setText(node, text) {
   if (node.textContent !== text) node.textContent = text;
 }
+
+// The same for a property that is an attribute (title, className): setting it to its own value
+// is still a change to the document.
+export function setProperty(node, name, value) {
+  if (node[name] !== value) node[name] = value;
+}

@@ -39,7 +39,7 @@ function logLine(r, lineText) {
     host.className = 'host';
     host.textContent = formatHostTime(r.hostUs);
     line.append(host);
-    if (r.hostUs === state.mark.us) line.classList.add('marked');
+    if (state.mark.t !== null && r.timestamp === state.mark.t) line.classList.add('marked');  // the record nearest the mark
   }
   line.append(time, port);
   highlight(line, lineText(r));
