@@ -36,6 +36,9 @@ const boards = [
     exceptions: 7, overflows: 0, malformed: 0, last_text: 'HardFault at 0x0800_1234', last_text_us: NOW_US - 3e6 },
   { board: 'x<b>bold</b>', live: false, run: null, records_per_s: null, last_seen_us: null, records: 1, lost: 0, gaps: 0,
     exceptions: 0, overflows: 0, malformed: 0, last_text: null, last_text_us: null },
+  { board: 'rack9-99', live: false, run: 'big', records_per_s: 0, last_seen_us: NOW_US - 5e6, records: 2, lost: 0, gaps: 0,
+    exceptions: 0, overflows: 0, malformed: 0, last_text: `${'\u00e9'.repeat(1 << 19)}</td><script>window.pwned=2</script>`,
+    last_text_us: NOW_US - 5e6 },  // a 1 MB line (UTF-8)
 ];
 const hits = Array.from({ length: 5 }, (_, i) => ({
   board: i % 2 ? 'rack3-01' : 'rack1-17', run: 'r', seq: 100 - i, host_us: NOW_US - i * 1e6 - 123, kind: 'Text',
@@ -115,7 +118,7 @@ async function boardsPage() {
   await waitInPage(page, (n) => document.querySelectorAll('#boards tbody tr').length === n, boards.length,
                    'the boards table shows every board', () => document.querySelector('#boards').textContent);
   const rows = await rowTexts(page);
-  check(rows.map((r) => r.board).join(' ') === 'rack1-17 rack3-01 rack3-02 x<b>bold</b>', `sorted by board by default (${rows.map((r) => r.board)})`);
+  check(rows.map((r) => r.board).join(' ') === 'rack1-17 rack3-01 rack3-02 rack9-99 x<b>bold</b>', `sorted by board by default (${rows.map((r) => r.board)})`);
   for (const b of boards) {
     const row = rows.find((r) => r.board === b.board);
     const same = row && row.live === b.live && row.run === (b.run ?? '–') && row.last_text === (b.last_text ?? '') &&
@@ -125,8 +128,11 @@ async function boardsPage() {
     check(link.pathname === '/board/' && link.searchParams.get('board') === b.board && link.searchParams.get('live') === '1' &&
           link.searchParams.get('token') === 't&k', `the live link of ${b.board} is its viewer, live, with the token (${row.live_link})`);
   }
-  check(await page.evaluate(() => !document.querySelector('#boards img, #boards tbody b') && window.pwned === undefined),
+  check(await page.evaluate(() => !document.querySelector('#boards img, #boards tbody b, #boards script') && window.pwned === undefined),
         'hostile names and lines are text: no element made of them, no script run');
+  const overflow = await page.evaluate(() => [...document.querySelectorAll('#boards td.views a')]
+    .map((a) => a.getBoundingClientRect().right).filter((right) => right > window.innerWidth).length);
+  check(overflow === 0, `a 1 MB line is cut in its cell: every row's links stay on the page (${overflow} off it)`);
   check(lastAsked('/api/boards').authorization === 'Bearer t&k', `the page's token goes to the API as a Bearer header (${lastAsked('/api/boards').authorization})`);
   await page.screenshot({ path: path.join(artifacts, 'lab-boards.png') });
 
@@ -153,7 +159,7 @@ async function boardsPage() {
   await page.click('#boards th[data-sort="lost"]');
   await page.click('#boards th[data-sort="lost"]');
   const byLost = (await rowTexts(page)).map((r) => r.board);
-  check(byLost[0] === 'rack3-02' && new URLSearchParams(page.url().split('#boards?')[1]).get('sort') === 'lost' &&
+  check(byLost[0] === 'rack3-02' && byLost.length === 5 && new URLSearchParams(page.url().split('#boards?')[1]).get('sort') === 'lost' &&
         page.url().includes('order=desc'), `a click on lost twice sorts by it, most first, in the address (${byLost}; ${page.url()})`);
   await page.fill('#boards-glob', 'rack3-*');
   await waitInPage(page, () => document.querySelectorAll('#boards tbody tr').length === 2, null, 'the glob keeps rack3-*');
