@@ -52,7 +52,8 @@ void append_day(OutBuffer& out, std::uint64_t host_us) {
   out.append(cached_text.data(), cached_text.size());
 }
 
-// TabSeparated's escapes (\t \n \\ \' \b \f \r \0) undone.
+}  // namespace
+
 std::string unescape_tsv(std::string_view field) {
   std::string text;
   text.reserve(field.size());
@@ -88,6 +89,8 @@ std::string unescape_tsv(std::string_view field) {
   }
   return text;
 }
+
+namespace {
 
 // A name for a report: as it is when it is a fleet name, else as a JSON string (cut).
 std::string printable(std::string_view text) {
@@ -228,10 +231,22 @@ void append_row(std::string& rows, const RowValues& v) {
 }
 
 // ClickHouse's escaping inside a quoted token (a string literal, a backquoted identifier): the
-// quote and the backslash take a backslash.
+// quote and the backslash take a backslash; a control byte (NUL among them) is written \xHH, so
+// the statement is printable text whatever the value (and a log or an HTTP parameter of it
+// never cut at a NUL). Other bytes, invalid UTF-8 too, are the value's own: ClickHouse's
+// strings are bytes.
 std::string quoted_token(std::string_view text, char quote) {
+  constexpr std::string_view hex = "0123456789ABCDEF";
   std::string quoted(1, quote);
+  quoted.reserve(text.size() + 2);
   for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20U || byte == 0x7FU) {
+      quoted += "\\x";
+      quoted += hex[byte >> 4U];
+      quoted += hex[byte & 0xFU];
+      continue;
+    }
     if (c == quote || c == '\\') quoted += '\\';
     quoted += c;
   }

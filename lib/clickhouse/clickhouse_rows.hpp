@@ -74,9 +74,12 @@ bool append_record_from_tsv(simdjson::dom::parser& parser, std::string_view row,
 
 // A shell glob of boards as a ClickHouse LIKE pattern (quoted, escapes included).
 [[nodiscard]] std::string like_pattern(std::string_view glob);
-// A string as a ClickHouse string literal.
+// A string as a ClickHouse string literal: every value from outside reaches SQL through this
+// (or quote_identifier) and nothing else; quotes and backslashes escaped, control bytes \xHH.
 [[nodiscard]] std::string sql_string(std::string_view text);
 // A name as a ClickHouse identifier: in backquotes, ` and \ escaped.
 [[nodiscard]] std::string quote_identifier(std::string_view name);
+// A field of a TabSeparated answer as its text (\t \n \\ \' \b \f \r \0 undone).
+[[nodiscard]] std::string unescape_tsv(std::string_view field);
 
 }  // namespace tp

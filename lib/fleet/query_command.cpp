@@ -33,6 +33,11 @@ std::string query_sql(const QueryOptions& o) {
     for (const std::string& kind : o.kinds) list += (list.empty() ? "" : ", ") + sql_string(kind);
     conditions.push_back("kind IN (" + list + ")");
   }
+  if (!o.runs.empty()) {
+    std::string list;
+    for (const std::string& run : o.runs) list += (list.empty() ? "" : ", ") + sql_string(run);
+    conditions.push_back("run IN (" + list + ")");
+  }
   if (o.since_us) conditions.push_back(fmt::format("host_us >= {}", *o.since_us));
   if (o.until_us) conditions.push_back(fmt::format("host_us < {}", *o.until_us));
   if (!o.where.empty()) conditions.push_back("(" + o.where + ")");
@@ -48,6 +53,9 @@ std::string query_sql(const QueryOptions& o) {
 ExitCode query(const QueryOptions& o, const Logger& log) {
   if (!is_fleet_name(o.table) || !is_fleet_name(o.clickhouse.database)) {
     throw Error(ExitCode::usage, "--table and --database are names of A-Z a-z 0-9 _ -");
+  }
+  for (const std::string& run : o.runs) {
+    if (!is_fleet_name(run)) throw Error(ExitCode::usage, fmt::format("--run {}: not a run name (A-Z a-z 0-9 _ -)", run));
   }
   for (const std::string& kind : o.kinds) {
     if (!is_known_record_kind(kind)) throw Error(ExitCode::usage, fmt::format("--kind {}: not a record kind", kind));

@@ -21,6 +21,7 @@ struct QueryOptions {
   std::string table{default_table};
   std::vector<std::string> boards;  // globs
   std::vector<std::string> kinds;
+  std::vector<std::string> runs;  // fleet names, checked
   std::optional<std::int64_t> since_us;
   std::optional<std::int64_t> until_us;
   std::string where;  // a ClickHouse expression over the columns, as given

@@ -40,6 +40,7 @@ void set_consumer_options(jsSubOptions& options, ConsumerKind kind, const Consum
   jsSubOptions_Init(&options);
   options.Stream = s.stream.c_str();
   set_deliver_policy(options.Config, s);
+  options.Config.HeadersOnly = s.headers_only;
   const bool pushed = kind == ConsumerKind::pushed;
   if (pushed && s.durable.empty()) {
     options.Ordered = true;  // the library re-creates it at the right place after a hiccup

@@ -25,6 +25,7 @@ struct ConsumerSettings {
   std::int64_t start_time_ns = 0;    // DeliverFrom::time, since 1970
   std::int64_t max_ack_pending = 0;  // a durable's: messages delivered and not yet acknowledged
   std::int64_t ack_wait_s = 0;       // a durable's: redelivered when not acknowledged by then
+  bool headers_only = false;         // the messages' headers without their payloads (trace-lab's board figures)
 };
 
 // Pushed: the server sends, next() takes one (trace-pull). Pulled: fetch() asks for a batch

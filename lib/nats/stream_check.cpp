@@ -172,4 +172,29 @@ void recheck_stream(NatsLink& link, const std::string& stream, std::string_view 
   });
 }
 
+std::vector<StreamSubject> stream_subjects(NatsLink& link, const std::string& stream, const std::string& filter) {
+  jsOptions options;
+  jsOptions_Init(&options);
+  options.Stream.Info.SubjectsFilter = filter.c_str();
+  jsStreamInfo* info = nullptr;
+  auto code = static_cast<jsErrCode>(0);
+  const natsStatus status = ask_jetstream(
+      "reading the subjects of the stream " + stream,
+      [&] {
+        code = static_cast<jsErrCode>(0);
+        return js_GetStreamInfo(&info, jetstream_of(link), stream.c_str(), &options, &code);
+      },
+      [](std::string_view) {});
+  if (status == NATS_NOT_FOUND || code == JSStreamNotFoundErr) {
+    throw Error(ExitCode::not_found, fmt::format("no JetStream stream {} (--stream)", stream));
+  }
+  check_nats(status, "reading the subjects of the stream " + stream);
+  const std::unique_ptr<jsStreamInfo, void (*)(jsStreamInfo*)> owned(info, jsStreamInfo_Destroy);
+  std::vector<StreamSubject> subjects;
+  if (const jsStreamStateSubjects* list = owned->State.Subjects) {
+    for (int i = 0; i < list->Count; ++i) subjects.push_back({list->List[i].Subject, list->List[i].Msgs});
+  }
+  return subjects;
+}
+
 }  // namespace tp

@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "nats/nats_link.hpp"
 
@@ -46,6 +47,16 @@ inline constexpr std::int64_t stream_recheck_s = 5;
 // answer (or no stream at all: publishes fail and are retried) is not a refusal.
 void recheck_stream(NatsLink& link, const std::string& stream, std::string_view subject, std::size_t chunk_bytes,
                     std::size_t window);
+
+// The subjects of `stream` that `filter` covers, with how many messages each holds (stream
+// info with a subjects filter: one request, asked again while the cluster does not answer).
+// Throws Error (not_found when there is no such stream).
+struct StreamSubject {
+  std::string subject;
+  std::uint64_t messages = 0;
+};
+[[nodiscard]] std::vector<StreamSubject> stream_subjects(NatsLink& link, const std::string& stream,
+                                                         const std::string& filter);
 
 // Whether a NATS subject filter (tokens, '*' for one, '>' for the rest) covers `subject`.
 [[nodiscard]] bool subject_matches(std::string_view filter, std::string_view subject) noexcept;

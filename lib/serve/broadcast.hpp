@@ -96,6 +96,13 @@ class SendQueue {
   // Queues what the filter accepts; says how many it accepted and how many of those did
   // not fit.
   Offered push(const std::shared_ptr<const Batch>& batch, const ClientFilter& filter);
+  // Whether the batch's records all fit now, in either form: the batched one spends at most
+  // 13 bytes a record where the frames spend at least 25, and its message's own framing
+  // (batched_overhead) once.
+  static constexpr std::size_t batched_overhead = 64;
+  [[nodiscard]] bool has_room(const Batch& batch) const noexcept {
+    return data_bytes_ + batch.bytes.size() + batched_overhead <= data_limit_;
+  }
   // Queues a framed control message (Hello, Status, Error, pong, close...). Advisory ones
   // (Stats, rate-limited Errors) are refused when the control budget is used up.
   bool push_control(std::string frame, bool advisory);

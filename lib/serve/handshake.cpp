@@ -76,9 +76,10 @@ std::string_view target_path(std::string_view target) noexcept {
   return target.substr(0, target.find('?'));
 }
 
-std::optional<std::string> query_parameter(std::string_view target, std::string_view name) {
+std::vector<std::string> query_parameters(std::string_view target, std::string_view name) {
+  std::vector<std::string> values;
   const std::size_t question = target.find('?');
-  if (question == std::string_view::npos) return std::nullopt;
+  if (question == std::string_view::npos) return values;
   std::string_view query = target.substr(question + 1);
   query = query.substr(0, query.find('#'));
   while (!query.empty()) {
@@ -86,12 +87,18 @@ std::optional<std::string> query_parameter(std::string_view target, std::string_
     const std::string_view pair = query.substr(0, amp);
     const std::size_t eq = pair.find('=');
     if (percent_decode(pair.substr(0, eq)) == name) {
-      return eq == std::string_view::npos ? std::string{} : percent_decode(pair.substr(eq + 1));
+      values.push_back(eq == std::string_view::npos ? std::string{} : percent_decode(pair.substr(eq + 1)));
     }
     if (amp == std::string_view::npos) break;
     query.remove_prefix(amp + 1);
   }
-  return std::nullopt;
+  return values;
+}
+
+std::optional<std::string> query_parameter(std::string_view target, std::string_view name) {
+  std::vector<std::string> values = query_parameters(target, name);
+  if (values.empty()) return std::nullopt;
+  return std::move(values.front());
 }
 
 bool offers_subprotocol(std::string_view header, std::string_view name) noexcept {

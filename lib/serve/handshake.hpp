@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tp::serve {
 
@@ -19,6 +20,8 @@ bool constant_time_equal(std::string_view a, std::string_view b) noexcept;
 // The value of `name` in the query of a request target ("/ws?token=abc&x=1"),
 // percent-decoded; nullopt when absent.
 std::optional<std::string> query_parameter(std::string_view target, std::string_view name);
+// Every value of `name` in the query, in order (kind=A&kind=B), percent-decoded.
+std::vector<std::string> query_parameters(std::string_view target, std::string_view name);
 // The path of a request target, without its query.
 std::string_view target_path(std::string_view target) noexcept;
 // Whether a Sec-WebSocket-Protocol header ("a, b") offers `name` (RFC 6455 section 4.1).

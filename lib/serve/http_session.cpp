@@ -9,6 +9,7 @@
 #include "serve/broadcast.hpp"
 #include "serve/handshake.hpp"
 #include "serve/origin_policy.hpp"
+#include "serve/server_extension.hpp"
 #include "serve/viewer_assets.hpp"
 #include "serve/ws_client.hpp"
 
@@ -80,6 +81,17 @@ void HttpSession::on_request(const Request& request) {
   if (request.method() != http::verb::get && request.method() != http::verb::head) {
     return respond(http::status::method_not_allowed, "text/plain", "GET only\n", request, {{"Allow", "GET, HEAD"}});
   }
+  ServerExtension* const extension = server_.extension();
+  if (extension != nullptr) {
+    if (const auto asset = extension->asset(path)) {
+      return respond(http::status::ok, asset->content_type, std::string(asset->body), request,
+                     {{"Content-Security-Policy", content_security_policy}});
+    }
+    if (path != "/" && path != "/index.html") {
+      extension_get(request, path);
+      return;
+    }
+  }
   const std::string_view wanted = path == "/" ? "/index.html" : path;
   for (const Asset& asset : viewer_assets()) {
     if (asset.path == wanted) {
@@ -115,26 +127,15 @@ void HttpSession::upgrade(const Request& request) {
     server_.refused_browser(what, peer_, advice);
     return respond(http::status::forbidden, "text/plain", fmt::format("{}: {}\n", what, advice), request);
   }
-  bool authenticated = !server_.options().token.has_value();
-  if (!authenticated) {
-    if (const std::uint64_t wait_us = server_.token_blocked_for_us(peer_address_); wait_us > 0) {
-      const std::string seconds = std::to_string((wait_us + 999'999) / 1'000'000);
-      server_.client_refused();
-      return respond(http::status::too_many_requests, "text/plain",
-                     fmt::format("too many wrong tokens from {}: retry in {} s\n", peer_address_, seconds), request,
-                     {{"Retry-After", seconds}});
-    }
-    std::optional<std::string> presented = query_parameter(view(request.target()), "token");
-    if (const auto authorization = header("Authorization")) {
-      if (const auto bearer = bearer_token(*authorization)) presented = std::string(*bearer);
-    }
-    if (presented) {
-      if (!constant_time_equal(*presented, *server_.options().token)) {
-        server_.wrong_token(peer_address_, "in the upgrade request");
-        return refuse(http::status::unauthorized, "wrong token");
-      }
-      server_.token_accepted(peer_address_);
-      authenticated = true;
+  const TokenCheck token = check_token(request);
+  if (token == TokenCheck::blocked || token == TokenCheck::wrong) {
+    server_.client_refused();
+    return refuse_token(token, request, "in the upgrade request");
+  }
+  const bool authenticated = token != TokenCheck::absent;
+  if (ServerExtension* const extension = server_.extension()) {
+    if (const auto refused = extension->refuse_view(view(request.target()))) {
+      return refuse(http::status::bad_request, *refused);
     }
   }
   const Slot slot = authenticated ? Slot::client : Slot::unauthenticated;
@@ -152,15 +153,66 @@ void HttpSession::upgrade(const Request& request) {
                   batched ? fmt::format("Sec-WebSocket-Protocol: {}\r\n", batch_subprotocol) : std::string()));
   stream_.expires_never();
   asio::async_write(stream_.socket(), asio::buffer(*response),
-                    [self = shared_from_this(), response, slot, batched](beast::error_code ec, std::size_t) {
+                    [self = shared_from_this(), response, slot, batched, target = std::string(view(request.target()))](
+                        beast::error_code ec, std::size_t) mutable {
                       if (ec || self->server_.stopping()) return self->server_.give_back_slot(slot);
                       const auto early = self->buffer_.data();
                       const std::string early_bytes(static_cast<const char*>(early.data()), early.size());
                       auto client = std::make_shared<WsClient>(self->server_, self->stream_.release_socket(),
-                                                               self->peer_, slot, batched);
+                                                               self->peer_, slot, batched, std::move(target));
                       self->server_.client_opened(client);
                       client->start(early_bytes);
                     });
+}
+
+HttpSession::TokenCheck HttpSession::check_token(const Request& request) {
+  if (!server_.options().token) return TokenCheck::not_needed;
+  if (server_.token_blocked_for_us(peer_address_) > 0) return TokenCheck::blocked;
+  std::optional<std::string> presented = query_parameter(view(request.target()), "token");
+  if (const auto authorization = request.find(http::field::authorization); authorization != request.end()) {
+    if (const auto bearer = bearer_token(view(authorization->value()))) presented = std::string(*bearer);
+  }
+  if (!presented) return TokenCheck::absent;
+  if (!constant_time_equal(*presented, *server_.options().token)) return TokenCheck::wrong;
+  server_.token_accepted(peer_address_);
+  return TokenCheck::accepted;
+}
+
+// A wrong token is counted for the address's back-off; a blocked address is told when to retry.
+void HttpSession::refuse_token(TokenCheck check, const Request& request, std::string_view where) {
+  if (check == TokenCheck::blocked) {
+    const std::string seconds = std::to_string((server_.token_blocked_for_us(peer_address_) + 999'999) / 1'000'000);
+    return respond(http::status::too_many_requests, "text/plain",
+                   fmt::format("too many wrong tokens from {}: retry in {} s\n", peer_address_, seconds), request,
+                   {{"Retry-After", seconds}});
+  }
+  if (check == TokenCheck::wrong) server_.wrong_token(peer_address_, where);
+  server_.log().verbose(
+      fmt::format("request from {} refused: {} token", peer_, check == TokenCheck::wrong ? "wrong" : "no"));
+  respond(http::status::unauthorized, "text/plain", check == TokenCheck::wrong ? "wrong token\n" : "token required\n",
+          request);
+}
+
+void HttpSession::extension_get(const Request& request, std::string_view path) {
+  // A page of another origin may send the request (a browser says so in Origin) but must not
+  // read the fleet through this one.
+  if (const auto origin = request.find(http::field::origin);
+      origin != request.end() && !server_.origin_allowed(view(origin->value()))) {
+    server_.refused_browser(fmt::format("origin {} is not allowed", view(origin->value())), peer_,
+                            fmt::format("admit it with --allow-origin '{}'", normalise_origin(view(origin->value()))));
+    return respond(http::status::forbidden, "application/json", R"({"error":"origin not allowed"})", request);
+  }
+  if (const TokenCheck token = check_token(request); token != TokenCheck::not_needed && token != TokenCheck::accepted) {
+    return refuse_token(token, request, "in a request");
+  }
+  const bool head = request.method() == http::verb::head;
+  auto keep = std::make_shared<Request>(request);  // the answer may come later, from a worker
+  const bool taken = server_.extension()->get(
+      path, view(request.target()), [self = shared_from_this(), keep, head](serve::HttpAnswer answer) {
+        if (head) keep->method(http::verb::head);
+        self->respond(static_cast<http::status>(answer.status), answer.content_type, std::move(answer.body), *keep);
+      });
+  if (!taken) respond(http::status::not_found, "text/plain", "not found\n", request);
 }
 
 void HttpSession::respond(http::status status, std::string_view content_type, std::string body, const Request& request,

@@ -22,6 +22,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void read_request();
   void on_request(const Request& request);
   void upgrade(const Request& request);
+  // An extension's GET route (trace-lab's JSON APIs): the token as for a WebSocket.
+  void extension_get(const Request& request, std::string_view path);
+  enum class TokenCheck { not_needed, accepted, absent, wrong, blocked };
+  // The token of a request (Bearer header or ?token=), with the per-address back-off.
+  TokenCheck check_token(const Request& request);
+  void refuse_token(TokenCheck check, const Request& request, std::string_view where);
   void respond(boost::beast::http::status status, std::string_view content_type, std::string body,
                const Request& request, std::initializer_list<std::pair<std::string_view, std::string_view>> extra = {});
 

@@ -55,6 +55,7 @@ bool InputPump::take_quick(std::string_view text, std::uint64_t now) {
 }
 
 void InputPump::publish_routed(std::string_view text, const RecordRoute& route, std::uint64_t now) {
+  if (options_.keep && !options_.keep(text)) return;
   if (route.cycles_clock && !cycles_clock_.load(std::memory_order_relaxed)) cycles_clock_.store(true);
   builder_.add(text, route, now);
   records_.fetch_add(1, std::memory_order_relaxed);

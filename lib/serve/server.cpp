@@ -18,12 +18,11 @@ namespace tp::serve {
 
 namespace {
 
-constexpr int max_batches_in_flight = 32;
 constexpr std::uint64_t shutdown_grace_us = 500'000;
 
 }  // namespace
 
-ServerCore::ServerCore(ServeOptions options, const Logger& logger)
+ServerCore::ServerCore(ServeOptions options, const Logger& logger, std::unique_ptr<ServerExtension> extension)
     : options_(std::move(options)),
       log_(logger),
       tcp_(logger, "trace-serve", options_.address, options_.port, "another trace-serve runs there?",
@@ -33,13 +32,16 @@ ServerCore::ServerCore(ServeOptions options, const Logger& logger)
       origins_(OriginPolicyConfig{}),
       slots_(options_.max_clients, max_unauthenticated_connections),
       command_(tcp_.io(), options_, logger,
-               CommandHooks{[this](ByteSource source) { start_pump(std::move(source)); },
-                            [this] { return pump_ != nullptr; }, [this] { pump_->stop(); },
+               CommandHooks{[this](ByteSource source) { start_input(std::move(source)); },
+                            [this] { return input_->reading(); }, [this] { input_->stop(); },
                             [this](const std::function<void(WsClient&)>& action) { for_tracing(action); },
                             [this] { return tracing_clients(); }}) {
   // The real port is known only now (port 0); the browser's Origin will name it.
   options_.port = tcp_.port();
   origins_ = origin_policy();
+  extension_ = std::move(extension);
+  if (extension_) extension_->attach(*this);
+  input_ = std::make_shared<Channel>(tcp_.io(), kinds_, input_settings(options_), input_events());
 }
 
 // Beyond loopback, clients on other machines open this host by one of its addresses or its
@@ -80,6 +82,7 @@ void ServerCore::accept(tcp::socket socket) {
 
 void ServerCore::client_opened(const std::shared_ptr<WsClient>& client) {
   clients_.insert(client);
+  if (!extension_) input_->add(client);
   log_.verbose(fmt::format("client {} connected from {} ({} now)", client->id(), client->peer(), clients_.size()));
 }
 
@@ -87,9 +90,10 @@ void ServerCore::client_closed(const std::shared_ptr<WsClient>& client) {
   stats_.events_dropped += client->dropped();
   const bool was_tracing = client->tracing();
   clients_.erase(client);
+  input_->remove(*client);
   log_.verbose(fmt::format("client {} ({}) gone ({} left): {} records offered, {} sent, {} dropped", client->id(),
                            client->peer(), clients_.size(), client->offered(), client->sent(), client->dropped()));
-  if (was_tracing) client_stopped();
+  if (was_tracing) client_stopped(*client);
 }
 
 std::string ServerCore::hello(std::string_view timestamp) const {
@@ -129,7 +133,7 @@ StatusInfo ServerCore::status_for(const ConnectRequest& connect) const {
 
 std::string ServerCore::meta() const {
   // --dwt yes|no decides; else DWT is available once records carried cycle timestamps.
-  const bool seen = seen_cycles_clock_ || (pump_ && pump_->saw_cycles_clock());
+  const bool seen = input_->saw_cycles_clock();
   const std::optional<std::uint64_t> cpu_hz = options_.cpu_hz ? options_.cpu_hz : command_.facts().cpu_hz;
   return meta_message(options_.ports_map_json, cpu_hz, options_.dwt_available.value_or(seen));
 }
@@ -149,58 +153,34 @@ void ServerCore::for_tracing(const std::function<void(WsClient&)>& action) {
 
 // ---- input ---------------------------------------------------------------------------
 
-void ServerCore::start_pump(ByteSource source) {
-  PumpCallbacks callbacks;
-  callbacks.publish = [this](std::shared_ptr<const Batch> batch) { publish(std::move(batch)); };
-  callbacks.bad_line = [this](std::uint64_t line, std::string_view problem) {
+ChannelSettings ServerCore::input_settings(const ServeOptions& options) {
+  ChannelSettings settings;
+  settings.pump.symbols = options.symbols;
+  settings.pump.top_interval_s = options.top_interval_s;
+  return settings;
+}
+
+ChannelEvents ServerCore::input_events() {
+  ChannelEvents events;
+  events.bad_line = [this](std::uint64_t line, std::string_view problem) {
     if (++bad_lines_reported_ <= 10) {
       log_.warn(fmt::format("line {}: {}; skipped{}", line, problem,
                             bad_lines_reported_ == 10 ? " (further bad lines are only counted)" : ""));
     }
   };
-  callbacks.ended = [this](std::string_view error) {
-    asio::post(tcp_.io(), [this, error = std::string(error)] { pump_ended(error); });
-  };
-  PumpOptions pump_options;
-  pump_options.symbols = options_.symbols;
-  pump_options.top_interval_s = options_.top_interval_s;
-  pump_ = std::make_unique<InputPump>(std::move(source), kinds_, std::move(callbacks), std::move(pump_options));
-}
-
-// On the pump's thread. When the server thread itself falls behind (not a client: clients
-// have their own queues) the pump waits, so the input is held back in the pipe rather than
-// lost; memory stays at most max_batches_in_flight batches.
-void ServerCore::publish(std::shared_ptr<const Batch> batch) {
-  {
-    std::unique_lock lock(flow_mutex_);
-    while (in_flight_ >= max_batches_in_flight && !stopping_flag_.load()) {
-      flow_.wait_for(lock, std::chrono::milliseconds(20));
-    }
-    ++in_flight_;
-  }
-  asio::post(tcp_.io(), [this, batch = std::move(batch)] {
-    {
-      const std::scoped_lock lock(flow_mutex_);
-      --in_flight_;
-    }
-    flow_.notify_one();
-    distribute(batch);
-  });
-}
-
-void ServerCore::distribute(const std::shared_ptr<const Batch>& batch) {
+  events.ended = [this](const std::string& error) { input_ended(error); };
   // What a capture command writes after it was told to stop belongs to no client.
-  if (command_.stopping()) return;
-  for (const auto& client : clients_) client->deliver(batch);
+  events.muted = [this] { return command_.stopping(); };
+  return events;
 }
 
-void ServerCore::pump_ended(const std::string& error) {
-  if (pump_) {
-    seen_cycles_clock_ = seen_cycles_clock_ || pump_->saw_cycles_clock();
-    stats_.bad_lines += pump_->bad_lines();
-    stats_.records_read += pump_->records();
-  }
-  pump_.reset();
+void ServerCore::start_input(ByteSource source) {
+  input_->start(std::move(source));
+}
+
+void ServerCore::input_ended(const std::string& error) {
+  stats_.bad_lines = input_->bad_lines();
+  stats_.records_read = input_->records();
   if (!error.empty()) log_.error(ErrorCode::io_error, fmt::format("reading records: {}", error));
   // Every batch of the stream was distributed before this ran (one thread, posted in
   // order): each tracing client's drop and offer counts are final now.
@@ -216,11 +196,17 @@ void ServerCore::pump_ended(const std::string& error) {
 // ---- command mode --------------------------------------------------------------------
 
 void ServerCore::client_started(WsClient& client, const StartRequest& request) {
+  if (extension_) return extension_->client_started(client.shared_from_this());
   if (command_mode()) command_.client_started(request, client.connect_request());
 }
 
-void ServerCore::client_stopped() {
+void ServerCore::client_stopped(WsClient& client) {
+  if (extension_) return extension_->client_stopped(client);
   if (command_mode()) command_.client_stopped();
+}
+
+void ServerCore::client_drained(WsClient& client) {
+  if (extension_) extension_->client_drained(client);
 }
 
 // ---- timers and life cycle -----------------------------------------------------------
@@ -235,7 +221,8 @@ void ServerCore::tick() {
     return;
   }
   command_.check();
-  if (options_.exit_on_eof && input_ended_ && batches_in_flight() == 0) {
+  if (extension_) extension_->tick();
+  if (options_.exit_on_eof && input_ended_ && input_->in_flight() == 0) {
     const bool drained = std::all_of(clients_.begin(), clients_.end(), [](const auto& c) { return c->idle(); });
     if (drained || monotonic_us() - input_ended_at_us_ > 5'000'000) stop();
   }
@@ -264,43 +251,35 @@ void ServerCore::send_stats(bool final) {
 void ServerCore::stop() {
   if (stopping_) return;
   stopping_ = true;
-  stopping_flag_.store(true);
-  flow_.notify_all();
+  input_->stop();
   stopped_at_us_ = monotonic_us();
   tcp_.stop_accepting();
   stats_timer_.cancel();
-  if (pump_) pump_->stop();
+  if (extension_) extension_->stop();
   command_.terminate();
   for (const auto& client : std::vector<std::shared_ptr<WsClient>>(clients_.begin(), clients_.end())) {
     client->close(close_code::going_away, "server shutting down");
   }
 }
 
-int ServerCore::batches_in_flight() {
-  const std::scoped_lock lock(flow_mutex_);
-  return in_flight_;
-}
-
 void ServerCore::run() {
   schedule_stats();
-  if (!command_mode()) start_pump(ByteSource::open(options_.input));
+  if (!command_mode() && !extension_) start_input(ByteSource::open(options_.input));
   tcp_.run(std::chrono::milliseconds(20), [this] { tick(); });
-  stopping_flag_.store(true);  // a pump waiting for room gives up: nothing will make room now
-  flow_.notify_all();
+  input_->stop();  // a reader waiting for room gives up: nothing will make room now
+  if (extension_) extension_->stop();
   for (const auto& client : clients_) client->force_close();
-  if (pump_) {
-    pump_->stop();
-    stats_.bad_lines += pump_->bad_lines();
-    stats_.records_read += pump_->records();
-    pump_.reset();
-  }
+  stats_.bad_lines = input_->bad_lines();
+  stats_.records_read = input_->records();
+  input_.reset();
+  extension_.reset();
   for (const auto& client : clients_) stats_.events_dropped += client->dropped();
   clients_.clear();
   command_.end();
 }
 
-Server::Server(ServeOptions options, const Logger& logger)
-    : core_(std::make_unique<ServerCore>(std::move(options), logger)) {}
+Server::Server(ServeOptions options, const Logger& logger, std::unique_ptr<ServerExtension> extension)
+    : core_(std::make_unique<ServerCore>(std::move(options), logger, std::move(extension))) {}
 Server::~Server() = default;
 std::uint16_t Server::port() const {
   return core_->port();

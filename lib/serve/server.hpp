@@ -8,6 +8,7 @@
 
 #include "core/log.hpp"
 #include "serve/serve_options.hpp"
+#include "serve/server_extension.hpp"
 
 namespace tp::serve {
 
@@ -16,7 +17,9 @@ class ServerCore;
 class Server {
  public:
   // Binds and listens now; throws tp::Error (busy, permission_denied, usage) if it cannot.
-  Server(ServeOptions options, const Logger& logger);
+  // With an extension (trace-lab): its routes and views besides the viewer, and no input of
+  // the server's own.
+  Server(ServeOptions options, const Logger& logger, std::unique_ptr<ServerExtension> extension = nullptr);
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
   Server(Server&&) = delete;

@@ -18,19 +18,21 @@
 
 #include "serve/admission.hpp"
 #include "serve/broadcast.hpp"
+#include "serve/channel.hpp"
 #include "serve/command_mode.hpp"
 #include "serve/cpu_meter.hpp"
 #include "serve/handshake.hpp"
 #include "serve/input_pump.hpp"
 #include "serve/origin_policy.hpp"
 #include "serve/protocol.hpp"
+#include "serve/server_extension.hpp"
 #include "serve/session_host.hpp"
 
 namespace tp::serve {
 
-class ServerCore final : public SessionHost {
+class ServerCore final : public SessionHost, public ExtensionHost {
  public:
-  ServerCore(ServeOptions options, const Logger& logger);
+  ServerCore(ServeOptions options, const Logger& logger, std::unique_ptr<ServerExtension> extension = nullptr);
   ServerCore(const ServerCore&) = delete;
   ServerCore& operator=(const ServerCore&) = delete;
   ServerCore(ServerCore&&) = delete;
@@ -47,6 +49,9 @@ class ServerCore final : public SessionHost {
   // SessionHost: what sessions may ask.
   [[nodiscard]] const ServeOptions& options() const noexcept override { return options_; }
   [[nodiscard]] const Logger& log() const noexcept override { return log_; }
+  // ExtensionHost: what an extension may use.
+  [[nodiscard]] boost::asio::io_context& io() noexcept override { return tcp_.io(); }
+  [[nodiscard]] KindTable& kinds() noexcept override { return kinds_; }
   [[nodiscard]] bool stopping() const noexcept override { return stopping_; }
   [[nodiscard]] bool command_mode() const noexcept override { return !options_.command.empty(); }
   [[nodiscard]] std::string hello(std::string_view timestamp) const override;
@@ -77,7 +82,9 @@ class ServerCore final : public SessionHost {
   [[nodiscard]] std::uint64_t next_client_id() noexcept override { return ++stats_.clients; }
   void client_opened(const std::shared_ptr<WsClient>& client) override;
   void client_started(WsClient& client, const StartRequest& request) override;
-  void client_stopped() override;
+  void client_stopped(WsClient& client) override;
+  void client_drained(WsClient& client) override;
+  [[nodiscard]] ServerExtension* extension() noexcept override { return extension_.get(); }
   void client_closed(const std::shared_ptr<WsClient>& client) override;
   void events_sent(std::uint64_t events) noexcept override { stats_.events_sent += events; }
 
@@ -104,26 +111,22 @@ class ServerCore final : public SessionHost {
   void stop();
   // Stats to every client; final: the closing Stats of a stream, to the tracing clients.
   void send_stats(bool final);
-  void start_pump(ByteSource source);
-  void publish(std::shared_ptr<const Batch> batch);
-  void distribute(const std::shared_ptr<const Batch>& batch);
-  void pump_ended(const std::string& error);
+  [[nodiscard]] static ChannelSettings input_settings(const ServeOptions& options);
+  [[nodiscard]] ChannelEvents input_events();
+  void start_input(ByteSource source);
+  void input_ended(const std::string& error);
   [[nodiscard]] std::size_t tracing_clients() const;
-  int batches_in_flight();
   void for_tracing(const std::function<void(WsClient&)>& action);
 
-  std::unique_ptr<InputPump> pump_;
+  std::unique_ptr<ServerExtension> extension_;  // trace-lab's views and routes; none for trace-serve
+  // trace-serve's input (stdin, FILE or the capture command), to every client.
+  std::shared_ptr<Channel> input_;
   std::atomic<std::uint64_t> bad_lines_reported_{0};
-  std::mutex flow_mutex_;  // guards in_flight_: batches posted but not yet distributed
-  std::condition_variable flow_;
 
   CommandMode command_;
   std::uint64_t input_ended_at_us_ = 0;
   std::uint64_t stopped_at_us_ = 0;
   std::uint64_t last_stats_us_ = 0;
-  int in_flight_ = 0;
-  std::atomic<bool> stopping_flag_{false};  // stopping_, for the pump's thread
-  bool seen_cycles_clock_ = false;
   bool input_ended_ = false;
   bool stopping_ = false;
 };

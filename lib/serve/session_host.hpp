@@ -24,6 +24,7 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 
 class WsClient;
+class ServerExtension;
 
 // Connections that have not shown the token (when one is set) have a pool of their own and
 // this long to show it.
@@ -75,7 +76,11 @@ class SessionHost {
   [[nodiscard]] virtual std::uint64_t next_client_id() noexcept = 0;
   virtual void client_opened(const std::shared_ptr<WsClient>& client) = 0;
   virtual void client_started(WsClient& client, const StartRequest& request) = 0;
-  virtual void client_stopped() = 0;
+  virtual void client_stopped(WsClient& client) = 0;
+  // The client's send queue took out what it wrote: it has room again.
+  virtual void client_drained(WsClient& client) = 0;
+  // trace-lab's routes and views; nullptr for trace-serve.
+  [[nodiscard]] virtual ServerExtension* extension() noexcept = 0;
   // The client is gone; its final counts go into the server's.
   virtual void client_closed(const std::shared_ptr<WsClient>& client) = 0;
   virtual void events_sent(std::uint64_t events) noexcept = 0;

@@ -1,6 +1,5 @@
-// The web pages' files, embedded at build time (cmake/EmbedFiles.cmake) so a binary serves
-// them offline with no CDN: the viewer's (lib/serve/viewer) and trace-lab's front page's
-// (lib/serve/lab: lab.html and its modules, which link to the viewer under /board/).
+// The web viewer's files, embedded at build time (cmake/EmbedFiles.cmake) so the binary
+// serves it offline with no CDN.
 #pragma once
 
 #include <span>
@@ -15,6 +14,5 @@ struct Asset {
 };
 
 std::span<const Asset> viewer_assets() noexcept;
-std::span<const Asset> lab_assets() noexcept;
 
 }  // namespace tp::serve

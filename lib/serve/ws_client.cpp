@@ -19,12 +19,13 @@ constexpr std::size_t max_gather_bytes = 1U << 20U;
 constexpr std::size_t max_waiting_kinds = 64;
 }  // namespace
 
-WsClient::WsClient(SessionHost& server, tcp::socket socket, std::string peer, Slot slot, bool batched)
+WsClient::WsClient(SessionHost& server, tcp::socket socket, std::string peer, Slot slot, bool batched, std::string view)
     : server_(server),
       socket_(std::move(socket)),
       close_timer_(socket_.get_executor()),
       auth_timer_(socket_.get_executor()),
       peer_(std::move(peer)),
+      view_(std::move(view)),
       id_(server.next_client_id()),
       parser_(server.options().max_message_size),
       queue_(server.options().queue_limit, control_budget),
@@ -198,7 +199,7 @@ void WsClient::handle(const StopRequest& /*request*/) {
   tracing_ = false;
   connected_ = false;
   send(status_message(StatusInfo{}));
-  if (was_tracing) server_.client_stopped();
+  if (was_tracing) server_.client_stopped(*this);
 }
 
 void WsClient::handle(const SetFilterRequest& request) {
@@ -323,6 +324,7 @@ void WsClient::write_more() {
                       self->events_sent_ += delivered.events;
                       self->bytes_sent_ += delivered.bytes;
                       self->server_.events_sent(delivered.events);
+                      if (delivered.events > 0) self->server_.client_drained(*self);
                       self->write_more();
                     });
 }

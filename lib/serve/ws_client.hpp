@@ -20,12 +20,17 @@ namespace tp::serve {
 class WsClient : public std::enable_shared_from_this<WsClient> {
  public:
   // slot: the pool the connection holds (Slot::unauthenticated until it shows the token).
-  // batched: the client asked for the batched form (batch_subprotocol).
-  WsClient(SessionHost& server, tcp::socket socket, std::string peer, Slot slot, bool batched = false);
+  // batched: the client asked for the batched form (batch_subprotocol). view: the target of
+  // its upgrade request (/ws?board=...), which trace-lab's views read.
+  WsClient(SessionHost& server, tcp::socket socket, std::string peer, Slot slot, bool batched = false,
+           std::string view = {});
 
   // Sends Hello, handles bytes the client sent along with its upgrade request, reads on.
   void start(std::string_view early_bytes);
   void deliver(const std::shared_ptr<const Batch>& batch);
+  // Whether its queue takes the whole batch now (a paced channel waits until it does).
+  [[nodiscard]] bool has_room(const Batch& batch) const noexcept { return queue_.has_room(batch); }
+  [[nodiscard]] const std::string& view() const noexcept { return view_; }
   // False when an advisory message did not fit the control budget (or the client closes).
   bool send(const std::string& message, bool advisory = false);
   void send_error(std::optional<ErrorCode> code, std::string_view message, bool advisory = false);
@@ -76,6 +81,7 @@ class WsClient : public std::enable_shared_from_this<WsClient> {
   asio::steady_timer auth_timer_;
   std::string peer_;
   std::string peer_address_;
+  std::string view_;
   std::uint64_t id_;
   FrameParser parser_;
   SendQueue queue_;

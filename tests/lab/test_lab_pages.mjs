@@ -1,5 +1,5 @@
 // trace-lab's pages in a real browser (headless Debian Chromium, playwright-core):
-// - the front page (lib/serve/lab) against a scripted API that answers as docs/tools/trace-lab.md
+// - the front page (lib/lab/pages) against a scripted API that answers as docs/tools/trace-lab.md
 //   says and records what the page asked: the boards table shows each board's figures, sorts by
 //   a column, filters by glob, keeps its state in the address, updates in place (a poll that
 //   changes nothing changes nothing in the document), lists a board's runs; the search sends

@@ -9,7 +9,7 @@ everything it imports (the entry, main.js, composes them all).
 With --entry MODULE, a module that MODULE does not reach through imports is reported (exit 1):
 nothing would load it. With --embedded CMAKELISTS, the files of TRACEPIPE_VIEWER_FILES there
 (what trace-serve embeds and serves; --variable names another list, e.g. TRACEPIPE_LAB_FILES
-for trace-lab's front page, lib/serve/lab) must be the folder's modules: one missing would be a
+for trace-lab's front page, lib/lab/pages) must be the folder's modules: one missing would be a
 404 in the page, one extra a file that is not there.
 
 Comments are left out before reading (an import in a comment is no edge); a string that

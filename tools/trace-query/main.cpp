@@ -23,6 +23,8 @@ int run_main(int argc, char** argv) {
   std::uint64_t limit = 0;
   tp::add_clickhouse_options(app, o.clickhouse, o.table);
   app.add_option("--board", o.boards, "A board or a glob of boards ('rack3-*'); repeat for more");
+  app.add_option("--run", o.runs, "Only records of this run (as trace-ship named it); repeat for more")
+      ->type_name("RUN");
   app.add_option("--kind", o.kinds, "Only records of this kind; repeat for more");
   app.add_option("--since", since, "Records received this long ago (7d, 2h) or since an RFC 3339 UTC time")
       ->type_name("TIME");
