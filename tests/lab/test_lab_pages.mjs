@@ -81,7 +81,7 @@ const mock = http.createServer((request, response) => {
   if (url.pathname.startsWith('/api/')) return api(url, request, response);
   const viewer = url.pathname.startsWith('/board/');
   const name = (viewer ? url.pathname.slice(7) : url.pathname.slice(1)) || (viewer ? 'index.html' : 'lab.html');
-  const file = path.join(root, 'lib/serve', viewer ? 'viewer' : 'lab', path.basename(name));
+  const file = path.join(root, 'lib', viewer ? 'serve/viewer' : 'lab/pages', path.basename(name));
   if (!fs.existsSync(file)) return answer(response, 404, { error: 'not found' });
   return serveFile(response, file);
 });
