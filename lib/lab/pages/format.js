@@ -56,5 +56,5 @@ export function viewerUrl(view) {
 export const HIT_SPAN_US = 10e6;
 export function hitUrl(hit) {
   return viewerUrl({ board: hit.board, from: rfc3339(hit.host_us - HIT_SPAN_US), to: rfc3339(hit.host_us + HIT_SPAN_US),
-                     mark: rfc3339(hit.host_us) });
+                     mark: rfc3339(hit.host_us), mark_run: hit.run, mark_seq: hit.seq });
 }

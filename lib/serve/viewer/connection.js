@@ -7,6 +7,8 @@ import { socketQuery } from './view.js';
 
 let socket = null;
 let retryMs = 500;
+const REFUSED_VIEW = 'the server refused this view: a board is 1-64 of A-Z a-z 0-9 _ -, times are RFC 3339 UTC ' +
+  'or microseconds (its log says which parameter)';
 
 export function connect(sink) {
   const params = new URLSearchParams(location.search);
@@ -15,16 +17,27 @@ export function connect(sink) {
   socket = new WebSocket(url, [BATCH_PROTOCOL]);
   setConnection('connecting…', '');
   state.started = false;
+  let opened = false;
   socket.onopen = () => {
+    opened = true;
     retryMs = 500;
     state.batched = socket.protocol === BATCH_PROTOCOL;
   };
   socket.onmessage = (event) => onText(event.data, token, sink);
   socket.onclose = () => {
+    if (!opened && params.has('board')) sayWhyRefused();
     setConnection('disconnected: retrying', 'bad');
     setTimeout(() => connect(sink), retryMs);
     retryMs = Math.min(retryMs * 2, 10000);
   };
+}
+
+// A browser hides why an upgrade was refused: when the server answers for its page, the
+// view's parameters are the likely reason.
+function sayWhyRefused() {
+  fetch(location.href, { method: 'HEAD', cache: 'no-store' })
+    .then((response) => showMessage(response.ok ? REFUSED_VIEW : `the server answers HTTP ${response.status}`, true))
+    .catch(() => showMessage('the server does not answer', true));
 }
 
 function send(message) {

@@ -8,8 +8,8 @@ import { TOP_KINDS, addStatistics, aggregate } from './aggregates.js';
 // a record shows a port or a kind for the first time (main.js rebuilds the filters).
 export function createIngest(seen) {
   // `message`, `start`, `length`: where the record's exact text is (see the ring).
-  // `hostUs`: the fleet's host_us (trace-lab's records), else undefined.
-  function addRecord(t, port, kind, clock, message, start, length, data, hostUs) {
+  // `hostUs`: the fleet's host_us (trace-lab's records), else undefined; `id`: their {run, seq}.
+  function addRecord(t, port, kind, clock, message, start, length, data, hostUs, id) {
     const at = ring.head;
     ring.time[at] = t;
     ring.port[at] = port;
@@ -25,7 +25,7 @@ export function createIngest(seen) {
     if (clock) state.clock = clock;
     if (!state.seenPorts.has(port)) { state.seenPorts.add(port); seen.port(); }
     if (!state.seenKinds.has(kind)) { state.seenKinds.add(kind); seen.kind(); }
-    if (hostUs !== undefined) noteMark(t, hostUs);
+    if (hostUs !== undefined) noteMark(t, hostUs, id);
     if (visible(port, kind, () => ringText(at))) aggregate(t, port, kind, clock, data, seq, hostUs);
     state.dirty = true;
   }
@@ -37,7 +37,7 @@ export function createIngest(seen) {
       return;
     }
     addRecord(record.timestamp, record.port, record.event.kind, record.clock || null, message, start, length,
-              record.event.data || {}, record.host_us);
+              record.event.data || {}, record.host_us, record);
   }
 
   function addFramesLine(line) {
@@ -67,11 +67,13 @@ export function createIngest(seen) {
   return { addEventMessage, addEventsMessage, addFramesLine };
 }
 
-// The record nearest to the mark in host time gives the mark's target time.
-function noteMark(t, hostUs) {
+// The record nearest to the mark in host time gives the mark's target time; the mark's own
+// record (its run and seq) is nearer than any.
+function noteMark(t, hostUs, id) {
   const mark = state.mark;
   if (mark.us === null) return;
-  const distance = Math.abs(hostUs - mark.us);
+  const exact = mark.record !== null && id.seq === mark.record.seq && id.run === mark.record.run;
+  const distance = exact ? -1 : Math.abs(hostUs - mark.us);
   if (distance >= mark.distance) return;
   mark.distance = distance;
   mark.t = t;

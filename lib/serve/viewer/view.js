@@ -29,6 +29,10 @@ export function parseUs(text) {
 
 // The host time the Timeline centres on and marks (a search hit's), in microseconds.
 export const markUs = parseUs(page.get('mark'));
+// The hit itself (&mark_run=R&mark_seq=N, the page's alone): a chunk's records share one host
+// time, so the nearest in host time is the chunk's first; the hit's run and seq name it.
+export const markRecord = page.has('mark_seq') && /^\d+$/.test(page.get('mark_seq'))
+  ? { run: page.get('mark_run') ?? '', seq: Number(page.get('mark_seq')) } : null;
 
 function describe() {
   const parts = [];
