@@ -55,7 +55,8 @@ ExitCode query(const QueryOptions& o, const Logger& log) {
     throw Error(ExitCode::usage, "--table and --database are names of A-Z a-z 0-9 _ -");
   }
   for (const std::string& run : o.runs) {
-    if (!is_fleet_name(run)) throw Error(ExitCode::usage, fmt::format("--run {}: not a run name (A-Z a-z 0-9 _ -)", run));
+    if (!is_fleet_name(run))
+      throw Error(ExitCode::usage, fmt::format("--run {}: not a run name (A-Z a-z 0-9 _ -)", run));
   }
   for (const std::string& kind : o.kinds) {
     if (!is_known_record_kind(kind)) throw Error(ExitCode::usage, fmt::format("--kind {}: not a record kind", kind));

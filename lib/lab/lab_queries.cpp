@@ -152,7 +152,7 @@ std::string boards_sql(const StoreTable& table, const BoardsRequest& request, st
       "SELECT board, run, count() AS n, sumIf(visitParamExtractUInt(data, 'records'), kind = 'Loss') AS lost, "
       "max(seq) - min(seq) + 1 - count() AS gaps, countIf(kind = 'Exception') AS exceptions, "
       "countIf(kind = 'Overflow') AS overflows, countIf(kind = 'Malformed') AS malformed, max(host_us) AS last_us, "
-      "argMaxIf(visitParamExtractString(data, 'message'), host_us, kind = 'Text') AS last_text, "
+      "argMaxIf(visitParamExtractString(data, 'message'), (host_us, seq), kind = 'Text') AS last_text, "
       "maxIf(host_us, kind = 'Text') AS last_text_us FROM {} FINAL WHERE {} GROUP BY board, run) "
       "GROUP BY board ORDER BY board LIMIT {} FORMAT TabSeparated",
       qualified_table(table.database, table.table), where, max_boards);

@@ -47,7 +47,7 @@ struct StoredBoard {
   std::uint64_t malformed = 0;
   std::uint64_t last_us = 0;
   std::string last_run;
-  std::optional<std::string> last_text;
+  std::optional<std::string> last_text;  // the latest by (host_us, seq): a read stamps many records alike
   std::optional<std::uint64_t> last_text_us;
 };
 [[nodiscard]] std::string boards_sql(const StoreTable& table, const BoardsRequest& request, std::int64_t now_us);

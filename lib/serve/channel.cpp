@@ -80,6 +80,11 @@ void Channel::flush_waiting() {
     waiting_.pop_front();
     release_one();
   }
+  if (end_pending_) {
+    const std::string error = std::move(*end_pending_);
+    end_pending_.reset();
+    if (events_.ended) events_.ended(error);
+  }
 }
 
 void Channel::drained() {
@@ -115,6 +120,11 @@ void Channel::pump_ended(const std::string& error) {
     past_cycles_clock_ = past_cycles_clock_ || pump_->saw_cycles_clock();
   }
   pump_.reset();
+  // Paced: the end is told after the batches still waiting for room are queued.
+  if (!waiting_.empty()) {
+    end_pending_ = error;
+    return;
+  }
   if (events_.ended) events_.ended(error);
 }
 

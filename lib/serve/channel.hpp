@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -82,6 +83,7 @@ class Channel : public std::enable_shared_from_this<Channel> {
   ChannelEvents events_;
   std::vector<std::shared_ptr<WsClient>> clients_;
   std::deque<std::shared_ptr<const Batch>> waiting_;  // paced: taken by no client yet
+  std::optional<std::string> end_pending_;            // paced: the reader ended with these waiting
   std::unique_ptr<InputPump> pump_;
   std::mutex flow_mutex_;  // guards in_flight_
   std::condition_variable flow_;

@@ -38,7 +38,7 @@ int run_main(int argc, char** argv) {
   app.add_option("--subject-prefix", o.prefix, "Subjects are PREFIX.BOARD")->default_val(o.prefix);
   tp::add_clickhouse_options(app, o.clickhouse, o.table);
   app.add_flag("--distributed", o.distributed,
-               "Read TABLE_all, the Distributed table trace-store --cluster made over the shards");
+               "Read TABLE_all, the Distributed table trace-store made over the shards of a cluster");
   app.add_option("--live-seconds", o.live_seconds, "A board is live when it had records in the last SECONDS")
       ->default_val(o.live_seconds)
       ->type_name("SECONDS")

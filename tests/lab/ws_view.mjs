@@ -1,0 +1,61 @@
+// A viewer of a trace-lab view over WebSocket (the `ws` package, as tests/serve): Connect,
+// SetFilter with every kind, Start; prints each record line exactly as it came (cut out of
+// its Event message) to stdout, and ends at the final Stats of a stored view (or --records N
+// records, or --seconds S), then a JSON summary on stderr.
+// Usage: node ws_view.mjs WS_URL [--records N] [--seconds S] [--stall-after N]
+//   --stall-after N: stop reading the socket after N records (a viewer that stops reading)
+//   and stay connected until killed.
+import WebSocket from '../serve/node_modules/ws/index.js';
+
+const [url, ...rest] = process.argv.slice(2);
+const option = (name) => {
+  const at = rest.indexOf(name);
+  return at >= 0 ? Number(rest[at + 1]) : null;
+};
+const wantRecords = option('--records');
+const seconds = option('--seconds');
+const stallAfter = option('--stall-after');
+const out = [];
+let records = 0;
+let errors = [];
+let ended = false;
+
+const ws = new WebSocket(url, { headers: { Origin: new URL(url.replace(/^ws/, 'http')).origin } });
+const finish = (why) => {
+  if (ended) return;
+  ended = true;
+  ws.terminate();
+  process.stderr.write(JSON.stringify({ why, records, errors }) + '\n');
+  // Exits once stdout has taken everything (a pipe takes it in pieces).
+  process.stdout.write(out.join(''), () => process.exit(0));
+};
+ws.on('unexpected-response', (request, response) => {
+  let body = '';
+  response.on('data', (chunk) => { body += chunk; });
+  response.on('end', () => {
+    process.stderr.write(JSON.stringify({ why: 'refused', status: response.statusCode, body }) + '\n');
+    process.exit(3);
+  });
+});
+ws.on('error', (e) => { process.stderr.write(JSON.stringify({ why: 'error', error: String(e) }) + '\n'); process.exit(4); });
+ws.on('message', (data) => {
+  const text = String(data);
+  const message = JSON.parse(text);
+  if (message.type === 'Hello') ws.send(JSON.stringify({ type: 'Connect', data: { probe_selector: null, chip: null, token: null } }));
+  if (message.type === 'Status' && message.data.connected) {
+    ws.send(JSON.stringify({ type: 'SetFilter', data: { port_mask: null, event_types: ['*'] } }));
+    ws.send(JSON.stringify({ type: 'Start', data: { allow_mask: 0xFFFFFFFF, baud_rate: 2000000 } }));
+  }
+  if (message.type === 'Error') errors.push(message.data);
+  if (message.type === 'Event') {
+    out.push(text.slice('{"type":"Event","data":'.length, -1) + '\n');
+    records++;
+    if (stallAfter !== null && records === stallAfter) {
+      ws._socket.pause();
+      setInterval(() => {}, 1000);  // pace: a paused socket does not keep node alive; this does, until killed
+    }
+    if (wantRecords !== null && records >= wantRecords) finish('records');
+  }
+  if (message.type === 'Stats' && message.data.final) finish('final');
+});
+if (seconds !== null) setTimeout(() => finish('seconds'), seconds * 1000);  // deadline: the caller's
