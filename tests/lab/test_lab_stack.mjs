@@ -271,10 +271,13 @@ async function enginesAway(page) {
     await command(`kill ${engine}`);
     await waitInPage(page, (n) => document.querySelector('#status').textContent.includes(n), name,
                      `${name} killed: the page says so`, () => document.querySelector('#status').textContent, 90000);
+    check(await page.evaluate(() => document.querySelector('#boards').classList.contains('stale')),
+          `${name} killed: the figures shown are dimmed as the last answer's`);
     await page.screenshot({ path: path.join(artifacts, `lab-stack-${engine}-away.png`) });
     await command(`start ${engine}`);
     await waitInPage(page, () => document.querySelector('#status').textContent === '', null,
                      `${name} back: the page recovers`, () => document.querySelector('#status').textContent, 90000);
+    check(await page.evaluate(() => !document.querySelector('#boards').classList.contains('stale')), `${name} back: not dimmed`);
   }
   check(Object.keys(await rowFigures(page)).length === stack.boards.length, 'every board is shown again');
 }

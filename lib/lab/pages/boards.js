@@ -118,10 +118,13 @@ async function poll() {
     if (asked === generation) {
       latest = answer;
       render();
+      $('boards').classList.remove('stale');
       $('status').textContent = '';
     }
   } catch (error) {
     if (asked === generation) {
+      // The figures shown are the last answer's: dimmed until the server answers again.
+      $('boards').classList.add('stale');
       $('status').textContent = error.message;
       $('status').className = 'bad';
     }
