@@ -251,7 +251,8 @@ async function viewerPage() {
     const sockets = [];
     page.on('websocket', (socket) => sockets.push(socket.url()));
     await page.goto(`http://127.0.0.1:${server.port}/?${view}&other=1`);
-    await waitInPage(page, () => document.querySelector('#connection').textContent === 'live', null, 'the viewer connects');
+    await waitInPage(page, () => document.querySelector('#connection').textContent === 'stored', null,
+                     'the viewer connects, a stored view said as stored');
     const socket = new URL(sockets[0]);
     check(socket.pathname === '/ws' && ['board', 'from', 'to', 'mark'].every((k) => socket.searchParams.get(k) === view.get(k)) &&
           !socket.searchParams.has('other'), `the view parameters go to /ws, nothing else (${sockets[0]})`);

@@ -185,6 +185,8 @@ async function storedRange() {
   await viewer.goto(lab(`/board/?${new URLSearchParams({ board, from, to })}`));
   await waitInPage(viewer, () => window.tracepipe.state.finalStats !== null, null, 'the stored range has come whole',
                    () => window.tracepipe.state.total);
+  await waitInPage(viewer, () => document.querySelector('#connection').textContent === 'stored: complete', null,
+                   'the viewer says the stored range is complete', () => document.querySelector('#connection').textContent);
   const shown = (await viewer.evaluate(() => window.tracepipe.exportNdjson())).split('\n').filter((line) => line);
   const key = (line) => { const r = JSON.parse(line); return `${r.run} ${r.seq}`; };
   const all = Number(clickhouse(`SELECT count() FROM trace FINAL WHERE board = ${sqlString(board)}`));
@@ -205,6 +207,7 @@ async function search() {
   await page.fill('#search-boards', 'rack3-*');
   await page.click('#search-go');
   await waitInPage(page, () => document.querySelectorAll('#hits tbody tr').length > 0, null, 'the first page of hits');
+  await page.screenshot({ path: path.join(artifacts, 'lab-stack-search.png') });
   for (let pages = 0; pages < 50; pages++) {
     const more = await page.$("#search-more");
     if (!more || !(await more.isVisible())) break;
@@ -220,7 +223,6 @@ async function search() {
   const same = hits.length === rows.length && hits.every((hit, i) => hit.startsWith(`${rows[i][0]}\t${rows[i][1]}\t`) &&
     JSON.parse(hit.split('\t')[2]).seq === Number(rows[i][3]));
   check(rows.length > 100 && same, `the search shows clickhouse-client's rows, newest first, over pages (${hits.length} hits, ${rows.length} rows)`);
-  await page.screenshot({ path: path.join(artifacts, 'lab-stack-search.png') });
 
   // The faulting board's watchdog line: its hit opens the board stored around it, marked.
   await page.fill('#search-text', 'watchdog');

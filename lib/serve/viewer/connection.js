@@ -3,7 +3,7 @@
 // when the port map changed.
 import { $, BATCH_PROTOCOL } from './config.js';
 import { state } from './state.js';
-import { socketQuery } from './view.js';
+import { socketQuery, storedView } from './view.js';
 
 let socket = null;
 let retryMs = 500;
@@ -66,7 +66,7 @@ function onMessage(message, token, text, sink) {
         send({ type: 'SetFilter', data: { port_mask: null, event_types: ['*'] } });
         send({ type: 'Start', data: { allow_mask: 0xFFFFFFFF, baud_rate: null } });
       }
-      setConnection(message.data.connected ? 'live' : 'not connected', message.data.connected ? 'ok' : 'bad');
+      setConnection(message.data.connected ? (storedView ? 'stored' : 'live') : 'not connected', message.data.connected ? 'ok' : 'bad');
       if (!message.data.connected) state.started = false;
       break;
     case 'Meta':
@@ -90,6 +90,7 @@ function onMessage(message, token, text, sink) {
       state.stats = message.data;
       // The closing Stats of a stream: its totals are final (what was offered, dropped).
       if (message.data.final) state.finalStats = message.data;
+      if (message.data.final && storedView) setConnection('stored: complete', 'ok');  // the range has come whole
       break;
     case 'Error':
       showMessage(`${message.data.code || 'error'}: ${message.data.message}`, true);

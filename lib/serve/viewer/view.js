@@ -27,6 +27,9 @@ export function parseUs(text) {
   return seconds * 1000 + Number((match[2] ?? '').padEnd(6, '0').slice(0, 6));
 }
 
+// A stored view (trace-lab's from/to or run): what the connection pill says instead of 'live'.
+export const storedView = page.has('from') || page.has('to') || page.has('run');
+
 // The host time the Timeline centres on and marks (a search hit's), in microseconds.
 export const markUs = parseUs(page.get('mark'));
 // The hit itself (&mark_run=R&mark_seq=N, the page's alone): a chunk's records share one host
