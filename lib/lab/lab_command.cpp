@@ -47,7 +47,6 @@ ExitCode lab(LabOptions o, const Logger& log) {
   o.serve.ports_map_json = PortMap::standard().to_json();
   const std::string table = o.distributed ? o.table + "_all" : o.table;
   ApiSettings api{o.clickhouse, StoreTable{o.clickhouse.database, table}};
-  api.clickhouse.stop_ends_wait = false;  // the worker is stopped by the server, not by the signal
   MonitorSettings monitor{o.nats, o.stream, o.prefix, o.live_seconds};
   auto extension = std::make_unique<LabExtension>(fleet_commands(o, table), std::move(api), std::move(monitor), log);
   const bool wildcard = o.serve.address == "0.0.0.0" || o.serve.address == "::";

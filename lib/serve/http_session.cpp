@@ -81,15 +81,12 @@ void HttpSession::on_request(const Request& request) {
   if (request.method() != http::verb::get && request.method() != http::verb::head) {
     return respond(http::status::method_not_allowed, "text/plain", "GET only\n", request, {{"Allow", "GET, HEAD"}});
   }
+  // An extension's own files first (its "/"), then the viewer's, then its routes.
   ServerExtension* const extension = server_.extension();
   if (extension != nullptr) {
     if (const auto asset = extension->asset(path)) {
       return respond(http::status::ok, asset->content_type, std::string(asset->body), request,
                      {{"Content-Security-Policy", content_security_policy}});
-    }
-    if (path != "/" && path != "/index.html") {
-      extension_get(request, path);
-      return;
     }
   }
   const std::string_view wanted = path == "/" ? "/index.html" : path;
@@ -99,6 +96,7 @@ void HttpSession::on_request(const Request& request) {
                      {{"Content-Security-Policy", content_security_policy}});
     }
   }
+  if (extension != nullptr) return extension_get(request, path);
   respond(http::status::not_found, "text/plain", "not found\n", request);
 }
 

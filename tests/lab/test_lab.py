@@ -260,7 +260,10 @@ def check_token():
         check(token_stack.get("/api/boards", {"Authorization": "Bearer wrong"})[0] == 401, "a wrong token is 401")
         check(token_stack.get("/api/boards?token=s3cret", {"Origin": "http://evil.example"})[0] == 403,
               "a page of another origin is 403")
-        check(token_stack.get("/")[0] == 200, "the pages themselves need no token (they hold no data)")
+        check(token_stack.get("/")[0] == 200 and token_stack.get("/board/")[0] == 200 and
+              token_stack.get("/main.js")[0] == 200 and token_stack.get("/viewer.css")[0] == 200,
+              "the pages and the viewer's files need no token (they hold no data)")
+        check(token_stack.get("/nothing-here?token=s3cret")[0] == 404, "an unknown path is 404")
     finally:
         token_stack.lab.kill()
 
