@@ -11,6 +11,8 @@
 namespace tp::lab {
 namespace {
 
+constexpr std::string_view viewer_folder = "/board/";
+
 std::optional<serve::Asset> find_asset(std::span<const serve::Asset> assets, std::string_view path) {
   for (const serve::Asset& asset : assets) {
     if (asset.path == path) return asset;
@@ -32,8 +34,8 @@ void LabExtension::attach(serve::ExtensionHost& host) {
   api_ = std::make_unique<LabApi>(api_settings_, monitor_, host.io(), log_);
 }
 
-// "/" is lab.html; the viewer is under /board/ (its modules at the root, as trace-serve serves
-// them); the lab's other files by name.
+// "/" is lab.html and the lab's other files by name; the viewer and its modules are under
+// /board/ (its page names them relatively).
 std::optional<serve::Asset> LabExtension::asset(std::string_view path) const {
   if (path == "/" || path == "/index.html") {
     if (auto page = find_asset(lab_page_assets(), "/lab.html")) return page;
@@ -42,6 +44,7 @@ std::optional<serve::Asset> LabExtension::asset(std::string_view path) const {
   if (path == "/board" || path == "/board/" || path == "/board/index.html") {
     return find_asset(serve::viewer_assets(), "/index.html");
   }
+  if (path.starts_with(viewer_folder)) return find_asset(serve::viewer_assets(), path.substr(viewer_folder.size() - 1));
   return find_asset(lab_page_assets(), path);
 }
 

@@ -8,13 +8,14 @@ everything it imports (the entry, main.js, composes them all).
 
 With --entry MODULE, a module that MODULE does not reach through imports is reported (exit 1):
 nothing would load it. With --embedded CMAKELISTS, the files of TRACEPIPE_VIEWER_FILES there
-(what trace-serve embeds and serves) must be the folder's modules: one missing would be a
+(what trace-serve embeds and serves; --variable names another list, e.g. TRACEPIPE_LAB_FILES
+for trace-lab's front page, lib/lab/pages) must be the folder's modules: one missing would be a
 404 in the page, one extra a file that is not there.
 
 Comments are left out before reading (an import in a comment is no edge); a string that
 looks like an import is read as one (the viewer has none).
 
-Usage: import_graph.py VIEWER_DIR [--entry MODULE] [--embedded CMAKELISTS]"""
+Usage: import_graph.py VIEWER_DIR [--entry MODULE] [--embedded CMAKELISTS [--variable NAME]]"""
 import argparse
 import os
 import re
@@ -85,10 +86,10 @@ def unreached(graph, entry):
     return sorted(set(graph) - seen)
 
 
-def embedded_modules(cmakelists):
-    """The .js files of TRACEPIPE_VIEWER_FILES in a CMakeLists.txt."""
+def embedded_modules(cmakelists, variable="TRACEPIPE_VIEWER_FILES"):
+    """The .js files of the list `variable` (set(VARIABLE ...)) in a CMakeLists.txt."""
     with open(cmakelists, encoding="utf-8") as f:
-        match = re.search(r"set\(TRACEPIPE_VIEWER_FILES\s([^)]*)\)", f.read())
+        match = re.search(r"set\(" + re.escape(variable) + r"\s([^)]*)\)", f.read())
     return {name for name in match.group(1).split() if name.endswith(".js")} if match else set()
 
 
@@ -97,14 +98,15 @@ def main():
     parser.add_argument("viewer_dir")
     parser.add_argument("--entry")
     parser.add_argument("--embedded")
+    parser.add_argument("--variable", default="TRACEPIPE_VIEWER_FILES")
     args = parser.parse_args()
     graph, problems = import_graph(args.viewer_dir)
     if args.entry:
         problems += [f"{args.viewer_dir}/{m}: not reached from {args.entry}" for m in unreached(graph, args.entry)]
     if args.embedded:
-        listed = embedded_modules(args.embedded)
-        problems += [f"{args.viewer_dir}/{m}: not in TRACEPIPE_VIEWER_FILES ({args.embedded})" for m in sorted(set(graph) - listed)]
-        problems += [f"{args.embedded}: TRACEPIPE_VIEWER_FILES has {m}, which is not a module of {args.viewer_dir}"
+        listed = embedded_modules(args.embedded, args.variable)
+        problems += [f"{args.viewer_dir}/{m}: not in {args.variable} ({args.embedded})" for m in sorted(set(graph) - listed)]
+        problems += [f"{args.embedded}: {args.variable} has {m}, which is not a module of {args.viewer_dir}"
                      for m in sorted(listed - set(graph))]
     for problem in problems:
         print(problem)

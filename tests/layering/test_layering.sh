@@ -76,6 +76,15 @@ check "the viewer's modules import each other without a cycle, each loaded from 
   test "$imports_status" -eq 0
 check "the viewer's entry composes the modules: main.js alone on the top layer" \
   grep -q "^layer [0-9]*: main.js (imports [^)]*)$" <(tail -n 1 "$work/imports.txt")
+# trace-lab's front page (lib/lab/pages), by the same rules: lab.js composes its modules.
+python3 "$imports" "$src/lib/lab/pages" --entry lab.js --embedded "$src/lib/CMakeLists.txt" --variable TRACEPIPE_LAB_FILES \
+  > "$work/lab-imports.txt"
+lab_status=$?
+cat "$work/lab-imports.txt"
+check "the lab page's modules import each other without a cycle, each loaded from lab.js and embedded" \
+  test "$lab_status" -eq 0
+check "the lab page's entry composes the modules: lab.js alone on the top layer" \
+  grep -q "^layer [0-9]*: lab.js (imports [^)]*)$" <(tail -n 1 "$work/lab-imports.txt")
 plant_js() {  # plant_js NAME TEXT: a copy of the viewer with TEXT (printf %b) above the first line of config.js
   rm -rf "${work:?}/$1"
   cp -r "$viewer" "$work/$1"

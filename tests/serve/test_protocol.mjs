@@ -335,7 +335,7 @@ await step('HTTP', async () => {
   const modules = new Set(entry ? [entry[1]] : []);
   let served = 0;
   for (const module of modules) {
-    const script = await httpGet(`${server.http}${module}`);
+    const script = await httpGet(new URL(module, `${server.http}/`).href);  // the page names its files relative to itself
     if (script.status !== 200 || !script.headers['content-type'].startsWith('text/javascript')) break;
     served++;
     for (const [, imported] of script.body.matchAll(/^import \{[^}]*\} from '\.(\/[\w.-]+)';$/gm)) modules.add(imported);

@@ -120,9 +120,9 @@ function counterRecord(t, data) {
   }
 }
 
-export function aggregate(t, port, kind, clock, data, seq) {
+export function aggregate(t, port, kind, clock, data, seq, hostUs) {
   pushBounded(live.agg.all, seq, CONSOLE_LINES);
-  const record = { timestamp: t, port, kind, clock, data };
+  const record = { timestamp: t, port, kind, clock, data, hostUs };
   stacksRecord(live.agg.stacks, t, kind, data);
   pairsRecord(live.agg.pairs, t, port, kind, data);
   switch (kind) {
@@ -166,7 +166,7 @@ export function rebuildAggregates() {
     if (visible(r.port, r.kind, r.json)) {
       const parsed = JSON.parse(r.json);
       const data = parsed.event ? (parsed.event.data || {}) : { data: parsed.data };  // an Itm frame otherwise
-      aggregate(r.timestamp, r.port, r.kind, r.clock, data, seq);
+      aggregate(r.timestamp, r.port, r.kind, r.clock, data, seq, parsed.host_us);
     }
     seq++;
   }

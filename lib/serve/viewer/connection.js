@@ -3,28 +3,41 @@
 // when the port map changed.
 import { $, BATCH_PROTOCOL } from './config.js';
 import { state } from './state.js';
+import { socketQuery, storedView } from './view.js';
 
 let socket = null;
 let retryMs = 500;
+const REFUSED_VIEW = 'the server refused this view: a board is 1-64 of A-Z a-z 0-9 _ -, times are RFC 3339 UTC ' +
+  'or microseconds (its log says which parameter)';
 
 export function connect(sink) {
   const params = new URLSearchParams(location.search);
   const token = params.get('token');
-  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws` +
-              (token ? `?token=${encodeURIComponent(token)}` : '');
+  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws${socketQuery()}`;
   socket = new WebSocket(url, [BATCH_PROTOCOL]);
   setConnection('connecting…', '');
   state.started = false;
+  let opened = false;
   socket.onopen = () => {
+    opened = true;
     retryMs = 500;
     state.batched = socket.protocol === BATCH_PROTOCOL;
   };
   socket.onmessage = (event) => onText(event.data, token, sink);
   socket.onclose = () => {
+    if (!opened && params.has('board')) sayWhyRefused();
     setConnection('disconnected: retrying', 'bad');
     setTimeout(() => connect(sink), retryMs);
     retryMs = Math.min(retryMs * 2, 10000);
   };
+}
+
+// A browser hides why an upgrade was refused: when the server answers for its page, the
+// view's parameters are the likely reason.
+function sayWhyRefused() {
+  fetch(location.href, { method: 'HEAD', cache: 'no-store' })
+    .then((response) => showMessage(response.ok ? REFUSED_VIEW : `the server answers HTTP ${response.status}`, true))
+    .catch(() => showMessage('the server does not answer', true));
 }
 
 function send(message) {
@@ -53,7 +66,7 @@ function onMessage(message, token, text, sink) {
         send({ type: 'SetFilter', data: { port_mask: null, event_types: ['*'] } });
         send({ type: 'Start', data: { allow_mask: 0xFFFFFFFF, baud_rate: null } });
       }
-      setConnection(message.data.connected ? 'live' : 'not connected', message.data.connected ? 'ok' : 'bad');
+      setConnection(message.data.connected ? (storedView ? 'stored' : 'live') : 'not connected', message.data.connected ? 'ok' : 'bad');
       if (!message.data.connected) state.started = false;
       break;
     case 'Meta':
@@ -77,6 +90,7 @@ function onMessage(message, token, text, sink) {
       state.stats = message.data;
       // The closing Stats of a stream: its totals are final (what was offered, dropped).
       if (message.data.final) state.finalStats = message.data;
+      if (message.data.final && storedView) setConnection('stored: complete', 'ok');  // the range has come whole
       break;
     case 'Error':
       showMessage(`${message.data.code || 'error'}: ${message.data.message}`, true);

@@ -8,7 +8,8 @@ import { TOP_KINDS, addStatistics, aggregate } from './aggregates.js';
 // a record shows a port or a kind for the first time (main.js rebuilds the filters).
 export function createIngest(seen) {
   // `message`, `start`, `length`: where the record's exact text is (see the ring).
-  function addRecord(t, port, kind, clock, message, start, length, data) {
+  // `hostUs`: the fleet's host_us (trace-lab's records), else undefined; `id`: their {run, seq}.
+  function addRecord(t, port, kind, clock, message, start, length, data, hostUs, id) {
     const at = ring.head;
     ring.time[at] = t;
     ring.port[at] = port;
@@ -24,7 +25,8 @@ export function createIngest(seen) {
     if (clock) state.clock = clock;
     if (!state.seenPorts.has(port)) { state.seenPorts.add(port); seen.port(); }
     if (!state.seenKinds.has(kind)) { state.seenKinds.add(kind); seen.kind(); }
-    if (visible(port, kind, () => ringText(at))) aggregate(t, port, kind, clock, data, seq);
+    if (hostUs !== undefined) noteMark(t, hostUs, id);
+    if (visible(port, kind, () => ringText(at))) aggregate(t, port, kind, clock, data, seq, hostUs);
     state.dirty = true;
   }
 
@@ -35,7 +37,7 @@ export function createIngest(seen) {
       return;
     }
     addRecord(record.timestamp, record.port, record.event.kind, record.clock || null, message, start, length,
-              record.event.data || {});
+              record.event.data || {}, record.host_us, record);
   }
 
   function addFramesLine(line) {
@@ -63,6 +65,18 @@ export function createIngest(seen) {
   }
 
   return { addEventMessage, addEventsMessage, addFramesLine };
+}
+
+// The record nearest to the mark in host time gives the mark's target time; the mark's own
+// record (its run and seq) is nearer than any.
+function noteMark(t, hostUs, id) {
+  const mark = state.mark;
+  if (mark.us === null) return;
+  const exact = mark.record !== null && id.seq === mark.record.seq && id.run === mark.record.run;
+  const distance = exact ? -1 : Math.abs(hostUs - mark.us);
+  if (distance >= mark.distance) return;
+  mark.distance = distance;
+  mark.t = t;
 }
 
 // The batched form: {"type":"Events","lengths":[N, ...],"data":[RECORD or FRAMES LINE, ...]}

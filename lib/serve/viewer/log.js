@@ -3,7 +3,7 @@ import { $ } from './config.js';
 import { CLOCKS, ring, ringSlot, ringText } from './ring.js';
 import { state } from './state.js';
 import { portLabel } from './names.js';
-import { formatTime } from './time.js';
+import { formatHostTime, formatTime } from './time.js';
 
 function highlight(element, text) {
   if (!state.search) { element.append(text); return; }
@@ -33,6 +33,14 @@ function logLine(r, lineText) {
   const port = document.createElement('span');
   port.className = 'port';
   port.textContent = portLabel(r.port);
+  if (r.hostUs !== undefined) {
+    // A fleet record (trace-lab): its host time (UTC wall clock) before the target's.
+    const host = document.createElement('span');
+    host.className = 'host';
+    host.textContent = formatHostTime(r.hostUs);
+    line.append(host);
+    if (state.mark.t !== null && r.timestamp === state.mark.t) line.classList.add('marked');  // the record nearest the mark
+  }
   line.append(time, port);
   highlight(line, lineText(r));
   return line;

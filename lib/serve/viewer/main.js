@@ -18,6 +18,7 @@ import { live, state } from './state.js';
 import { freshAggregates } from './aggregates.js';
 import { createIngest } from './ingest.js';
 import { connect } from './connection.js';
+import { markRecord, markUs, showView } from './view.js';
 import { rebuildKindFilters, rebuildPortFilters } from './filters.js';
 import { setupControls } from './controls.js';
 import { exportCsv, exportNdjson } from './export.js';
@@ -87,6 +88,9 @@ window.tracepipe = {
 };
 
 live.agg = freshAggregates();
+state.mark.us = markUs;
+state.mark.record = markRecord;
+showView();
 setupControls((tab) => RENDERERS[tab]());
 setupTimelineInput();
 setupLoadInput();

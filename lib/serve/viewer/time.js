@@ -28,6 +28,12 @@ function toSeconds(t, clock) {
   return null;
 }
 
+// A host_us (microseconds since 1970) as UTC wall clock: 2026-11-29 02:13:00.250123.
+export function formatHostTime(us) {
+  const date = new Date(Math.floor(us / 1000)).toISOString();
+  return `${date.slice(0, 10)} ${date.slice(11, 19)}.${String(((us % 1e6) + 1e6) % 1e6).padStart(6, '0')}`;
+}
+
 export function formatTime(t, clock) {
   const seconds = toSeconds(t, clock);
   if (seconds !== null) return `${seconds.toFixed(6)} s`;

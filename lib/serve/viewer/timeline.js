@@ -37,6 +37,15 @@ function* barsIn(entry, start, end) {
   }
 }
 
+// Until the user moves the range, the mark (a search hit) in the middle of it, with all the
+// data on its wider side in view.
+function centreOnMark(end) {
+  const mark = state.mark;
+  if (mark.t === null || !mark.auto) return;
+  const half = Math.max(1, mark.t - live.agg.first, end - mark.t);
+  state.view = { start: mark.t - half, end: mark.t + half, follow: false };
+}
+
 // `target`: where to draw (an SVG export's), else the canvas.
 export function renderTimeline(target = null) {
   const canvas = $('timeline');
@@ -50,6 +59,7 @@ export function renderTimeline(target = null) {
     context.fillText('No TaskSwitch, IsrEnter/IsrExit or Idle records yet.', 12, 20);
     timelineLayout = null;
   } else {
+    centreOnMark(end);
     const view = settleView(live.agg.first, end);
     const lanes = sortedLanes();
     const plotWidth = width - LABEL_WIDTH - RIGHT_MARGIN;
@@ -84,6 +94,7 @@ export function renderTimeline(target = null) {
     });
     timelineLayout = { lanes, laneHeight, scale, view: { ...view }, plotWidth };
     canvas.dataset.view = `${view.start} ${view.end}`;
+    if (state.mark.t !== null) canvas.dataset.mark = String(state.mark.t);
     drawTimeAxis(context, width, height, view, state.clock);
     $('timeline-range').textContent =
       `${formatSpan(view.start, state.clock)} – ${formatSpan(view.end, state.clock)} (${formatSpan(view.end - view.start, state.clock)} shown)` +
@@ -121,6 +132,10 @@ export function drawTimeAxis(context, width, height, view, clock) {
   for (const at of tickColumns(live.agg.consoleTicks, view.start, view.end, x)) context.fillRect(at, axisY + 2, 1, 6);
   context.fillStyle = '#ffb454';
   for (const at of tickColumns(live.agg.markerTicks, view.start, view.end, x)) context.fillRect(at - 1, axisY + 8, 2, 8);
+  if (state.mark.t !== null && state.mark.t >= view.start && state.mark.t <= view.end) {
+    context.fillStyle = '#ff6b6b';  // the mark (a search hit): a line across the plot
+    context.fillRect(x(state.mark.t) - 1, 0, 2, axisY);
+  }
   const ticks = Math.max(2, Math.min(10, Math.floor(plotWidth / 120)));
   context.strokeStyle = '#2a313a';
   context.fillStyle = '#8a96a3';
@@ -173,11 +188,13 @@ export function setupTimelineInput() {
     // Follow live, showing the latest twentieth of what is buffered.
     const end = timelineEnd();
     if (end !== null) state.view = { start: end - Math.max(1, (end - live.agg.first) / 20), end, follow: true };
+    state.mark.auto = false;
     state.dirty = true;
   });
   $('timeline-fit').addEventListener('click', () => {
     const end = timelineEnd();
     if (end !== null) state.view = { start: live.agg.first, end: Math.max(end, live.agg.first + 1), follow: false };
+    state.mark.auto = false;
     state.dirty = true;
   });
 }

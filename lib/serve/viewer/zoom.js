@@ -34,11 +34,14 @@ export function attachTimeZoom(canvas, left, right, active = () => true) {
     view.start = at - (at - view.start) * factor;
     view.end = at + (view.end - at) * factor;
     view.follow = false;
+    state.mark.auto = false;
     state.dirty = true;
   }, { passive: false });
   let drag = null;
   canvas.addEventListener('mousedown', (event) => {
-    if (active()) drag = { x: event.clientX, start: state.view.start, end: state.view.end };
+    if (!active()) return;
+    drag = { x: event.clientX, start: state.view.start, end: state.view.end };
+    state.mark.auto = false;
   });
   window.addEventListener('mouseup', () => { drag = null; });
   window.addEventListener('mousemove', (event) => {
