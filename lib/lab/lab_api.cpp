@@ -134,7 +134,8 @@ std::string boards_json(std::int64_t now_us, std::int64_t window_s, const StoreF
   const Known known{!live.error, stored.boards.has_value()};
   std::set<std::string_view> names;
   std::map<std::string_view, const StoredBoard*> by_name;
-  for (const StoredBoard& board : stored.boards.value_or(std::vector<StoredBoard>{})) {
+  const std::vector<StoredBoard> none;
+  for (const StoredBoard& board : stored.boards ? *stored.boards : none) {
     names.insert(board.board);
     by_name[board.board] = &board;
   }
