@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/error.hpp"
@@ -53,22 +54,23 @@ void BoardMonitor::run() {
 
 // One connection's life: the headers-only consumer from live_seconds ago, the stream's
 // subjects now and then.
+// An async error on the link is its one subscription's: the ordered consumer missed the
+// server's heartbeats, or cnats failed to re-create it after a gap (nats-server restarted
+// without the consumer: it then stays silent for good). Either way the link is made anew.
 void BoardMonitor::follow() {
+  std::atomic<bool> consumer_failed{false};
   NatsSettings nats = settings_.nats;
   nats.name = "trace-lab boards";
-  NatsLink link(nats, [this](NatsEvent event, std::string_view text) {
+  NatsLink link(nats, [this, &consumer_failed](NatsEvent event, std::string_view text) {
+    if (event == NatsEvent::error) consumer_failed.store(true);
     if (event == NatsEvent::disconnected || event == NatsEvent::error) log_.verbose(fmt::format("NATS: {}", text));
   });
-  ConsumerSettings consumer;
-  consumer.stream = settings_.stream;
-  consumer.subject = settings_.prefix + ".>";
-  consumer.from = DeliverFrom::time;
-  consumer.start_time_ns =
-      (realtime_us() - static_cast<std::int64_t>(settings_.live_seconds * 1e6)) * std::int64_t{1000};
-  consumer.headers_only = true;
-  NatsConsumer headers(link, ConsumerKind::pushed, consumer, log_);
+  NatsConsumer headers(link, ConsumerKind::pushed, headers_consumer(), log_);
   std::uint64_t subjects_at_us = 0;
   while (!stop_.load()) {
+    if (consumer_failed.load()) {
+      throw Error(ExitCode::io_error, "the boards' headers consumer failed (see -v); following anew");
+    }
     const std::uint64_t now = now_wall_us();
     if (now - subjects_at_us >= subjects_every_us) {
       refresh_known(link);
@@ -87,6 +89,24 @@ void BoardMonitor::follow() {
     saw_chunk(*board, *run, *last_seq - *first_seq + 1, now_wall_us());
   }
   link.close();
+}
+
+// Headers only, from live_seconds ago or, following anew, from the newest chunk seen (what
+// came before it is counted already; a chunk stored just before an outage but not delivered
+// then may be missed: records/s is a figure, not an account).
+ConsumerSettings BoardMonitor::headers_consumer() const {
+  ConsumerSettings consumer;
+  consumer.stream = settings_.stream;
+  consumer.subject = settings_.prefix + ".>";
+  consumer.from = DeliverFrom::time;
+  auto from_us = realtime_us() - static_cast<std::int64_t>(settings_.live_seconds * 1e6);
+  {
+    const std::scoped_lock lock(mutex_);
+    for (const auto& [board, seen] : seen_) from_us = std::max(from_us, static_cast<std::int64_t>(seen.last_seen_us));
+  }
+  consumer.start_time_ns = from_us * std::int64_t{1000};
+  consumer.headers_only = true;
+  return consumer;
 }
 
 void BoardMonitor::refresh_known(NatsLink& link) {

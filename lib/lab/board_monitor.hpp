@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "core/log.hpp"
+#include "nats/nats_consumer.hpp"
 #include "nats/nats_link.hpp"
 
 namespace tp::lab {
@@ -63,6 +64,7 @@ class BoardMonitor {
   };
   void run();
   void follow();
+  [[nodiscard]] ConsumerSettings headers_consumer() const;
   void refresh_known(NatsLink& link);
   void forget_old(Seen& seen, std::uint64_t now_us) const;
 

@@ -46,28 +46,48 @@ void append_optional_uint(std::string& out, std::optional<std::uint64_t> value) 
   }
 }
 
-void append_board(std::string& out, std::string_view name, const StoredBoard* stored, const LiveBoard* live) {
+// What each engine knows of the boards; an engine away knows nothing (its figures null).
+struct Known {
+  bool live = true;
+  bool stored = true;
+};
+
+void append_stored_figures(std::string& out, const StoredBoard* stored, bool known) {
+  const StoredBoard none;
+  const StoredBoard& s = stored != nullptr ? *stored : none;
+  if (known) {
+    out += fmt::format(R"(,"records":{},"lost":{},"gaps":{},"exceptions":{},"overflows":{},"malformed":{})", s.records,
+                       s.lost, s.gaps, s.exceptions, s.overflows, s.malformed);
+  } else {
+    out += R"(,"records":null,"lost":null,"gaps":null,"exceptions":null,"overflows":null,"malformed":null)";
+  }
+  out += R"(,"last_text":)";
+  append_optional_text(out, s.last_text);
+  out += R"(,"last_text_us":)";
+  append_optional_uint(out, s.last_text_us);
+}
+
+void append_board(std::string& out, std::string_view name, const StoredBoard* stored, const LiveBoard* live,
+                  Known known) {
   out += R"({"board":)";
   append_json_string(out, name);
-  out += fmt::format(R"(,"live":{},"run":)", live != nullptr && live->live);
+  out += known.live ? fmt::format(R"(,"live":{},"run":)", live != nullptr && live->live) : R"(,"live":null,"run":)";
   std::optional<std::string> run;
   if (live != nullptr && !live->run.empty()) run = live->run;
   if (!run && stored != nullptr && !stored->last_run.empty()) run = stored->last_run;
   append_optional_text(out, run);
   out += R"(,"records_per_s":)";
-  append_double(out, live != nullptr ? live->records_per_s : 0.0);
+  if (known.live) {
+    append_double(out, live != nullptr ? live->records_per_s : 0.0);
+  } else {
+    out += "null";
+  }
   out += R"(,"last_seen_us":)";
   std::optional<std::uint64_t> last =
       live != nullptr && live->last_seen_us != 0 ? std::optional(live->last_seen_us) : std::nullopt;
   if (stored != nullptr && stored->last_us != 0) last = std::max(last.value_or(0), stored->last_us);
   append_optional_uint(out, last);
-  const StoredBoard none;
-  const StoredBoard& s = stored != nullptr ? *stored : none;
-  out += fmt::format(R"(,"records":{},"lost":{},"gaps":{},"exceptions":{},"overflows":{},"malformed":{},"last_text":)",
-                     s.records, s.lost, s.gaps, s.exceptions, s.overflows, s.malformed);
-  append_optional_text(out, s.last_text);
-  out += R"(,"last_text_us":)";
-  append_optional_uint(out, s.last_text_us);
+  append_stored_figures(out, stored, known.stored);
   out += '}';
 }
 
@@ -109,25 +129,36 @@ std::string error_json(std::string_view message) {
   return out;
 }
 
-std::string boards_json(std::int64_t now_us, std::int64_t window_s, const std::vector<StoredBoard>& stored,
+std::string boards_json(std::int64_t now_us, std::int64_t window_s, const StoreFigures& stored,
                         const LiveSnapshot& live, std::string_view glob) {
+  const Known known{!live.error, stored.boards.has_value()};
   std::set<std::string_view> names;
   std::map<std::string_view, const StoredBoard*> by_name;
-  for (const StoredBoard& board : stored) {
+  const std::vector<StoredBoard> none;
+  for (const StoredBoard& board : stored.boards ? *stored.boards : none) {
     names.insert(board.board);
     by_name[board.board] = &board;
   }
   for (const auto& [name, board] : live.boards) {
     if (glob.empty() || glob_matches(glob, name)) names.insert(name);
   }
-  std::string out = fmt::format(R"({{"now_us":{},"window_s":{},"boards":[)", now_us, window_s);
+  std::string out = fmt::format(R"({{"now_us":{},"window_s":{},"away":)", now_us, window_s);
+  if (!known.live || !known.stored) {
+    out += !known.live ? R"({"engine":"nats","why":)" : R"({"engine":"clickhouse","why":)";
+    append_json_string(out, !known.live ? "NATS: " + *live.error : stored.away);
+    out += '}';
+  } else {
+    out += "null";
+  }
+  out += R"(,"boards":[)";
   bool first = true;
   for (const std::string_view name : names) {
     if (!first) out += ',';
     first = false;
     const auto s = by_name.find(name);
     const auto l = live.boards.find(std::string(name));
-    append_board(out, name, s == by_name.end() ? nullptr : s->second, l == live.boards.end() ? nullptr : &l->second);
+    append_board(out, name, s == by_name.end() ? nullptr : s->second, l == live.boards.end() ? nullptr : &l->second,
+                 known);
   }
   out += "]}";
   return out;
@@ -295,10 +326,18 @@ std::string LabApi::select(ClickHouseHttp& clickhouse, const std::string& sql, s
 serve::HttpAnswer LabApi::boards(ClickHouseHttp& clickhouse, const BoardsRequest& request) {
   const std::int64_t now = realtime_us();
   const LiveSnapshot live = monitor_.snapshot(static_cast<std::uint64_t>(now));
-  if (live.error) return error_answer(503, fmt::format("NATS: {}", *live.error));
+  StoreFigures stored;
   bool cut = false;
-  const std::string tsv = select(clickhouse, boards_sql(settings_.table, request, now), max_answer_bytes, cut);
-  return json_answer(boards_json(now, request.window_s, parse_boards_answer(tsv), live, request.glob));
+  try {
+    stored.boards =
+        parse_boards_answer(select(clickhouse, boards_sql(settings_.table, request, now), max_answer_bytes, cut));
+  } catch (const EngineAway& away) {
+    if (live.error) {
+      return error_answer(503, fmt::format("{}; and NATS: {}", away.message, *live.error));
+    }
+    stored.away = away.message;  // what NATS knows is answered, the store's figures null
+  }
+  return json_answer(boards_json(now, request.window_s, stored, live, request.glob));
 }
 
 serve::HttpAnswer LabApi::search(ClickHouseHttp& clickhouse, const SearchRequest& request) {

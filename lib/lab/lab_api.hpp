@@ -10,6 +10,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -34,9 +35,14 @@ inline constexpr std::size_t max_search_answer_bytes = std::size_t{16} << 20;
 
 // The JSON answers, from what the engines said (pure: the tests build them).
 [[nodiscard]] std::string error_json(std::string_view message);
-[[nodiscard]] std::string boards_json(std::int64_t now_us, std::int64_t window_s,
-                                      const std::vector<StoredBoard>& stored, const LiveSnapshot& live,
-                                      std::string_view glob);
+// `stored` absent: ClickHouse is away (`store_away` says why), and live.error set: NATS is;
+// the figures of the engine away are null and "away" names it.
+struct StoreFigures {
+  std::optional<std::vector<StoredBoard>> boards;
+  std::string away;  // why, when boards is absent
+};
+[[nodiscard]] std::string boards_json(std::int64_t now_us, std::int64_t window_s, const StoreFigures& stored,
+                                      const LiveSnapshot& live, std::string_view glob);
 [[nodiscard]] std::string runs_json(const std::vector<StoredRun>& runs);
 struct SearchAnswer {
   std::string json;

@@ -146,14 +146,21 @@ std::string boards_sql(const StoreTable& table, const BoardsRequest& request, st
   const std::int64_t from_us = now_us - request.window_s * 1'000'000;
   std::string where = fmt::format("host_us >= {} AND host_us <= {}", std::max<std::int64_t>(from_us, 0), now_us);
   if (!request.glob.empty()) where += " AND " + board_glob_condition(request.glob);
+  // Per run: the seqs missing between its first and last in the window, less those its Loss
+  // records' ranges (clipped to that span) account for, are its gaps: holes nobody told of.
   return fmt::format(
       "SELECT board, sum(n), sum(lost), sum(gaps), sum(exceptions), sum(overflows), sum(malformed), max(last_us), "
       "argMax(run, last_us), argMax(last_text, last_text_us), max(last_text_us) FROM ("
-      "SELECT board, run, count() AS n, sumIf(visitParamExtractUInt(data, 'records'), kind = 'Loss') AS lost, "
-      "max(seq) - min(seq) + 1 - count() AS gaps, countIf(kind = 'Exception') AS exceptions, "
+      "SELECT *, greatest(toInt64(max_seq - min_seq + 1 - n) - arraySum(arrayMap(r -> greatest(toInt64(0), "
+      "toInt64(least(tupleElement(r, 2), max_seq)) - toInt64(greatest(tupleElement(r, 1), min_seq)) + 1), "
+      "told)), toInt64(0)) AS gaps FROM ("
+      "SELECT board, run, count() AS n, min(seq) AS min_seq, max(seq) AS max_seq, "
+      "sumIf(visitParamExtractUInt(data, 'records'), kind = 'Loss') AS lost, "
+      "groupArrayIf((visitParamExtractUInt(data, 'first_seq'), visitParamExtractUInt(data, 'last_seq')), "
+      "kind = 'Loss') AS told, countIf(kind = 'Exception') AS exceptions, "
       "countIf(kind = 'Overflow') AS overflows, countIf(kind = 'Malformed') AS malformed, max(host_us) AS last_us, "
       "argMaxIf(visitParamExtractString(data, 'message'), (host_us, seq), kind = 'Text') AS last_text, "
-      "maxIf(host_us, kind = 'Text') AS last_text_us FROM {} FINAL WHERE {} GROUP BY board, run) "
+      "maxIf(host_us, kind = 'Text') AS last_text_us FROM {} FINAL WHERE {} GROUP BY board, run)) "
       "GROUP BY board ORDER BY board LIMIT {} FORMAT TabSeparated",
       qualified_table(table.database, table.table), where, max_boards);
 }

@@ -28,7 +28,9 @@ struct NatsHandles {
   NatsHandles(NatsHandles&&) = delete;
   NatsHandles& operator=(NatsHandles&&) = delete;
 
-  std::unique_ptr<NatsEventSink> events;
+  // What the connection's callbacks reach, found by events_key (nats_link.cpp: EventSinks).
+  std::shared_ptr<NatsEventSink> events;
+  std::uintptr_t events_key = 0;
   natsOptions* options = nullptr;
   natsConnection* connection = nullptr;
   jsCtx* jetstream = nullptr;

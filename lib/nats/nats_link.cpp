@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <system_error>
@@ -23,8 +24,8 @@
 
 namespace tp {
 
-// What cnats's connection callbacks reach: the tool's handler, which NatsLink::close() can
-// take away (a close given up leaves the connection's threads running until the process ends).
+// What cnats's connection callbacks reach: the tool's handler, which NatsLink::close() takes
+// away (waiting for a call under way to end).
 struct NatsEventSink {
   std::mutex mutex;
   NatsEventHandler handler;
@@ -32,6 +33,53 @@ struct NatsEventSink {
 };
 
 namespace {
+
+// cnats 3.4.1 calls a connection's callbacks from threads natsConnection_Close does not join:
+// the library's async-callback thread (one for every connection), its timer thread (an ordered
+// consumer's missed heartbeats) and the detached thread that re-creates an ordered consumer
+// after a gap, which posts "failed recreating ordered consumer" once the connection is closed.
+// So a callback can come after close() returned, the link and its sink gone (trace-lab's boards
+// monitor, NATS killed: malloc(): unaligned fastbin chunk detected). The callbacks' closure is
+// therefore a number, never dereferenced: the sinks are looked up here by it, and a closed
+// link's is no longer found.
+class EventSinks {
+ public:
+  std::uintptr_t add(std::shared_ptr<NatsEventSink> sink) {
+    const std::lock_guard lock(mutex_);
+    sinks_.emplace(++last_key_, std::move(sink));
+    return last_key_;
+  }
+  void remove(std::uintptr_t key) {
+    const std::lock_guard lock(mutex_);
+    sinks_.erase(key);
+  }
+  std::shared_ptr<NatsEventSink> find(void* closure) {
+    const auto key = reinterpret_cast<std::uintptr_t>(closure);  // NOLINT: a key, see above
+    const std::lock_guard lock(mutex_);
+    const auto found = sinks_.find(key);
+    return found == sinks_.end() ? nullptr : found->second;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::uintptr_t, std::shared_ptr<NatsEventSink>> sinks_;
+  std::uintptr_t last_key_ = 0;
+};
+
+// Never destroyed: cnats's threads may still call back while the process exits.
+EventSinks& event_sinks() {
+  static auto* const sinks = new EventSinks();
+  return *sinks;
+}
+
+void* closure_of(std::uintptr_t key) {
+  return reinterpret_cast<void*>(key);  // NOLINT: a key cnats hands back, never dereferenced
+}
+
+// Reaches the sink `closure` names, if its link is still open.
+void tell(void* closure, NatsEvent event, std::string_view text) {
+  if (const std::shared_ptr<NatsEventSink> sink = event_sinks().find(closure)) (*sink)(event, text);
+}
 
 // Which exit code a cnats status stands for (README "Exit codes").
 ExitCode exit_code_for(natsStatus status) {
@@ -140,16 +188,16 @@ void set_credentials(natsOptions* options, const std::string& path, const std::f
 
 void on_disconnected(natsConnection* connection, void* closure) {
   if (natsConnection_IsClosed(connection)) return;  // our own close()
-  (*static_cast<NatsEventSink*>(closure))(NatsEvent::disconnected, "disconnected from the NATS server; reconnecting");
+  tell(closure, NatsEvent::disconnected, "disconnected from the NATS server; reconnecting");
 }
 void on_reconnected(natsConnection*, void* closure) {
-  (*static_cast<NatsEventSink*>(closure))(NatsEvent::reconnected, "reconnected to the NATS server");
+  tell(closure, NatsEvent::reconnected, "reconnected to the NATS server");
 }
 void on_async_error(natsConnection*, natsSubscription*, natsStatus status, void* closure) {
-  (*static_cast<NatsEventSink*>(closure))(NatsEvent::error, fmt::format("NATS: {}", natsStatus_GetText(status)));
+  tell(closure, NatsEvent::error, fmt::format("NATS: {}", nats_error_text(status)));
 }
 
-void set_connection_options(natsOptions* options, const NatsSettings& settings, NatsEventSink* events) {
+void set_connection_options(natsOptions* options, const NatsSettings& settings, void* events) {
   std::vector<std::string> urls;
   for (std::size_t start = 0; start <= settings.servers.size();) {
     const std::size_t comma = std::min(settings.servers.find(',', start), settings.servers.size());
@@ -253,14 +301,16 @@ NatsHandles::NatsHandles() = default;
 // A constructor that threw (a credentials file refused) leaves its options here: not leaked.
 NatsHandles::~NatsHandles() {
   if (options != nullptr) natsOptions_Destroy(options);
+  if (events_key != 0) event_sinks().remove(events_key);
 }
 
 NatsLink::NatsLink(NatsSettings settings, NatsEventHandler on_event)
     : settings_(std::move(settings)), cnats_(std::make_unique<NatsHandles>()) {
-  cnats_->events = std::make_unique<NatsEventSink>();
+  cnats_->events = std::make_shared<NatsEventSink>();
   cnats_->events->handler = std::move(on_event);
+  cnats_->events_key = event_sinks().add(cnats_->events);
   check_nats(natsOptions_Create(&cnats_->options), "creating NATS options");
-  set_connection_options(cnats_->options, settings_, cnats_->events.get());
+  set_connection_options(cnats_->options, settings_, closure_of(cnats_->events_key));
   set_security_options(cnats_->options, settings_, *cnats_->events);
   const natsStatus status = natsConnection_Connect(&cnats_->connection, cnats_->options);
   if (status != NATS_OK) {
@@ -315,6 +365,15 @@ bool closed_in_time(natsConnection* connection) {
   return done.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
 }
 
+// Callbacks cnats makes from now on find no sink; one under way ends before the handler,
+// the caller's, goes.
+void forget_events(NatsHandles& c) noexcept {
+  if (c.events == nullptr) return;
+  event_sinks().remove(c.events_key);
+  const std::lock_guard lock(c.events->mutex);
+  c.events->handler = nullptr;
+}
+
 }  // namespace
 
 void NatsLink::close() noexcept {
@@ -330,13 +389,8 @@ void NatsLink::close() noexcept {
     (*c.events)(NatsEvent::error,
                 "closing the NATS connection did not end within 10 s (a cnats thread that "
                 "never wakes): left to the process's exit");
-    {
-      const std::lock_guard lock(c.events->mutex);
-      c.events->handler = nullptr;  // what it reaches is the caller's, about to go
-    }
-    // The stuck close's threads may still call back: the sink stays for them, to the end.
-    static_cast<void>(c.events.release());
   }
+  forget_events(c);
   if (c.options != nullptr) natsOptions_Destroy(c.options);
   c.options = nullptr;
 }

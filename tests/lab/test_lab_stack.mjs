@@ -105,7 +105,10 @@ async function boardsTable() {
     check(want && row && ['records', 'lost', 'exceptions', 'overflows', 'malformed'].every((k) => row[k] === want[k]),
           `${board}: the row shows clickhouse-client's counts (${JSON.stringify(row)} vs ${JSON.stringify(want)})`);
   }
-  check(shown['rack3-b02']?.lost === '1', `rack3-b02's too-large record is its one loss (${shown['rack3-b02']?.lost})`);
+  check(shown['rack3-b02']?.lost === '1' && shown['rack3-b02']?.gaps === '0',
+        `rack3-b02's too-large record is its one loss, not a gap too (${shown['rack3-b02']?.lost}, ${shown['rack3-b02']?.gaps})`);
+  check(shown[stack.away]?.gaps === '0',
+        `${stack.away}'s records lost to its full buffer are told by its Loss records: no unexplained gap (${shown[stack.away]?.gaps})`);
   check(shown[stack.away]?.lost === String(stack.away_stats.lost_buffer_full),
         `${stack.away}'s loss is what trace-ship lost to its full buffer (${shown[stack.away]?.lost} vs ${stack.away_stats.lost_buffer_full})`);
   check(Number(shown['rack3-b05']?.exceptions) > 0 && shown['rack3-b05']?.last_text === 'watchdog: task 3 starved, resetting',
@@ -273,8 +276,21 @@ async function enginesAway(page) {
     await command(`kill ${engine}`);
     await waitInPage(page, (n) => document.querySelector('#status').textContent.includes(n), name,
                      `${name} killed: the page says so`, () => document.querySelector('#status').textContent, 90000);
-    check(await page.evaluate(() => document.querySelector('#boards').classList.contains('stale')),
-          `${name} killed: the figures shown are dimmed as the last answer's`);
+    // The answer is partial, not refused: what the other engine knows stays current, the away
+    // one's figures are '?'.
+    check(await page.evaluate(() => !document.querySelector('#boards').classList.contains('stale')),
+          `${name} killed: the page shows a partial answer, not the last one dimmed`);
+    const partial = await rowFigures(page);
+    const rows = Object.values(partial);
+    if (engine === 'nats') {
+      const stored = storedFigures();
+      check(rows.length > 0 && rows.every((r) => r.records_per_s === '?' && r.live === false) &&
+            Object.entries(partial).every(([board, r]) => r.records === stored[board]?.records),
+            `NATS killed: rates unknown (?), the store's counts still clickhouse-client's (${JSON.stringify(rows[0])})`);
+    } else {
+      check(rows.length > 0 && rows.every((r) => ['records', 'lost', 'gaps', 'exceptions'].every((k) => r[k] === '?')),
+            `ClickHouse killed: the store's counts unknown (?), the boards NATS knows still listed (${JSON.stringify(rows[0])})`);
+    }
     await page.screenshot({ path: path.join(artifacts, `lab-stack-${engine}-away.png`) });
     await command(`start ${engine}`);
     await waitInPage(page, () => document.querySelector('#status').textContent === '', null,

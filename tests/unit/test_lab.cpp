@@ -282,7 +282,7 @@ TEST_SUITE("lab") {
     live.boards["b1"] = LiveBoard{"r1", 50, 2.5, true};
     live.boards["b2"] = LiveBoard{"r9", 10, 0, false};
     live.boards["c3"] = LiveBoard{};
-    const std::string json = boards_json(100, 60, stored, live, "b*");
+    const std::string json = boards_json(100, 60, StoreFigures{stored, ""}, live, "b*");
     simdjson::dom::parser parser;
     const simdjson::dom::element root = parser.parse(json);
     const simdjson::dom::array boards = root["boards"];
@@ -293,6 +293,23 @@ TEST_SUITE("lab") {
     CHECK(std::string_view(boards.at(0)["last_text"]) == "a \"quoted\" line");
     CHECK(bool(boards.at(1)["live"]) == false);
     CHECK(boards.at(1)["last_text"].is_null());
+    CHECK(root["away"].is_null());
+    // One engine away: the other's figures, the away one's null, and which is named.
+    LiveSnapshot nats_away = live;
+    nats_away.error = "Timeout";
+    const simdjson::dom::element no_nats =
+        parser.parse(boards_json(100, 60, StoreFigures{stored, ""}, nats_away, "b*"));
+    CHECK(std::string_view(no_nats["away"]["engine"]) == "nats");
+    CHECK(no_nats["boards"].at(0)["live"].is_null());
+    CHECK(no_nats["boards"].at(0)["records_per_s"].is_null());
+    CHECK(std::uint64_t(no_nats["boards"].at(0)["records"]) == 7U);
+    const simdjson::dom::element no_store =
+        parser.parse(boards_json(100, 60, StoreFigures{std::nullopt, "ClickHouse is away"}, live, "b*"));
+    CHECK(std::string_view(no_store["away"]["engine"]) == "clickhouse");
+    CHECK(std::string_view(no_store["away"]["why"]) == "ClickHouse is away");
+    CHECK(bool(no_store["boards"].at(0)["live"]) == true);
+    CHECK(no_store["boards"].at(0)["records"].is_null());
+    CHECK(no_store["boards"].at(0)["gaps"].is_null());
     CHECK(error_json("a \"b\"\n") == R"({"error":"a \"b\"\n"})");
 
     const std::string row1 =

@@ -62,13 +62,14 @@ function toggleRuns(board) {
 
 function fillRow(entry, board, nowUs) {
   const { cells } = entry;
-  setProperty(cells.live.firstChild, 'className', board.live ? 'dot on' : 'dot');
+  // null: the engine that knows this figure is away (the answer's "away" names it).
+  setProperty(cells.live.firstChild, 'className', board.live === null ? 'dot unknown' : board.live ? 'dot on' : 'dot');
   setText(cells.run, board.run ?? '–');
-  setText(cells.records_per_s, rate(board.records_per_s));
+  setText(cells.records_per_s, board.records_per_s === null ? '?' : rate(board.records_per_s));
   setText(cells.last_seen, age(nowUs, board.last_seen_us));
   setProperty(cells.last_seen, 'title', hostTime(board.last_seen_us));
   for (const name of NUMBER_COLUMNS) {
-    setText(cells[name], String(board[name] ?? 0));
+    setText(cells[name], board[name] === null ? '?' : String(board[name] ?? 0));
     cells[name].classList.toggle('nonzero', Number(board[name]) > 0);
   }
   setText(cells.last_text, board.last_text ?? '');
@@ -119,7 +120,10 @@ async function poll() {
       latest = answer;
       render();
       $('boards').classList.remove('stale');
-      $('status').textContent = '';
+      // One engine away: the other's figures are shown, the away one's are '?', and it is named.
+      const away = answer.away;
+      $('status').textContent = away ? `${away.why} (its figures are shown as ?; ${away.engine === 'nats' ? 'the store' : 'the live'} figures are current)` : '';
+      $('status').className = away ? 'bad' : '';
     }
   } catch (error) {
     if (asked === generation) {
