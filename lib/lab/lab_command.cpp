@@ -45,6 +45,7 @@ ExitCode lab(LabOptions o, const Logger& log) {
   o.serve.port = listen.port;
   if (!o.token.empty()) o.serve.token = o.token;
   o.serve.ports_map_json = PortMap::standard().to_json();
+  o.serve.top_interval_s = o.top_interval_s;  // the views' pumps read it (trace-lab has no input of its own)
   const std::string table = o.distributed ? o.table + "_all" : o.table;
   ApiSettings api{o.clickhouse, StoreTable{o.clickhouse.database, table}};
   MonitorSettings monitor{o.nats, o.stream, o.prefix, o.live_seconds};

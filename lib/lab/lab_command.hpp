@@ -28,6 +28,10 @@ struct LabOptions {
   std::string table{default_table};
   bool distributed = false;  // trace-store made TABLE_all, a Distributed table over the shards: read that
   double live_seconds = 5;   // a board is live when it had records in the last this many seconds
+  // trace-top's snapshots in every view, every this many seconds (0: none): the viewer's CPU
+  // load, Durations and Statistics charts. On by default here (trace-serve's is off): the
+  // front door is looked at in pictures.
+  double top_interval_s = 1;
   bool stats = false;
 };
 

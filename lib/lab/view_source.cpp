@@ -155,6 +155,7 @@ void ViewSource::spawn(const std::vector<std::string>& argv, serve::PumpOptions 
   stderr_ = std::make_shared<boost::asio::posix::stream_descriptor>(host_.io(), err.release());
   stderr_line_.clear();
   read_stderr();
+  pump.top_interval_s = host_.options().top_interval_s;  // the charts' statistics
   // A paced batch must fit a viewer's queue whole.
   pump.batch_bytes = std::min(paced_batch_bytes, host_.options().queue_limit / 4);
   channel_->start(ByteSource::from_fd(out.release(), fmt::format("{}'s output", argv.front()), true), std::move(pump));
@@ -194,6 +195,7 @@ void ViewSource::part_ended(const std::string& error) {
     live_part_ = true;
     serve::PumpOptions pump;
     pump.keep = [seam = seam_](std::string_view line) { return seam->fresh(line); };
+    pump.statistics = channel_->take_statistics();  // the charts go on over the stored part
     return spawn(live_argv(commands_, view_.board, seam_->live_since_us(realtime_us())), std::move(pump));
   }
   // The stored part has all come (or the reader failed): the viewers are told it is whole.

@@ -118,6 +118,7 @@ void Channel::pump_ended(const std::string& error) {
     past_records_ += pump_->records();
     past_bad_lines_ += pump_->bad_lines();
     past_cycles_clock_ = past_cycles_clock_ || pump_->saw_cycles_clock();
+    past_statistics_ = pump_->statistics_at_end();
   }
   pump_.reset();
   // Paced: the end is told after the batches still waiting for room are queued.

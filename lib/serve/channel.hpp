@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/byte_source.hpp"
@@ -69,6 +70,9 @@ class Channel : public std::enable_shared_from_this<Channel> {
   [[nodiscard]] std::uint64_t records() const noexcept;
   [[nodiscard]] std::uint64_t bad_lines() const noexcept;
   [[nodiscard]] bool saw_cycles_clock() const noexcept;
+  // The statistics of the source that ended last (with PumpOptions::top_interval_s), once:
+  // for the next source to count on (PumpOptions::statistics).
+  [[nodiscard]] std::optional<RunStatistics> take_statistics() { return std::exchange(past_statistics_, std::nullopt); }
 
  private:
   void publish(std::shared_ptr<const Batch> batch);  // on the reader's thread
@@ -92,6 +96,7 @@ class Channel : public std::enable_shared_from_this<Channel> {
   std::uint64_t past_records_ = 0;
   std::uint64_t past_bad_lines_ = 0;
   bool past_cycles_clock_ = false;
+  std::optional<RunStatistics> past_statistics_;
 };
 
 }  // namespace tp::serve

@@ -3,7 +3,6 @@
 #include <array>
 #include <vector>
 
-#include "analysis/observation.hpp"
 #include "analysis/top_report.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -23,11 +22,20 @@ InputPump::InputPump(ByteSource source, KindTable& kinds, PumpCallbacks callback
       classifier_(kinds),
       callbacks_(std::move(callbacks)),
       options_(std::move(options)),
+      statistics_(options_.statistics ? std::move(*options_.statistics) : RunStatistics{}),
+      records_at_snapshot_(statistics_.added()),
       thread_([this] { run(); }) {}
 
 InputPump::~InputPump() {
   stop();
   if (thread_.joinable()) thread_.join();
+}
+
+std::optional<RunStatistics> InputPump::statistics_at_end() {
+  stop();
+  if (thread_.joinable()) thread_.join();
+  if (options_.top_interval_s <= 0) return std::nullopt;
+  return std::move(statistics_);
 }
 
 // One good line: classified, named (--elf), counted for the statistics, batched.
@@ -39,10 +47,9 @@ simdjson::error_code InputPump::take(NdjsonLine& line, std::uint64_t now) {
     return simdjson::INCORRECT_TYPE;
   }
   if (routes_without_dom() && !shapes_.full()) shapes_.learn(line.text);
+  if (options_.keep && !options_.keep(line.text)) return simdjson::SUCCESS;
   const std::optional<std::string> named = options_.symbols ? options_.symbols->named(line.root) : std::nullopt;
-  if (options_.top_interval_s > 0) {
-    if (const auto observation = analysis::observe(line.root)) stats_.add(*observation);
-  }
+  if (options_.top_interval_s > 0) statistics_.add(line.root);
   publish_routed(named ? std::string_view(*named) : line.text, *route, now);
   return simdjson::SUCCESS;
 }
@@ -50,12 +57,12 @@ simdjson::error_code InputPump::take(NdjsonLine& line, std::uint64_t now) {
 bool InputPump::take_quick(std::string_view text, std::uint64_t now) {
   const CheckedLine* line = shapes_.match(text);
   if (line == nullptr) return false;
+  if (options_.keep && !options_.keep(text)) return true;
   publish_routed(text, classifier_.route(*line), now);
   return true;
 }
 
 void InputPump::publish_routed(std::string_view text, const RecordRoute& route, std::uint64_t now) {
-  if (options_.keep && !options_.keep(text)) return;
   if (route.cycles_clock && !cycles_clock_.load(std::memory_order_relaxed)) cycles_clock_.store(true);
   builder_.add(text, route, now);
   records_.fetch_add(1, std::memory_order_relaxed);
@@ -64,11 +71,11 @@ void InputPump::publish_routed(std::string_view text, const RecordRoute& route, 
 
 // trace-top's snapshot records, routed and batched like the input's (kinds Top*, port 0).
 void InputPump::add_snapshot(std::uint64_t now, bool final) {
-  if (options_.top_interval_s <= 0 || now < next_snapshot_us_ || stats_.records() == records_at_snapshot_) return;
+  if (options_.top_interval_s <= 0 || now < next_snapshot_us_ || statistics_.added() == records_at_snapshot_) return;
   next_snapshot_us_ = now + static_cast<std::uint64_t>(options_.top_interval_s * 1e6);
-  records_at_snapshot_ = stats_.records();
+  records_at_snapshot_ = statistics_.added();
   OutBuffer snapshot;
-  analysis::write_snapshot(snapshot, stats_, analysis::ReportOptions{.load = true}, final);
+  analysis::write_snapshot(snapshot, statistics_.stats(), analysis::ReportOptions{.load = true}, final);
   // Read back as the input is (our own records: one that is not a record is a bug, said).
   NdjsonReader reader(
       [&](NdjsonLine& line) {

@@ -7,17 +7,18 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 
-#include "analysis/live_stats.hpp"
 #include "core/byte_source.hpp"
 #include "json/ndjson_reader.hpp"
 #include "records/record_shapes.hpp"
 #include "serve/broadcast.hpp"
 #include "serve/record_classifier.hpp"
 #include "serve/record_symbols.hpp"
+#include "serve/run_statistics.hpp"
 
 namespace tp::serve {
 
@@ -26,9 +27,11 @@ struct PumpOptions {
   // trace-top's snapshot records (TopSummary, TopFunction, TopHandler, TopTask) over what was
   // read, every this many seconds while records come (0: none): the viewer's Statistics tab.
   double top_interval_s = 0;
+  // The statistics an earlier source's pump left (a stored view going on live): counted on.
+  std::optional<RunStatistics> statistics;
   std::size_t batch_bytes = 256U << 10U;
-  // When set, a good line it returns false for is left out (trace-lab's seam between a stored
-  // view and its live part: records already sent); on the pump's thread.
+  // When set, a good line it returns false for is left out, of the statistics too (trace-lab's
+  // seam between a stored view and its live part: records already sent); on the pump's thread.
   std::function<bool(std::string_view line)> keep;
 };
 
@@ -52,6 +55,9 @@ class InputPump {
   [[nodiscard]] std::uint64_t records() const noexcept { return records_.load(); }
   [[nodiscard]] std::uint64_t bad_lines() const noexcept { return bad_lines_.load(); }
   [[nodiscard]] bool saw_cycles_clock() const noexcept { return cycles_clock_.load(); }
+  // After the end of input (its `ended` called): waits for the reader and gives its statistics
+  // (nothing without top_interval_s).
+  [[nodiscard]] std::optional<RunStatistics> statistics_at_end();
 
  private:
   void run();
@@ -70,7 +76,7 @@ class InputPump {
   PumpCallbacks callbacks_;
   PumpOptions options_;
   BatchBuilder builder_;
-  analysis::LiveStats stats_{false, false, true};  // with time per interval: the CPU load chart
+  RunStatistics statistics_;
   std::uint64_t records_at_snapshot_ = 0;
   std::uint64_t next_snapshot_us_ = 0;
   std::string problem_;

@@ -5,6 +5,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <regex>
@@ -12,6 +14,9 @@
 #include <thread>
 #include <vector>
 
+#include "analysis/live_stats.hpp"
+#include "analysis/observation.hpp"
+#include "core/byte_source.hpp"
 #include "core/error.hpp"
 #include "json/ndjson_reader.hpp"
 #include "records/record_shapes.hpp"
@@ -19,8 +24,10 @@
 #include "serve/broadcast.hpp"
 #include "serve/child_process.hpp"
 #include "serve/handshake.hpp"
+#include "serve/input_pump.hpp"
 #include "serve/origin_policy.hpp"
 #include "serve/protocol.hpp"
+#include "serve/run_statistics.hpp"
 #include "serve/sha1.hpp"
 #include "serve/websocket_frame.hpp"
 
@@ -761,4 +768,86 @@ TEST_CASE("failed tokens: memory stays bounded however many addresses fail") {
   FailedTokenLimiter limiter;
   for (std::size_t i = 0; i < FailedTokenLimiter::max_peers * 3; ++i) limiter.failed(std::to_string(i), i);
   CHECK(limiter.peers() <= FailedTokenLimiter::max_peers);
+}
+
+// ---- the charts' statistics (trace-top's snapshots) over a view's records --------------------
+
+namespace {
+
+std::string isr_record(std::string_view kind, std::uint64_t timestamp, std::string_view run, std::uint64_t seq) {
+  return fmt::format(R"({{"timestamp":{},"port":0,"event":{{"kind":"{}","data":{{"isr_id":5}}}},"source":"itm",)"
+                     R"("clock":"cycles","board":"b","run":"{}","seq":{},"host_us":1}})",
+                     timestamp, kind, run, seq);
+}
+
+// Two runs of a board: the second's clock restarted (its first ISR is at 10, the first's at 1000).
+std::vector<std::string> two_runs() {
+  return {isr_record("IsrEnter", 1000, "r1", 0), isr_record("IsrExit", 1100, "r1", 1),
+          isr_record("IsrEnter", 10, "r2", 0), isr_record("IsrExit", 40, "r2", 1)};
+}
+
+}  // namespace
+
+TEST_CASE("charts' statistics: a run change starts them anew, where LiveStats alone would mix the runs") {
+  simdjson::dom::parser parser;
+  tp::analysis::LiveStats mixed{false, false, true};
+  tp::serve::RunStatistics statistics;
+  for (const auto& line : two_runs()) {
+    const simdjson::dom::object record = parser.parse(line).get_object().value();
+    mixed.add(*tp::analysis::observe(record));
+    statistics.add(record);
+  }
+  // Unreset, the second run's records are taken at the first's last time: its ISR lasted 0.
+  CHECK(mixed.time_anomalies() == 2);
+  CHECK(mixed.isrs().handlers().at(5).durations.min == 0);
+  const auto& stats = statistics.stats();
+  CHECK(statistics.run() == "r2");
+  CHECK(statistics.added() == 4);
+  CHECK(stats.records() == 2);
+  CHECK(stats.time_anomalies() == 0);
+  CHECK(stats.first_time() == 10);
+  CHECK(stats.last_time() == 40);
+  const auto& isr = stats.isrs().handlers().at(5).durations;
+  CHECK(isr.count == 1);
+  CHECK(isr.min == 30);
+  CHECK(isr.max == 30);
+}
+
+TEST_CASE("charts' statistics: a line the pump leaves out (the seam of then=live) is not counted; they go on") {
+  // The stored part counted r2's enter; the live part reads it again (left out) and the exit.
+  const std::vector<std::string> runs = two_runs();
+  simdjson::dom::parser parser;
+  tp::serve::RunStatistics stored;
+  stored.add(parser.parse(runs[2]).get_object().value());
+  std::array<int, 2> pipe_fds{};
+  REQUIRE(::pipe(pipe_fds.data()) == 0);
+  const std::string input = runs[2] + "\n" + runs[3] + "\n";
+  REQUIRE(::write(pipe_fds[1], input.data(), input.size()) == static_cast<ssize_t>(input.size()));
+  ::close(pipe_fds[1]);
+  KindTable kinds;
+  std::atomic<bool> ended{false};
+  PumpCallbacks callbacks;
+  callbacks.publish = [](const std::shared_ptr<const Batch>&) {};
+  callbacks.bad_line = [](std::uint64_t, std::string_view) {};
+  callbacks.ended = [&](std::string_view error) {
+    CHECK(error.empty());
+    ended = true;
+  };
+  PumpOptions options;
+  options.top_interval_s = 1;
+  options.keep = [seen = runs[2]](std::string_view line) { return line != seen; };
+  options.statistics = std::move(stored);
+  InputPump pump(ByteSource::from_fd(pipe_fds[0], "a pipe", true), kinds, std::move(callbacks), std::move(options));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!ended && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(ended);
+  const auto statistics = pump.statistics_at_end();
+  REQUIRE(statistics);
+  CHECK(pump.records() == 1);
+  CHECK(statistics->added() == 2);
+  CHECK(statistics->stats().records() == 2);
+  const auto& isr = statistics->stats().isrs().handlers().at(5).durations;
+  CHECK(isr.count == 1);
+  CHECK(isr.max == 30);
 }

@@ -43,6 +43,12 @@ int run_main(int argc, char** argv) {
       ->default_val(o.live_seconds)
       ->type_name("SECONDS")
       ->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--top-interval", o.top_interval_s,
+                 "Send every view trace-top's statistics records (Top* kinds) every SECONDS, of its newest run: the "
+                 "viewer's CPU load, Durations and Statistics tabs (0: none)")
+      ->default_val(o.top_interval_s)
+      ->type_name("SECONDS")
+      ->check(CLI::Range(0.0, 3600.0));
   app.add_flag("--stats", o.stats, "Print client and drop counts on stderr at exit");
   tp::add_common_options(app, common, tp::CommonFlags{false, false});
   return tp::run_tool(app, common, argc, argv, [&](const tp::Logger& log) { return tp::lab::lab(std::move(o), log); });
