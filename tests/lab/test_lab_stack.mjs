@@ -8,6 +8,8 @@
 //   a board shipping while the page is open goes live and its figures change without reload;
 // - a live board shows the records fed while it is open, each once, in order;
 // - a stored range shows exactly trace-query's records for it;
+// - a stored run's CPU load and Durations charts hold trace-top's figures over trace-query's
+//   records, over the whole run (first..last timestamp) once it has come whole;
 // - a search finds exactly clickhouse-client's rows, paged; a hit opens its time, marked;
 // - hostile globs, search text and board names are refused or shown as text;
 // - NATS, then ClickHouse killed while the boards page is open: the page says which, and
@@ -201,6 +203,61 @@ async function storedRange() {
   await viewer.close();
 }
 
+// A stored run's charts: trace-lab's views carry trace-top's snapshots (--top-interval, on by
+// default), so the CPU load chart and the handlers' Durations equal trace-top's over the same
+// records (trace-query's, through trace-top --once: the pump's final snapshot covers them all);
+// once whole, the view shows all of it: the records' first..last timestamp.
+async function storedCharts() {
+  const board = 'rack3-b03';
+  const recordsText = traceQuery('--board', board, '--run', 'r1');
+  const top = execFileSync(path.join(tools, 'trace-top'), ['--once'], { input: recordsText, encoding: 'utf8', maxBuffer: 1 << 28 })
+    .split('\n').filter((line) => line).map((line) => JSON.parse(line));
+  const topTasks = top.filter((r) => r.event.kind === 'TopTask').map((r) => r.event.data);
+  const topHandlers = top.filter((r) => r.event.kind === 'TopHandler').map((r) => r.event.data);
+  check(topTasks.length >= 3 && topHandlers.length >= 2, `trace-top sees tasks, idle and handlers in ${board}'s run (${topTasks.length}, ${topHandlers.length})`);
+  const times = recordsText.split('\n').filter((line) => line).map((line) => JSON.parse(line).timestamp).filter(Number.isFinite);
+  const first = times.reduce((a, b) => Math.min(a, b));
+  const last = times.reduce((a, b) => Math.max(a, b));
+  const viewer = await newPage();
+  await viewer.goto(lab(`/board/?${new URLSearchParams({ board, run: 'r1' })}`));
+  await waitInPage(viewer, () => document.querySelector('#connection').textContent === 'stored: complete', null,
+                   'the stored run has come whole', () => window.tracepipe.state.total);
+  const view = await viewer.evaluate(() => ({ ...window.tracepipe.state.view }));
+  check(view.start === first && view.end === last && !view.follow,
+        `the complete stored view shows all of it: ${view.start}..${view.end} (follow ${view.follow}) == the records' ${first}..${last}`);
+  await viewer.click('#tabs button[data-tab="load"]');
+  await viewer.evaluate(() => window.tracepipe.render());
+  const chart = await viewer.evaluate(() => window.tracepipe.loadChart());
+  check(chart !== null && chart.view.start === first && chart.view.end === last,
+        `the CPU load chart is drawn over the whole run (${chart?.view.start}..${chart?.view.end})`);
+  const wanted = [
+    ...topTasks.map((t) => [t.task == null ? 'idle' : (t.name ?? `task ${t.task}`), t.time]),
+    ...topHandlers.map((h) => [`${h.source} ${h.name ?? h.number}`, h.total]),
+  ];
+  const got = new Map((chart?.series ?? []).map((s) => [s.label, s.shown]));
+  const wrong = wanted.filter(([label, time]) => got.get(label) !== time);
+  check(chart?.series.length === wanted.length && wrong.length === 0,
+        `the CPU load chart's series are trace-top's, each series' time == trace-top's (${wanted.length} series; ` +
+        `wrong: ${JSON.stringify(wrong.map(([label, time]) => [label, time, got.get(label)]))})`);
+  await viewer.screenshot({ path: path.join(artifacts, 'lab-stack-stored-load.png') });
+  await viewer.click('#tabs button[data-tab="durations"]');
+  const fields = ['count', 'min', 'max', 'p50', 'p99', 'hist', 'hist_first', 'worst_start', 'worst_end'];
+  const histogramsOf = topHandlers.filter((h) => h.source === 'isr' && h.hist);
+  check(histogramsOf.length >= 2, `trace-top has histograms of the run's ISRs (${histogramsOf.length})`);
+  for (const h of histogramsOf) {
+    await viewer.selectOption('#durations-handler', `isr:${h.number}`);
+    await viewer.evaluate(() => window.tracepipe.render());
+    const d = await viewer.evaluate(() => window.tracepipe.durationsChart());
+    const shown = d && { count: d.count, min: d.min, max: d.max, p50: d.p50, p99: d.p99, hist: d.hist, hist_first: d.histFirst,
+                         worst_start: d.worstStart, worst_end: d.worstEnd };
+    const expected = Object.fromEntries(fields.map((f) => [f, h[f]]));
+    check(JSON.stringify(shown) === JSON.stringify(expected),
+          `isr ${h.number}'s histogram, quantiles and worst are trace-top's (${JSON.stringify(shown)?.slice(0, 200)} vs ${JSON.stringify(expected).slice(0, 200)})`);
+  }
+  await viewer.screenshot({ path: path.join(artifacts, 'lab-stack-stored-durations.png') });
+  await viewer.close();
+}
+
 // A search: the rows clickhouse-client finds with the same condition, newest first, paged.
 async function search() {
   const text = 'line 1';
@@ -306,6 +363,7 @@ try {
   await step('boards table', async () => { boardsPage = await boardsTable(); });
   await step('live board', () => liveBoard(boardsPage));
   await step('stored range', storedRange);
+  await step('stored charts', storedCharts);
   await step('search', search);
   await step('hostile input', hostile);
   await step('engines away', () => enginesAway(boardsPage));

@@ -90,7 +90,10 @@ function onMessage(message, token, text, sink) {
       state.stats = message.data;
       // The closing Stats of a stream: its totals are final (what was offered, dropped).
       if (message.data.final) state.finalStats = message.data;
-      if (message.data.final && storedView) setConnection('stored: complete', 'ok');  // the range has come whole
+      if (message.data.final && storedView) {
+        setConnection('stored: complete', 'ok');  // the range has come whole
+        fitStoredRange();
+      }
       break;
     case 'Error':
       showMessage(`${message.data.code || 'error'}: ${message.data.message}`, true);
@@ -98,6 +101,14 @@ function onMessage(message, token, text, sink) {
     default:
       break;
   }
+}
+
+// A stored view, once whole, shows all of it (rather than following its newest records), unless
+// the user moved the range or a mark (a search hit) centres it.
+function fitStoredRange() {
+  if (!state.view.follow || state.mark.us !== null || state.oldest === null) return;
+  state.view = { start: state.oldest, end: Math.max(state.newest, state.oldest + 1), follow: false };
+  state.dirty = true;
 }
 
 function setConnection(text, kind) {

@@ -25,6 +25,7 @@ export function setupControls(render) {
     ring.head = state.total % HISTORY;  // a record's slot stays its arrival number mod HISTORY
     ring.count = 0;
     state.newest = null;
+    state.oldest = null;
     state.view = { start: 0, end: 0, follow: true };
     rebuildAggregates();
   });

@@ -22,6 +22,7 @@ export function createIngest(seen) {
     if (ring.count < HISTORY) ring.count++;
     const seq = state.total++;
     if (state.newest === null || t > state.newest) state.newest = t;
+    if (Number.isFinite(t) && (state.oldest === null || t < state.oldest)) state.oldest = t;
     if (clock) state.clock = clock;
     if (!state.seenPorts.has(port)) { state.seenPorts.add(port); seen.port(); }
     if (!state.seenKinds.has(kind)) { state.seenKinds.add(kind); seen.kind(); }

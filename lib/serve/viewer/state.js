@@ -24,6 +24,7 @@ export const state = {
   activeTab: 'console',
   clock: null,
   newest: null,        // timestamp of the newest record
+  oldest: null,        // timestamp of the oldest record (since the page opened or Clear)
   // A host time to centre the Timeline on and mark (trace-lab's &mark=): `us` it, `t` the target
   // time of the record nearest to it (host_us), `auto` until the user moves the range; `record`
   // ({run, seq}, &mark_run/&mark_seq): the record that is the mark when it comes.
