@@ -96,9 +96,8 @@ bool SeamFilter::fresh(std::string_view line) {
   const auto key = key_of(line);
   if (!key) return true;
   const std::uint64_t end = stored_end_us_ ? static_cast<std::uint64_t>(*stored_end_us_) : newest_us_;
-  if (key->host_us >= end) return recent_.count({key->run, key->seq}) == 0;
-  if (key->host_us + seam_window_us < end) return false;
-  return recent_.count({key->run, key->seq}) == 0;
+  if (key->host_us + seam_window_us < end) return false;  // far older than the seam: the stored part's
+  return !recent_.contains({key->run, key->seq});
 }
 
 std::int64_t SeamFilter::live_since_us(std::int64_t now_us) const {

@@ -51,7 +51,7 @@ struct FleetCommands {
 // store before the view opened: not shown twice either way).
 class SeamFilter {
  public:
-  static constexpr std::uint64_t seam_window_us = 120'000'000;
+  static constexpr std::uint64_t seam_window_us = 10'000'000;
   explicit SeamFilter(std::optional<std::int64_t> stored_end_us) : stored_end_us_(stored_end_us) {}
   void stored(std::string_view line);               // the stored part's reader
   [[nodiscard]] bool fresh(std::string_view line);  // the live part's reader
@@ -67,8 +67,7 @@ class SeamFilter {
   static std::optional<Key> key_of(std::string_view line);
   std::optional<std::int64_t> stored_end_us_;  // a range's end (exclusive)
   std::uint64_t newest_us_ = 0;
-  std::set<std::pair<std::string, std::uint64_t>> recent_;
-  std::vector<Key> pending_;  // noted before newest_us_ moved on: pruned now and then
+  std::set<std::pair<std::string, std::uint64_t>> recent_;  // bounded by the records of seam_window_us
 };
 
 class ViewSource : public std::enable_shared_from_this<ViewSource> {
