@@ -347,19 +347,20 @@ def memory(live_boards, from_us, to_us):
     urls = [lab_url("ws", f"/ws?board={live_boards[i % len(live_boards)]}&live=1")
             for i in range(args.viewers - stored)]
     urls += [lab_url("ws", f"/ws?board=bulk&from={from_us + i * step}&to={to_us}") for i in range(stored)]
-    for name, phase in (("reading", urls), ("two stop reading", [urls[0] + "#stall", urls[-1] + "#stall"] + urls[1:-1])):
+    phases = (("reading", urls), ("two stop reading", [urls[0] + "#stall", urls[-1] + "#stall"] + urls[1:-1]),
+              ("reading again", urls))
+    for name, phase in phases:
         samples, counts = rss_during(args.seconds, phase)
+        engines.wait_until(lambda: not children_of(lab.proc.pid), "trace-lab's readers gone with their viewers",
+                           timeout=60)
         settled = samples[len(samples) // 3:]
         print(f"  {name}: {len(phase)} viewers ({len(phase) - stored} live on {len(live_boards)} boards, {stored} "
-              f"stored), {args.seconds:.0f} s: RSS idle {idle / 1024:.1f} MiB, after the first third "
-              f"{settled[0] / 1024:.1f} -> last {settled[-1] / 1024:.1f}, max {max(samples) / 1024:.1f} MiB; records "
-              f"per viewer {counts} ({load()})")
+              f"stored), {args.seconds:.0f} s: RSS after the first third {settled[0] / 1024:.1f} -> last "
+              f"{settled[-1] / 1024:.1f}, max {max(samples) / 1024:.1f} MiB; the viewers and their readers gone: "
+              f"{rss_kib(lab.proc.pid) / 1024:.1f} MiB (idle before any: {idle / 1024:.1f}); records per viewer "
+              f"{counts} ({load()})")
         growth = settled[-1] - settled[0]
         target(growth < 16 * 1024, f"{name}: RSS grew {growth / 1024:.1f} MiB after the first third")
-    engines.wait_until(lambda: not children_of(lab.proc.pid), "trace-lab's readers gone with their viewers",
-                       timeout=60)
-    print(f"  the viewers gone (and their trace-pull and trace-query children): RSS {rss_kib(lab.proc.pid) / 1024:.1f} "
-          f"MiB ({load()})")
 
 
 def children_of(pid):
