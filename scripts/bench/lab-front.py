@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -290,7 +291,10 @@ def live_opening(board, board_feeder):
 def stored_range(from_us, to_us, expected):
     print(f"\na stored range of {expected} records to a viewer ({load()})")
     url = lab_url("ws", f"/ws?board=bulk&from={from_us}&to={to_us}")
+    before = cpu_split()
     done = subprocess.run(["node", CLIENT, "range", url], capture_output=True, text=True, timeout=600)
+    engines.wait_until(lambda: not children_of(lab.proc.pid), "the range's trace-query ended and reaped", timeout=60)
+    used = {k: v - before[k] for k, v in cpu_split().items()}
     check(done.returncode == 0, f"the range viewer: {done.stderr[-300:]}")
     got = json.loads(done.stdout)
     truth = ch_http(f"SELECT count(), sum(seq), min(seq), max(seq) FROM trace FINAL WHERE board = 'bulk' AND "
@@ -308,7 +312,24 @@ def stored_range(from_us, to_us, expected):
     print(f"  {got['records']} records in {got['seconds']:.2f} s: {rate / 1e3:.0f}k records/s, each the range's "
           f"(count, sum, first and last seq as clickhouse-client's, in order): {same and got['rising']} "
           f"({rate / reference:.2f}x trace-query | wc -l: {reference / 1e3:.0f}k records/s, {lines} lines; {load()})")
+    print("  CPU per record: " + ", ".join(f"{k} {v / max(got['records'], 1) * 1e9:.0f} ns" for k, v in used.items()) +
+          f" ({sum(used.values()) / got['seconds']:.2f} cores of {os.cpu_count()} while it ran)")
     target(rate >= 200_000, f"a stored range at {rate / 1e3:.0f}k records/s, not >= 200k")
+
+
+def cpu_split():
+    """CPU seconds so far: trace-lab's own, its readers' (children it reaped: /proc stat's
+    cutime and cstime), the viewers' (this script's reaped children: node), clickhouse-server's."""
+    with open(f"/proc/{lab.proc.pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    with open(f"/proc/{clickhouse.proc.pid}/stat") as f:
+        server = f.read().rsplit(")", 1)[1].split()
+    viewer = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"trace-lab": (int(fields[11]) + int(fields[12])) / tick,
+            "trace-query": (int(fields[13]) + int(fields[14])) / tick,
+            "the viewer (node)": viewer.ru_utime + viewer.ru_stime,
+            "clickhouse-server": (int(server[11]) + int(server[12])) / tick}
 
 
 def search():
