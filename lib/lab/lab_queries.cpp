@@ -132,11 +132,11 @@ std::string utc_date_literal(std::int64_t us) {
 }
 
 // The days a time range covers, for the partitions (PARTITION BY day) ClickHouse skips whole.
-// ClickHouse's Date ends in 2105: a later end bounds nothing.
+// ClickHouse's Date ends in 2105: a later time bounds nothing (toDate would read it as 1970).
 std::string day_conditions(std::optional<std::int64_t> from_us, std::optional<std::int64_t> to_us) {
   constexpr std::int64_t last_date_us = 4'291'747'200'000'000;  // 2106-01-01, past the Date range
   std::string conditions;
-  if (from_us) conditions = "day >= " + utc_date_literal(*from_us);
+  if (from_us && *from_us < last_date_us) conditions = "day >= " + utc_date_literal(*from_us);
   if (to_us && *to_us < last_date_us) {
     conditions += (conditions.empty() ? "" : " AND ") + ("day <= " + utc_date_literal(*to_us));
   }

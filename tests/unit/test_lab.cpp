@@ -231,6 +231,10 @@ TEST_SUITE("lab") {
     CHECK(search_sql(StoreTable{}, far).find("PREWHERE day >= toDate('2026-11-28') AND host_us >= ") !=
           std::string::npos);
     CHECK(search_sql(StoreTable{}, SearchRequest{}).find("PREWHERE") == std::string::npos);
+    SearchRequest past_dates;
+    past_dates.from_us = 9'000'000'000'000'000;
+    CHECK(search_sql(StoreTable{}, past_dates).find("PREWHERE host_us >= 9000000000000000 ORDER BY") !=
+          std::string::npos);
     const auto kinds =
         std::get<SearchRequest>(parse_search_request("/api/search?kind=Exception&kind=Loss&kind=Loss", now));
     CHECK(kinds.kinds == std::vector<std::string>{"Exception", "Loss"});
