@@ -187,8 +187,11 @@ TEST_SUITE("lab") {
       CHECK_MESSAGE(std::holds_alternative<BadParameter>(parse_boards_request(bad)), bad);
     }
     const std::string sql = boards_sql(StoreTable{"db", "t_all"}, request, now);
-    CHECK(sql.find("FROM `db`.`t_all` FINAL WHERE host_us >= 1795899940000000 AND host_us <= 1795900000000000 AND "
-                   "board LIKE 'rack3-%'") != std::string::npos);
+    // The window and the glob are PREWHERE: FINAL merges the window's rows only, not the table's.
+    CHECK(sql.find("FROM `db`.`t_all` FINAL PREWHERE day >= toDate('2026-11-28') AND day <= toDate('2026-11-28') "
+                   "AND host_us >= 1795899940000000 AND host_us <= 1795900000000000 AND board LIKE 'rack3-%' "
+                   "GROUP BY board, run)") != std::string::npos);
+    CHECK(sql.find(" WHERE ") == std::string::npos);
     const auto boards = parse_boards_answer(
         "b1\t10\t3\t2\t1\t0\t4\t99\tr1\tlast\\tline\t98\n"
         "b2\t5\t0\t0\t0\t0\t0\t50\tr2\t\t0\n");
@@ -218,7 +221,20 @@ TEST_SUITE("lab") {
     const std::string sql = search_sql(StoreTable{}, request);
     CHECK(sql.find("position(visitParamExtractString(data, 'message'), 'a\\'%_*>\\\\') > 0") != std::string::npos);
     CHECK(sql.find("LIMIT 6 FORMAT TabSeparated") != std::string::npos);
-    CHECK(sql.find("host_us >= 1 AND host_us < 9") != std::string::npos);
+    // What the small columns decide is PREWHERE; only the text, which needs `data`, is WHERE.
+    CHECK(sql.find(" FINAL PREWHERE day >= toDate('1970-01-01') AND day <= toDate('1970-01-01') AND host_us >= 1 AND "
+                   "host_us < 9 AND board LIKE 'r%' AND kind IN ('Text') AND kind = 'Text' WHERE "
+                   "position(visitParamExtractString(data, 'message'), ") != std::string::npos);
+    SearchRequest far;
+    far.from_us = 1'795'900'000'000'000;
+    far.to_us = 9'000'000'000'000'000;  // past ClickHouse's last Date: no upper day
+    CHECK(search_sql(StoreTable{}, far).find("PREWHERE day >= toDate('2026-11-28') AND host_us >= ") !=
+          std::string::npos);
+    CHECK(search_sql(StoreTable{}, SearchRequest{}).find("PREWHERE") == std::string::npos);
+    SearchRequest past_dates;
+    past_dates.from_us = 9'000'000'000'000'000;
+    CHECK(search_sql(StoreTable{}, past_dates).find("PREWHERE host_us >= 9000000000000000 ORDER BY") !=
+          std::string::npos);
     const auto kinds =
         std::get<SearchRequest>(parse_search_request("/api/search?kind=Exception&kind=Loss&kind=Loss", now));
     CHECK(kinds.kinds == std::vector<std::string>{"Exception", "Loss"});
