@@ -2,7 +2,8 @@
 // SetFilter with every kind, Start; prints each record line exactly as it came (cut out of
 // its Event message) to stdout, and ends at the final Stats of a stored view (or --records N
 // records, or --seconds S), then a JSON summary on stderr.
-// Usage: node ws_view.mjs WS_URL [--records N] [--seconds S] [--stall-after N]
+// Usage: node ws_view.mjs WS_URL [--records N] [--seconds S] [--until TEXT] [--stall-after N]
+//   --until TEXT: end after the first record whose line contains TEXT.
 //   --stall-after N: stop reading the socket after N records (a viewer that stops reading)
 //   and stay connected until killed.
 import WebSocket from '../serve/node_modules/ws/index.js';
@@ -15,6 +16,7 @@ const option = (name) => {
 const wantRecords = option('--records');
 const seconds = option('--seconds');
 const stallAfter = option('--stall-after');
+const until = rest.includes('--until') ? rest[rest.indexOf('--until') + 1] : null;
 const out = [];
 let records = 0;
 let errors = [];
@@ -55,6 +57,7 @@ ws.on('message', (data) => {
       setInterval(() => {}, 1000);  // pace: a paused socket does not keep node alive; this does, until killed
     }
     if (wantRecords !== null && records >= wantRecords) finish('records');
+    if (until !== null && text.includes(until)) finish('until');
   }
   if (message.type === 'Stats' && message.data.final) finish('final');
 });
