@@ -21,13 +21,14 @@ const out = [];
 let records = 0;
 let errors = [];
 let ended = false;
+let closed = null;
 
 const ws = new WebSocket(url, { headers: { Origin: new URL(url.replace(/^ws/, 'http')).origin } });
 const finish = (why) => {
   if (ended) return;
   ended = true;
   ws.terminate();
-  process.stderr.write(JSON.stringify({ why, records, errors }) + '\n');
+  process.stderr.write(JSON.stringify({ why, records, errors, closed }) + '\n');
   // Exits once stdout has taken everything (a pipe takes it in pieces).
   process.stdout.write(out.join(''), () => process.exit(0));
 };
@@ -39,6 +40,8 @@ ws.on('unexpected-response', (request, response) => {
     process.exit(3);
   });
 });
+// The server's close (a view it refused): its code and reason in the summary.
+ws.on('close', (code, reason) => { closed = { code, reason: String(reason) }; finish('closed'); });
 ws.on('error', (e) => { process.stderr.write(JSON.stringify({ why: 'error', error: String(e) }) + '\n'); process.exit(4); });
 ws.on('message', (data) => {
   const text = String(data);
