@@ -6,7 +6,7 @@ complete -c trace-lab -l listen -x -d 'ADDR:PORT for HTTP and WebSocket (port 0:
 complete -c trace-lab -l token -x -d 'Require this token (Bearer header, ?token= or Connect.token)'
 complete -c trace-lab -l allow-origin -x -d 'Also accept browsers from ORIGIN (repeatable; * = any)'
 complete -c trace-lab -l max-clients -x -d 'Most WebSocket clients (viewers) at once'
-complete -c trace-lab -l queue-size -x -d 'Per-viewer send queue in bytes (4x for the viewer\'s batched form): a live viewer past it drops, a stored one is waited for'
+complete -c trace-lab -l queue-size -x -d 'Per-client send queue in bytes (4x for the viewer\'s batched form); past it a live viewer drops records, a stored one is waited for'
 complete -c trace-lab -s s -l server -x -d 'NATS server URLs, comma-separated'
 complete -c trace-lab -l creds -r -F -d 'Credentials file: a NATS .creds file, or one line user:password or a token'
 complete -c trace-lab -l tls-ca -r -F -d 'CA certificates of the server\'s (turns TLS on)'

@@ -6,6 +6,7 @@
 #include "core/wall_clock.hpp"
 #include "lab/lab_pages.hpp"
 #include "serve/viewer_assets.hpp"
+#include "serve/websocket_frame.hpp"
 #include "serve/ws_client.hpp"
 
 namespace tp::lab {
@@ -52,16 +53,13 @@ bool LabExtension::get(std::string_view path, std::string_view target, const ser
   return api_ && api_->get(path, target, answer);
 }
 
-std::optional<std::string> LabExtension::refuse_view(std::string_view target) const {
-  const auto view = parse_view(target, realtime_us());
-  if (const auto* bad = std::get_if<BadParameter>(&view)) return bad->message();
-  return std::nullopt;
-}
-
 void LabExtension::client_started(const std::shared_ptr<serve::WsClient>& client) {
   auto parsed = parse_view(client->view(), realtime_us());
+  // Refused after the upgrade, so that the page can read which parameter and why; then closed
+  // with a code the viewer does not retry on.
   if (const auto* bad = std::get_if<BadParameter>(&parsed)) {
-    return client->send_error(ErrorCode::invalid_parameters, bad->message());
+    client->send_error(ErrorCode::invalid_parameters, bad->message());
+    return client->close(serve::close_code::policy_violation, "view refused");
   }
   View view = std::get<View>(std::move(parsed));
   const std::string key = shared_view_key(view);

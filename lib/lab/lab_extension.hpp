@@ -27,7 +27,6 @@ class LabExtension final : public serve::ServerExtension {
   void attach(serve::ExtensionHost& host) override;
   [[nodiscard]] std::optional<serve::Asset> asset(std::string_view path) const override;
   bool get(std::string_view path, std::string_view target, const serve::AnswerHttp& answer) override;
-  [[nodiscard]] std::optional<std::string> refuse_view(std::string_view target) const override;
   void client_started(const std::shared_ptr<serve::WsClient>& client) override;
   void client_stopped(const serve::WsClient& client) override;
   void client_drained(const serve::WsClient& client) override;

@@ -131,11 +131,6 @@ void HttpSession::upgrade(const Request& request) {
     return refuse_token(token, request, "in the upgrade request");
   }
   const bool authenticated = token != TokenCheck::absent;
-  if (ServerExtension* const extension = server_.extension()) {
-    if (const auto refused = extension->refuse_view(view(request.target()))) {
-      return refuse(http::status::bad_request, *refused);
-    }
-  }
   const Slot slot = authenticated ? Slot::client : Slot::unauthenticated;
   if (!server_.take_slot(slot)) {
     return refuse(http::status::service_unavailable,

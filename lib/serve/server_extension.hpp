@@ -60,10 +60,8 @@ class ServerExtension {
   // A GET of `path` (target: with its query) from an authenticated peer: false when the route
   // is not the extension's; else `answer` is called once.
   virtual bool get(std::string_view path, std::string_view target, const AnswerHttp& answer) = 0;
-  // Why the view a WebSocket asks for in its target (/ws?board=...) cannot be served,
-  // checked before the upgrade is accepted; nullopt when it can.
-  [[nodiscard]] virtual std::optional<std::string> refuse_view(std::string_view target) const = 0;
-  // A client sent Start: its records come from now on (client->view() says which).
+  // A client sent Start: its records come from now on (client->view() says which). A view
+  // it cannot serve is said in an Error (a browser cannot read why an upgrade was refused).
   virtual void client_started(const std::shared_ptr<WsClient>& client) = 0;
   // A client stopped tracing or left.
   virtual void client_stopped(const WsClient& client) = 0;

@@ -176,10 +176,17 @@ def check_hostile_parameters():
     after = queries_run()
     check(after - before == 1, "ClickHouse never saw one of them (its query counter moved by the reading only)",
           after - before)
-    for query in ["board=%27", "board=a*", "board=b&from=x&to=y", "board=b", "board=b&live=1&from=1&to=2",
-                  "board=b&run=a%27b", "board=b&from=5&to=1", "board=b&live=1&since=soon"]:
-        code, _, summary = view(query, "--seconds", "20")
-        check(code == 3 and summary.get("status") == 400, f"/ws?{query}: the upgrade refused with 400", summary)
+    # A view refused for its parameters: the upgrade accepted, then an Error naming the
+    # parameter and why (what a browser can read), then a close the viewer does not retry on.
+    for query, parameter in [("board=%27", "board"), ("board=a*", "board"), ("board=b&from=x&to=y", "from"),
+                             ("board=b", "live"), ("board=b&live=1&from=1&to=2", "live"), ("board=b&run=a%27b", "run"),
+                             ("board=b&from=5&to=1", "to"), ("board=b&live=1&since=soon", "since")]:
+        code, _, summary = view(query, "--seconds", "60")
+        errors = summary.get("errors") or [{}]
+        check(code == 0 and summary.get("why") == "closed" and summary.get("closed", {}).get("code") == 1008 and
+              len(errors) == 1 and errors[0].get("code") == "INVALID_PARAMETERS" and
+              errors[0].get("message", "").startswith(parameter + ": "),
+              f"/ws?{query}: an Error '{parameter}: why', then closed (1008)", summary)
 
 
 def check_stored_views():

@@ -315,10 +315,13 @@ async function hostile() {
   await page.goto(lab(`/#boards?${new URLSearchParams({ glob: `rack3-'>*` })}`));
   await waitInPage(page, () => document.querySelector('#status').textContent.includes('boards:'), null,
                    'a hostile glob is refused, naming the parameter', () => document.querySelector('#status').textContent);
-  const viewer = await newPage(['Unexpected response code: 400']);
+  const viewer = await newPage([]);
   await viewer.goto(lab(`/board/?${new URLSearchParams({ board: '<b>x</b>.>', live: '1' })}`));
-  await waitInPage(viewer, () => document.querySelector('#messages').textContent.includes('board'), null,
-                   'a hostile board name is refused, said in the viewer', () => document.querySelector('#messages').textContent);
+  // The server's own words: the parameter and why, and a refusal the viewer does not retry.
+  await waitInPage(viewer, () => document.querySelector('#messages').textContent.startsWith('INVALID_PARAMETERS: board: ') &&
+                   document.querySelector('#connection').textContent.startsWith('refused'), null,
+                   'a hostile board name is refused, the parameter and why said in the viewer',
+                   () => `${document.querySelector('#messages').textContent} | ${document.querySelector('#connection').textContent}`);
   check(await viewer.evaluate(() => document.querySelector('#view-board').textContent === '<b>x</b>.>' && !document.querySelector('#view b b')),
         'the hostile board name is shown as text');
   await viewer.close();

@@ -2,7 +2,8 @@
 // SetFilter with every kind, Start; prints each record line exactly as it came (cut out of
 // its Event message) to stdout, and ends at the final Stats of a stored view (or --records N
 // records, or --seconds S), then a JSON summary on stderr.
-// Usage: node ws_view.mjs WS_URL [--records N] [--seconds S] [--stall-after N]
+// Usage: node ws_view.mjs WS_URL [--records N] [--seconds S] [--until TEXT] [--stall-after N]
+//   --until TEXT: end after the first record whose line contains TEXT.
 //   --stall-after N: stop reading the socket after N records (a viewer that stops reading)
 //   and stay connected until killed.
 import WebSocket from '../serve/node_modules/ws/index.js';
@@ -15,17 +16,19 @@ const option = (name) => {
 const wantRecords = option('--records');
 const seconds = option('--seconds');
 const stallAfter = option('--stall-after');
+const until = rest.includes('--until') ? rest[rest.indexOf('--until') + 1] : null;
 const out = [];
 let records = 0;
 let errors = [];
 let ended = false;
+let closed = null;
 
 const ws = new WebSocket(url, { headers: { Origin: new URL(url.replace(/^ws/, 'http')).origin } });
 const finish = (why) => {
   if (ended) return;
   ended = true;
   ws.terminate();
-  process.stderr.write(JSON.stringify({ why, records, errors }) + '\n');
+  process.stderr.write(JSON.stringify({ why, records, errors, closed }) + '\n');
   // Exits once stdout has taken everything (a pipe takes it in pieces).
   process.stdout.write(out.join(''), () => process.exit(0));
 };
@@ -37,6 +40,8 @@ ws.on('unexpected-response', (request, response) => {
     process.exit(3);
   });
 });
+// The server's close (a view it refused): its code and reason in the summary.
+ws.on('close', (code, reason) => { closed = { code, reason: String(reason) }; finish('closed'); });
 ws.on('error', (e) => { process.stderr.write(JSON.stringify({ why: 'error', error: String(e) }) + '\n'); process.exit(4); });
 ws.on('message', (data) => {
   const text = String(data);
@@ -55,6 +60,7 @@ ws.on('message', (data) => {
       setInterval(() => {}, 1000);  // pace: a paused socket does not keep node alive; this does, until killed
     }
     if (wantRecords !== null && records >= wantRecords) finish('records');
+    if (until !== null && text.includes(until)) finish('until');
   }
   if (message.type === 'Stats' && message.data.final) finish('final');
 });

@@ -1,6 +1,7 @@
 // trace-lab: the fleet's front door in a browser (boards, search, a board live or stored).
 #include "cli/cli.hpp"
 #include "cli/fleet_options.hpp"
+#include "cli/serve_options.hpp"
 #include "lab/lab_command.hpp"
 
 namespace {
@@ -18,21 +19,9 @@ int run_main(int argc, char** argv) {
       "trace-lab"};
   tp::lab::LabOptions o;
   tp::CommonOptions common;
-  app.add_option("--listen", o.listen, "ADDR:PORT for HTTP and WebSocket (port 0: any free port, logged)")
-      ->default_val(o.listen)
-      ->type_name("ADDR:PORT");
-  app.add_option("--token", o.token, "Require this token (Bearer header, ?token= or Connect.token)")
-      ->envname("TRACE_LAB_TOKEN");
-  app.add_option("--allow-origin", o.serve.allowed_origins, "Also accept browsers from ORIGIN (repeatable; * = any)")
-      ->type_name("ORIGIN");
-  app.add_option("--max-clients", o.serve.max_clients, "Most WebSocket clients (viewers) at once")
-      ->default_val(o.serve.max_clients)
-      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
-  app.add_option("--queue-size", o.serve.queue_limit,
-                 "Per-viewer send queue in bytes (4x for the viewer's batched form): a live viewer past it drops, "
-                 "a stored one is waited for")
-      ->default_val(o.serve.queue_limit)
-      ->check(CLI::Range(std::size_t{4096}, std::size_t{1} << 30U));
+  tp::add_serve_options(app, o.listen, o.token, o.serve,
+                        {"TRACE_LAB_TOKEN", "WebSocket clients (viewers)",
+                         "past it a live viewer drops records, a stored one is waited for"});
   tp::add_nats_options(app, o.nats);
   app.add_option("--stream", o.stream, "JetStream stream")->default_val(o.stream);
   app.add_option("--subject-prefix", o.prefix, "Subjects are PREFIX.BOARD")->default_val(o.prefix);

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "cli/cli.hpp"
+#include "cli/serve_options.hpp"
 #include "serve/serve_command.hpp"
 
 namespace {
@@ -32,9 +33,8 @@ int run_main(int argc, char** argv) {
   s.command.assign(split == argv + argc ? split : split + 1, argv + argc);
   tp::CommonOptions common;
   app.add_option("input", s.input, "Records to serve ('-' = stdin, the default)")->type_name("FILE");
-  app.add_option("--listen", o.listen, "ADDR:PORT for HTTP and WebSocket (port 0: any free port, logged)")
-      ->default_val(o.listen)
-      ->type_name("ADDR:PORT");
+  tp::add_serve_options(app, o.listen, o.token, s,
+                        {"TRACE_SERVE_TOKEN", "WebSocket clients", "past it records are dropped"});
   app.add_option("--port-map", o.port_map, "Port map JSON for Meta (the same file as itm-decode's)")->type_name("FILE");
   tp::add_cpu_hz_option(app, o.cpu_hz, "Meta.cpu_hz");
   app.add_option("--dwt", o.dwt, "Meta.dwt_available: yes, no, or auto (yes once records carry cycle timestamps)")
@@ -44,23 +44,12 @@ int run_main(int argc, char** argv) {
   app.add_option("--chip", o.chip, "Status.chip (default: the client's Connect.chip)");
   app.add_option("--probe", o.probe, "Status.probe (default: the client's Connect.probe_selector)");
   app.add_option("--baud", s.default_baud, "{baud_rate} when Start.baud_rate is null")->default_val(s.default_baud);
-  app.add_option("--token", o.token, "Require this token (Bearer header, ?token= or Connect.token)")
-      ->envname("TRACE_SERVE_TOKEN");
-  app.add_option("--allow-origin", s.allowed_origins, "Also accept browsers from ORIGIN (repeatable; * = any)")
-      ->type_name("ORIGIN");
-  app.add_option("--max-clients", s.max_clients, "Most WebSocket clients at once")
-      ->default_val(s.max_clients)
-      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
   app.add_option("--max-message-size", s.max_message_size, "Largest client message, in bytes")
       ->default_val(s.max_message_size)
       ->check(CLI::Range(std::size_t{256}, std::size_t{16} << 20U));
   app.add_option("--max-message-rate", s.max_message_rate, "Client messages per second (bursts of twice that)")
       ->default_val(s.max_message_rate)
       ->check(CLI::Range(1.0, 1e6));
-  app.add_option("--queue-size", s.queue_limit,
-                 "Per-client send queue in bytes (4x for the viewer's batched form); past it records are dropped")
-      ->default_val(s.queue_limit)
-      ->check(CLI::Range(std::size_t{4096}, std::size_t{1} << 30U));
   app.add_option("--elf", o.elf,
                  "Firmware ELF: functions (and file:line) for PC samples, handler names for exceptions and ISRs "
                  "of records that lack them")

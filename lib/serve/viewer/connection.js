@@ -7,8 +7,9 @@ import { socketQuery, storedView } from './view.js';
 
 let socket = null;
 let retryMs = 500;
-const REFUSED_VIEW = 'the server refused this view: a board is 1-64 of A-Z a-z 0-9 _ -, times are RFC 3339 UTC ' +
-  'or microseconds (its log says which parameter)';
+// The server closes with this after an Error that retrying cannot mend (a view it refuses,
+// the token): the Error stays shown, and the viewer does not retry.
+const POLICY_VIOLATION = 1008;
 
 export function connect(sink) {
   const params = new URLSearchParams(location.search);
@@ -24,7 +25,11 @@ export function connect(sink) {
     state.batched = socket.protocol === BATCH_PROTOCOL;
   };
   socket.onmessage = (event) => onText(event.data, token, sink);
-  socket.onclose = () => {
+  socket.onclose = (event) => {
+    if (event.code === POLICY_VIOLATION) {
+      setConnection(`refused: ${event.reason}`, 'bad');
+      return;
+    }
     if (!opened && params.has('board')) sayWhyRefused();
     setConnection('disconnected: retrying', 'bad');
     setTimeout(() => connect(sink), retryMs);
@@ -32,11 +37,12 @@ export function connect(sink) {
   };
 }
 
-// A browser hides why an upgrade was refused: when the server answers for its page, the
-// view's parameters are the likely reason.
+// A browser hides why an upgrade was refused (the token, the origin, too many clients): say
+// at least whether the server answers.
 function sayWhyRefused() {
   fetch(location.href, { method: 'HEAD', cache: 'no-store' })
-    .then((response) => showMessage(response.ok ? REFUSED_VIEW : `the server answers HTTP ${response.status}`, true))
+    .then((response) => showMessage(response.ok ? 'the server refused the connection (the token? too many clients?)'
+      : `the server answers HTTP ${response.status}`, true))
     .catch(() => showMessage('the server does not answer', true));
 }
 
