@@ -14,8 +14,8 @@ clickhouse-server started here (tests/fleet/engines.py):
   under FINAL once a later store has stored the rest;
 - a fetch answered while the store waits on a slow insert: trace-store's first fetch asked for
   1024 chunks, more than the NATS client holds for a subscription by default (64 MiB); it dropped
-  what did not fit (a slow consumer, unsaid) and --until-idle waited the ack wait (120 s) for each
-  dropped message to come again (the lab's store seen "hanging"): here every message is
+  what did not fit (a slow consumer, said only under -v) and --until-idle waited the ack wait
+  (120 s) for each dropped message to come again (the lab's store seen "hanging"): here every message is
   delivered once (the server's own count), none dropped, each record stored once.
 Usage: test_fleet_lab_defects.py BUILD_TOOLS_DIR PROJECT_ROOT"""
 import json
