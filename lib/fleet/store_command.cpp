@@ -337,6 +337,9 @@ std::optional<std::string> prepare_table(ClickHouseHttp& clickhouse, const Store
   return insert_sql(database, target);
 }
 
+// A message delivered and not acknowledged in this time is delivered again (to any store).
+constexpr std::int64_t ack_wait_s = 120;
+
 // The durable consumer the stores share: explicit acks, from the start of the stream.
 ConsumerSettings consumer_settings(const StoreOptions& o) {
   return ConsumerSettings{.stream = o.stream,
@@ -344,7 +347,19 @@ ConsumerSettings consumer_settings(const StoreOptions& o) {
                           .durable = o.durable,
                           .from = DeliverFrom::all,
                           .max_ack_pending = 100'000,
-                          .ack_wait_s = 120};
+                          .ack_wait_s = ack_wait_s};
+}
+
+// What keeps --until-idle from ending while this store holds nothing: the consumer's state as
+// the server says it (-v, every few seconds).
+std::string not_idle_yet(const std::string& durable, const ConsumerState& c, std::uint64_t dropped) {
+  return fmt::format(
+      "not idle yet: the durable consumer {} has {} messages not yet delivered and {} delivered and not "
+      "acknowledged (ack floor {}, last delivered {}, {} deliveries, {} redelivered, {} pull requests waiting); "
+      "this store holds none ({} dropped by its NATS client so far): another store holds them, or they come again "
+      "after the ack wait ({} s)",
+      durable, c.undelivered, c.unacknowledged, c.ack_floor, c.last_delivered, c.deliveries, c.redelivered,
+      c.waiting_requests, dropped, ack_wait_s);
 }
 
 // Messages fetched, their records made rows, in batches to the inserter.
@@ -364,6 +379,7 @@ class Storer {
       } else {
         fetching.succeeded();
       }
+      if (fetched.dropped > 0) report_dropped(fetched.dropped);
       const auto got = static_cast<int>(fetched.messages.size());
       for (NatsMessage& message : fetched.messages) take(std::move(message));
       // A short fetch under --until-idle is the stream's end: nothing would join the batch.
@@ -372,9 +388,9 @@ class Storer {
           !batch_.messages.empty() && (batch_.count >= o_.batch_rows || drained ||
                                        static_cast<std::int64_t>(monotonic_ms()) - batch_started_ >= o_.batch_ms);
       if (due) insert_batch();
-      if (o_.until_idle && got == 0 && batch_.messages.empty() && inserter_.idle() &&
-          consumer_.caught_up(asking_state, true)) {
-        break;
+      if (o_.until_idle && got == 0 && batch_.messages.empty() && inserter_.idle()) {
+        if (consumer_.caught_up(asking_state, true)) break;
+        tell_not_idle();
       }
     }
     insert_batch();
@@ -406,6 +422,24 @@ class Storer {
     batch_.messages.push_back(std::move(message));
   }
 
+  // The messages are not acknowledged: the server sends them again after the ack wait, which
+  // --until-idle waits for.
+  void report_dropped(std::int64_t dropped) {
+    dropped_ += static_cast<std::uint64_t>(dropped);
+    log_.warn(
+        fmt::format("the NATS client dropped {} messages it could not hold (a slow consumer); they come again "
+                    "after the ack wait ({} s)",
+                    dropped, ack_wait_s));
+  }
+
+  void tell_not_idle() {
+    constexpr std::uint64_t every_ms = 5000;
+    const std::optional<ConsumerState>& state = consumer_.last_state();
+    if (!state || monotonic_ms() < next_not_idle_ms_) return;
+    next_not_idle_ms_ = monotonic_ms() + every_ms;
+    log_.verbose(not_idle_yet(o_.durable, *state, dropped_));
+  }
+
   void insert_batch() {
     if (!batch_.messages.empty()) inserter_.submit(std::move(batch_));
     batch_ = Batch{};
@@ -422,6 +456,8 @@ class Storer {
   std::uint64_t bad_lines_ = 0;
   std::uint64_t messages_ = 0;
   std::uint64_t lines_fetched_ = 0;
+  std::uint64_t dropped_ = 0;           // by the NATS client, not acknowledged
+  std::uint64_t next_not_idle_ms_ = 0;  // monotonic, when tell_not_idle speaks next
 };
 
 }  // namespace

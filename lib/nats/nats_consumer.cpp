@@ -121,18 +121,11 @@ natsSubscription* subscribe(jsCtx* jetstream, ConsumerKind kind, const ConsumerS
   return subscription;
 }
 
-// What a consumer still holds for its readers: messages not yet delivered, and delivered but
-// not acknowledged.
-struct ConsumerBacklog {
-  std::uint64_t undelivered = 0;
-  std::int64_t unacknowledged = 0;
-};
-
 // A durable consumer is asked by name: a pull subscription bound to an existing durable has no
 // consumer name in cnats 3.4.1 (natsSubscription_GetConsumerInfo answers "Invalid
 // Subscription"), nor has one bound to an existing push consumer.
-std::optional<ConsumerBacklog> consumer_backlog(natsSubscription* subscription, jsCtx* jetstream,
-                                                const ConsumerSettings& s, std::string& error) {
+std::optional<ConsumerState> consumer_state(natsSubscription* subscription, jsCtx* jetstream, const ConsumerSettings& s,
+                                            std::string& error) {
   jsConsumerInfo* info = nullptr;
   auto code = static_cast<jsErrCode>(0);
   const natsStatus status =
@@ -142,9 +135,27 @@ std::optional<ConsumerBacklog> consumer_backlog(natsSubscription* subscription, 
     error = nats_error_text(status);
     return std::nullopt;
   }
-  const ConsumerBacklog backlog{info->NumPending, info->NumAckPending};
+  const ConsumerState state{.undelivered = info->NumPending,
+                            .unacknowledged = info->NumAckPending,
+                            .ack_floor = info->AckFloor.Stream,
+                            .last_delivered = info->Delivered.Stream,
+                            .deliveries = info->Delivered.Consumer,
+                            .redelivered = info->NumRedelivered,
+                            .waiting_requests = info->NumWaiting};
   jsConsumerInfo_Destroy(info);
-  return backlog;
+  return state;
+}
+
+// What the client holds for one subscription before it drops messages (a slow consumer): many
+// messages of up to max_payload each (a chunk of records is large), well above what one fetch
+// asks for (a fetch the server answers late may overlap the next).
+constexpr int pending_bytes_held = 256 * 1024 * 1024;
+
+// The most one fetch asks for; at least two of the server's largest messages.
+std::int64_t fetch_max_bytes(natsConnection* connection) {
+  constexpr std::int64_t budget = std::int64_t{32} * 1024 * 1024;
+  const std::int64_t max_payload = connection != nullptr ? natsConnection_GetMaxPayload(connection) : 0;
+  return std::max(budget, 2 * max_payload);
 }
 
 }  // namespace
@@ -154,9 +165,8 @@ NatsConsumer::NatsConsumer(NatsLink& link, ConsumerKind kind, ConsumerSettings s
   natsSubscription* subscription = subscribe(jetstream_of(link_), kind, settings_, log);
   link_.cnats().subscriptions.push_back(subscription);  // destroyed after the connection closed
   subscription_ = subscription;
-  if (kind == ConsumerKind::pushed) {
-    natsSubscription_SetPendingLimits(subscription, -1, 256 * 1024 * 1024);  // bytes: chunks are large
-  }
+  // Every kind: the default (64 MiB) is less than one fetch of 1024 large chunks was.
+  natsSubscription_SetPendingLimits(subscription, -1, pending_bytes_held);
 }
 
 NatsConsumer::Next NatsConsumer::next(int timeout_ms) {
@@ -170,10 +180,18 @@ NatsConsumer::Next NatsConsumer::next(int timeout_ms) {
 
 NatsConsumer::Fetched NatsConsumer::fetch(int want, int timeout_ms) {
   natsMsgList list{nullptr, 0};
-  auto code = static_cast<jsErrCode>(0);
-  const natsStatus status = natsSubscription_Fetch(&list, sub(subscription_), want, timeout_ms, &code);
+  jsFetchRequest request;
+  jsFetchRequest_Init(&request);
+  request.Batch = want;
+  request.MaxBytes = fetch_max_bytes(link_.cnats().connection);
+  request.Expires = std::int64_t{timeout_ms} * 1'000'000;
+  const natsStatus status = natsSubscription_FetchRequest(&list, sub(subscription_), &request);
   Fetched fetched;
   if (status != NATS_OK && status != NATS_TIMEOUT) fetched.error = nats_error_text(status);
+  std::int64_t dropped = 0;
+  if (natsSubscription_GetDropped(sub(subscription_), &dropped) == NATS_OK && dropped > dropped_) {
+    fetched.dropped = dropped - std::exchange(dropped_, dropped);
+  }
   fetched.messages.reserve(static_cast<std::size_t>(list.Count));
   for (int i = 0; i < list.Count; ++i) fetched.messages.emplace_back(std::exchange(list.Msgs[i], nullptr));
   natsMsgList_Destroy(&list);
@@ -190,13 +208,14 @@ std::optional<int> NatsConsumer::queued() const noexcept {
 bool NatsConsumer::caught_up(RepeatedRequest& asking, bool acknowledged_too) {
   if (const auto held = queued(); held && *held > 0) return false;
   std::string error;
-  const auto backlog = consumer_backlog(sub(subscription_), jetstream_of(link_), settings_, error);
-  if (!backlog) {
+  const auto state = consumer_state(sub(subscription_), jetstream_of(link_), settings_, error);
+  if (!state) {
     asking.failed(error);
     return false;
   }
   asking.succeeded();
-  return backlog->undelivered == 0 && (!acknowledged_too || backlog->unacknowledged == 0);
+  last_state_ = state;
+  return state->undelivered == 0 && (!acknowledged_too || state->unacknowledged == 0);
 }
 
 void NatsConsumer::hand_back_queued(std::int64_t delay_ms) noexcept {

@@ -11,7 +11,12 @@ clickhouse-server started here (tests/fleet/engines.py):
 - an insert ClickHouse stores but answers only after --clickhouse-timeout (a proxy holds its
   replies): retried with a back-off and warnings counting the attempts, given up after
   --give-up-after (exit 8), nothing acknowledged; the copies the retries stored count once
-  under FINAL once a later store has stored the rest.
+  under FINAL once a later store has stored the rest;
+- a fetch answered while the store waits on a slow insert: trace-store's first fetch asked for
+  1024 chunks, more than the NATS client holds for a subscription by default (64 MiB); it dropped
+  what did not fit (a slow consumer, said only under -v) and --until-idle waited the ack wait
+  (120 s) for each dropped message to come again (the lab's store seen "hanging"): here every message is
+  delivered once (the server's own count), none dropped, each record stored once.
 Usage: test_fleet_lab_defects.py BUILD_TOOLS_DIR PROJECT_ROOT"""
 import json
 import os
@@ -25,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 sys.path.insert(0, os.path.join(HERE, "..", "fleet"))
 from checks import Checks  # noqa: E402
-from waits import wait_until  # noqa: E402
+from waits import wait_settled, wait_until  # noqa: E402
 import engines  # noqa: E402
 
 TOOLS, ROOT = sys.argv[1], sys.argv[2]
@@ -198,10 +203,57 @@ def slow_insert():
           "trace-query gives each record once", queried.stdout[-300:])
 
 
+def stream_last_seq():
+    for account in nats.jsz("streams=true").get("account_details", []):
+        for stream in account.get("stream_detail", []):
+            if stream["name"] == "TRACE":
+                return stream["state"]["last_seq"]
+    return None
+
+
+def burst_while_an_insert_is_slow():
+    """1100 chunks of 250 kB (small records: 100k rows are 62 of them) in the stream; the store's
+    inserts answered late (a proxy holds ClickHouse's replies, within --clickhouse-timeout): it
+    waits with its second batch while the server still sends what its fetch asked for."""
+    count = 1_700_000
+    shipped = subprocess.run([tool("trace-ship"), "--board", "burst", "--run", "r1", "--server", nats.url(),
+                              "--create-stream", "--chunk-bytes", "250000", "--wait", "always", "--stats"],
+                             input="".join(text_record(i) + "\n" for i in range(count)), capture_output=True,
+                             text=True, timeout=600)
+    stats = engines.stats_of(shipped.stderr)
+    check(shipped.returncode == 0 and stats and stats["acknowledged"] == count,
+          f"shipped {count} records in chunks of 250 kB", shipped.stderr[-300:])
+    proxy = engines.TcpProxy(clickhouse.http_port)
+    proxy.hold_replies_after(b"INSERT")
+    store = subprocess.Popen([tool("trace-store"), "--server", nats.url(), "--clickhouse",
+                              f"http://127.0.0.1:{proxy.port}", "--clickhouse-timeout", "300000", "--create-table",
+                              "--durable", "burst", "--until-idle", "--stats", "-v"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+    err = StderrLines(store)
+    delivered = wait_settled(lambda: ((consumer_detail("burst") or {}).get("delivered") or {}).get("consumer_seq"),
+                             "the server has sent what the store's fetches asked for", quiet_s=3)
+    check(delivered and store.poll() is None, f"the store waits on its held insert; {delivered} messages sent to it",
+          str(err)[-300:])
+    proxy.hold_replies_after(None)
+    started = time.monotonic()
+    rc = store.wait(timeout=600)
+    err.thread.join(timeout=10)
+    proxy.close()
+    consumer = consumer_detail("burst")
+    check(rc == 0 and "dropped" not in str(err), f"trace-store --until-idle ended {time.monotonic() - started:.1f} s "
+          "after the replies came (no message dropped by its NATS client)", f"exit {rc}: {str(err)[-600:]}")
+    check(consumer["delivered"]["consumer_seq"] == consumer["delivered"]["stream_seq"] == stream_last_seq() and
+          consumer["num_ack_pending"] == 0, "the server delivered each message once (none sent again after the "
+          "ack wait), all acknowledged", consumer)
+    once = clickhouse.query("SELECT count(), uniqExact(board, run, seq) FROM trace FINAL WHERE board = 'burst'")
+    check(once.split() == [str(count)] * 2, "under FINAL each record once", once)
+
+
 nats = engines.single_node(os.path.join(work, "nats"))
 clickhouse = engines.ClickHouse(os.path.join(work, "clickhouse")).start()
 try:
-    for case in sys.argv[3:] or ["durable_still_bound", "numbers_round_trip", "slow_insert"]:
+    for case in sys.argv[3:] or ["durable_still_bound", "numbers_round_trip", "slow_insert",
+                                    "burst_while_an_insert_is_slow"]:
         try:
             globals()[case]()
         except (AssertionError, KeyError, TypeError) as error:
