@@ -32,8 +32,10 @@ function viewer(url, onRecord, onFinal, onOpen) {
       ws.send(JSON.stringify({ type: 'Start', data: { allow_mask: 0xFFFFFFFF, baud_rate: 2000000 } }));
     }
     if (message.type === 'Error') process.stderr.write(`Error message ${JSON.stringify(message.data)}\n`);
-    if (message.type === 'Events') for (const record of message.data) onRecord(record, ws);
-    if (message.type === 'Event') onRecord(message.data, ws);
+    // trace-top's snapshots (kinds Top*) the view's pump adds are not the range's records.
+    const take = (record) => { if (!/^Top[A-Z]/.test(record.event?.kind ?? '')) onRecord(record, ws); };
+    if (message.type === 'Events') for (const record of message.data) take(record);
+    if (message.type === 'Event') take(message.data);
     if (message.type === 'Stats' && message.data.final && onFinal) onFinal(ws);
   });
   return ws;

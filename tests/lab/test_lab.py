@@ -199,6 +199,8 @@ def check_stored_views():
         check(code == 0 and summary.get("why") == "final" and lines == expected and lines,
               f"stored view [{lo}, {hi}) of rack3-b01: byte for byte trace-query's {expected.count(chr(10))} records",
               (summary, lines.count("\n"), expected.count("\n")))
+        check(summary.get("snapshots", 0) > 0, f"stored view [{lo}, {hi}): trace-top's snapshots came with it "
+              "(the viewer's CPU load and Durations charts)", summary)
     code, lines, summary = view("board=rack3-b03&run=r1")
     expected = trace_query("--board", "rack3-b03", "--run", "r1")
     check(code == 0 and lines == expected and lines, f"stored run view: byte for byte trace-query --run's "

@@ -1,6 +1,7 @@
 // A viewer of a trace-lab view over WebSocket (the `ws` package, as tests/serve): Connect,
 // SetFilter with every kind, Start; prints each record line exactly as it came (cut out of
-// its Event message) to stdout, and ends at the final Stats of a stored view (or --records N
+// its Event message) to stdout (trace-top's snapshots the view's pump adds, kinds Top*, are
+// counted in the summary's `snapshots`, not printed), and ends at the final Stats of a stored view (or --records N
 // records, or --seconds S), then a JSON summary on stderr.
 // Usage: node ws_view.mjs WS_URL [--records N] [--seconds S] [--until TEXT] [--stall-after N]
 //   --until TEXT: end after the first record whose line contains TEXT.
@@ -19,6 +20,7 @@ const stallAfter = option('--stall-after');
 const until = rest.includes('--until') ? rest[rest.indexOf('--until') + 1] : null;
 const out = [];
 let records = 0;
+let snapshots = 0;
 let errors = [];
 let ended = false;
 let closed = null;
@@ -28,7 +30,7 @@ const finish = (why) => {
   if (ended) return;
   ended = true;
   ws.terminate();
-  process.stderr.write(JSON.stringify({ why, records, errors, closed }) + '\n');
+  process.stderr.write(JSON.stringify({ why, records, snapshots, errors, closed }) + '\n');
   // Exits once stdout has taken everything (a pipe takes it in pieces).
   process.stdout.write(out.join(''), () => process.exit(0));
 };
@@ -52,7 +54,8 @@ ws.on('message', (data) => {
     ws.send(JSON.stringify({ type: 'Start', data: { allow_mask: 0xFFFFFFFF, baud_rate: 2000000 } }));
   }
   if (message.type === 'Error') errors.push(message.data);
-  if (message.type === 'Event') {
+  if (message.type === 'Event' && /^Top[A-Z]/.test(message.data.event?.kind ?? '')) snapshots++;
+  else if (message.type === 'Event') {
     out.push(text.slice('{"type":"Event","data":'.length, -1) + '\n');
     records++;
     if (stallAfter !== null && records === stallAfter) {
