@@ -206,6 +206,7 @@ int run_tool(CLI::App& app, CommonOptions& options, int argc, char** argv,
   }
   const Logger logger = make_logger(app, options);
   install_stop_signal_handlers();
+  stop_with_parent_from_environment();
   try {
     const ExitCode code = body(logger);
     if (const int signo = stop_requested(); signo != 0 && code == ExitCode::ok) return 128 + signo;

@@ -1,12 +1,15 @@
 #include "core/signals.hpp"
 
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
+#include <cstdlib>
+#include <string_view>
 
 namespace tp {
 namespace {
@@ -50,6 +53,18 @@ void install_stop_signal_handlers() {
 void stop_on_hangup_and_quit() {
   stop_on(SIGHUP);
   stop_on(SIGQUIT);
+}
+
+void stop_with_parent_from_environment() {
+  const char* value = std::getenv(stop_with_parent_variable);
+  if (value == nullptr) return;
+  const std::string_view parent(value);
+  const bool ours = parent == std::to_string(::getppid());
+  ::unsetenv(stop_with_parent_variable);
+  if (!ours) return;
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  // The parent may have died before the request: this process is another's child already.
+  if (parent != std::to_string(::getppid())) ::raise(SIGTERM);
 }
 
 int stop_requested() noexcept {

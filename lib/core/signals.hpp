@@ -11,6 +11,14 @@ void install_stop_signal_handlers();
 // After install_stop_signal_handlers(): SIGHUP and SIGQUIT request the stop too.
 void stop_on_hangup_and_quit();
 
+// A parent that starts tracepipe tools as its readers (trace-lab's views) names itself in
+// TRACEPIPE_STOP_WITH_PARENT=PID: such a child asks the kernel for SIGTERM (a clean stop) when
+// that parent dies, however it dies (SIGKILL included), so no reader lingers holding an
+// engine's consumer or query. Only the named parent's own child does so (not a grandchild that
+// inherited the variable); the variable is removed from the environment either way.
+inline constexpr const char* stop_with_parent_variable = "TRACEPIPE_STOP_WITH_PARENT";
+void stop_with_parent_from_environment();
+
 // The signal number that asked us to stop, or 0.
 [[nodiscard]] int stop_requested() noexcept;
 

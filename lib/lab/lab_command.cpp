@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "core/listen_address.hpp"
+#include "core/signals.hpp"
 #include "lab/lab_extension.hpp"
 #include "ports/port_map.hpp"
 #include "records/fleet_fields.hpp"
@@ -40,6 +41,7 @@ void check_names(const LabOptions& o) {
 
 ExitCode lab(LabOptions o, const Logger& log) {
   check_names(o);
+  stop_on_hangup_and_quit();  // on a closed terminal (SIGHUP) or SIGQUIT too, the views' readers are stopped
   const ListenAddress listen = parse_listen_address(o.listen);
   o.serve.address = listen.address;
   o.serve.port = listen.port;

@@ -149,7 +149,8 @@ void ViewSource::start() {
 
 void ViewSource::spawn(const std::vector<std::string>& argv, serve::PumpOptions pump) {
   host_.log().verbose(fmt::format("board {}: running {}", view_.board, fmt::join(argv, " ")));
-  child_.emplace(serve::ChildProcess::spawn(argv));
+  // A reader ends with trace-lab, however trace-lab ends (killed: nothing else would stop it).
+  child_.emplace(serve::ChildProcess::spawn(argv, {.stop_with_parent = true}));
   FileDescriptor out = child_->take_stdout();
   FileDescriptor err = child_->take_stderr();
   stderr_ = std::make_shared<boost::asio::posix::stream_descriptor>(host_.io(), err.release());

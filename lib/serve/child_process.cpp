@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/signals.hpp"
 
 extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX leaves it undeclared
 
@@ -158,14 +159,18 @@ Pipe make_pipe() {
   return Pipe{FileDescriptor(fds[0]), FileDescriptor(fds[1])};
 }
 
-// The environment with TRACEPIPE_LOG_FORMAT=json (replacing any other value).
-std::vector<std::string> child_environment() {
+// The environment with TRACEPIPE_LOG_FORMAT=json (replacing any other value), and with
+// stop_with_parent TRACEPIPE_STOP_WITH_PARENT=our pid (else none inherited).
+std::vector<std::string> child_environment(bool stop_with_parent) {
+  const std::string stop_prefix = fmt::format("{}=", stop_with_parent_variable);
   std::vector<std::string> env;
   for (char** entry = environ; *entry != nullptr; ++entry) {
-    if (std::string_view(*entry).starts_with("TRACEPIPE_LOG_FORMAT=")) continue;
+    const std::string_view variable(*entry);
+    if (variable.starts_with("TRACEPIPE_LOG_FORMAT=") || variable.starts_with(stop_prefix)) continue;
     env.emplace_back(*entry);
   }
   env.emplace_back("TRACEPIPE_LOG_FORMAT=json");
+  if (stop_with_parent) env.push_back(fmt::format("{}{}", stop_prefix, ::getpid()));
   return env;
 }
 
@@ -220,7 +225,7 @@ class FileActions {
 
 }  // namespace
 
-ChildProcess ChildProcess::spawn(const std::vector<std::string>& argv) {
+ChildProcess ChildProcess::spawn(const std::vector<std::string>& argv, Options options) {
   if (argv.empty()) throw Error(ExitCode::usage, "no command given after --");
   Pipe out = make_pipe();
   Pipe err = make_pipe();
@@ -230,7 +235,7 @@ ChildProcess ChildProcess::spawn(const std::vector<std::string>& argv) {
   actions.dup(err.write.get(), 2);
   SpawnAttributes attributes;
   std::vector<std::string> args = argv;
-  std::vector<std::string> env = child_environment();
+  std::vector<std::string> env = child_environment(options.stop_with_parent);
   std::vector<char*> arg_pointers = pointers(args);
   std::vector<char*> env_pointers = pointers(env);
   pid_t pid = -1;

@@ -65,8 +65,14 @@ std::string probe_description(const PipelineFacts& facts);
 class ChildProcess {
  public:
   // Starts argv[0] (searched in PATH) with stdout and stderr on pipes. Throws tp::Error
-  // (not_found when the program does not exist).
-  static ChildProcess spawn(const std::vector<std::string>& argv);
+  // (not_found when the program does not exist). With stop_with_parent a tracepipe tool is
+  // asked to stop when this process dies (core/signals.hpp: stop_with_parent_from_environment);
+  // the thread that spawns must live as long as the process (the kernel watches that thread).
+  struct Options {
+    bool stop_with_parent = false;
+  };
+  static ChildProcess spawn(const std::vector<std::string>& argv, Options options);
+  static ChildProcess spawn(const std::vector<std::string>& argv) { return spawn(argv, Options{}); }
 
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
