@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "core/wall_clock.hpp"
 #include "lab/lab_pages.hpp"
+#include "serve/child_process.hpp"
 #include "serve/viewer_assets.hpp"
 #include "serve/websocket_frame.hpp"
 #include "serve/ws_client.hpp"
@@ -73,7 +74,8 @@ void LabExtension::client_started(const std::shared_ptr<serve::WsClient>& client
       source->start();
     } catch (const Error& e) {
       log_.warn(fmt::format("a view could not start: {}", e.what()));
-      return client->send_error(e.error_code(), e.what());
+      // The protocol's code for it (a reader missing: PROBE_NOT_FOUND), as a reader's own error gets.
+      return client->send_error(serve::callisto_code_for_child(error_code_name(e.error_code())), e.what());
     }
     if (!key.empty()) shared_[key] = source;
   }

@@ -7,8 +7,10 @@ stored one whose viewer stopped reading: its trace-query blocked on its pipe).
 - SIGKILL: its view readers end too (they were left running, each in its own process group,
   a quiet board's trace-pull holding its consumer for ever);
 - a second trace-lab on the same --listen port: exit 5 and a message naming the address.
-Usage: test_lab_signals.py BUILD_TOOLS_DIR"""
+Usage: test_lab_attacks.py BUILD_TOOLS_DIR"""
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -94,6 +96,38 @@ def check_second_on_port(stack):
     check(f"127.0.0.1:{stack.lab_port}" in result.stderr, "its message names the address", result.stderr[-300:])
 
 
+def check_readers_missing(stack):
+    alone = os.path.join(stack.work, "alone")
+    os.makedirs(alone)
+    shutil.copy(stack.lab_binary, alone)
+    stack.lab.kill()
+    log = os.path.join(stack.work, "trace-lab.log")
+    os.replace(log, f"{log}.before-alone")
+    stack.lab_binary = os.path.join(alone, "trace-lab")
+    path = os.environ["PATH"]
+    os.environ["PATH"] = "/usr/bin:/bin"  # trace-pull and trace-query are in neither
+    try:
+        stack.start_lab()
+    finally:
+        os.environ["PATH"] = path
+    for query, reader in (("board=rack3-b00&live=1", "trace-pull"), ("board=rack3-b00&run=r1", "trace-query")):
+        viewer = subprocess.run(["node", VIEW, f"ws://127.0.0.1:{stack.lab_port}/ws?{query}", "--seconds", "3"],
+                                capture_output=True, text=True, timeout=120)
+        errors = json.loads(viewer.stderr.strip().splitlines()[-1])["errors"]
+        check(len(errors) == 1 and reader in errors[0]["message"] and errors[0]["code"] == "PROBE_NOT_FOUND",
+              f"{reader} missing: the viewer is told why, with a code (PROBE_NOT_FOUND)", errors)
+    kids = [pid for pid in filter(str.isdigit, os.listdir("/proc")) if parent_of(pid) == stack.lab.proc.pid]
+    check(not kids, "no child of trace-lab's (none running, no zombie)", kids)
+
+
+def parent_of(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return None
+
+
 stack = LabStack(TOOLS)
 try:
     stack.start(boards=1, records="100K")
@@ -102,6 +136,7 @@ try:
     check_second_on_port(stack)
     for signo in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGKILL):
         check_stop(stack, signo)
+    check_readers_missing(stack)
 finally:
     stack.stop()
 sys.exit(check.summary())
