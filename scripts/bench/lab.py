@@ -493,6 +493,9 @@ try:
     clickhouse = engines.ClickHouse(os.path.join(work, "clickhouse")).start()
     ch = ClickHouseHttp(clickhouse)
     parts = args.parts.split(",")
+    if "stores" in parts and "boards" not in parts:
+        sys.exit("lab.py: --parts stores drains the streams the boards part fills: add boards "
+                 "(e.g. --parts boards,stores --boards 100)")
     exact = True
     if "boards" in parts:
         per_tick = max(1, args.rate // 10)

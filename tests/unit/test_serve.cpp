@@ -840,7 +840,7 @@ TEST_CASE("charts' statistics: a line the pump leaves out (the seam of then=live
   InputPump pump(ByteSource::from_fd(pipe_fds[0], "a pipe", true), kinds, std::move(callbacks), std::move(options));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (!ended && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // pace: the poll of a wait with a deadline
   REQUIRE(ended);
   const auto statistics = pump.statistics_at_end();
   REQUIRE(statistics);
