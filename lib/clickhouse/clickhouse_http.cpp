@@ -82,6 +82,11 @@ struct ClickHouseHttp::Impl {
   std::optional<beast::tcp_stream> stream;
   beast::flat_buffer buffer;
   bool reused = false;  // the connection carried a request before (the server may have closed it)
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+
+  [[nodiscard]] bool past_deadline() const noexcept {
+    return deadline && std::chrono::steady_clock::now() >= *deadline;
+  }
 
   // Starts an operation with `start(handler)` and runs until it completes, within the timeout;
   // a stop request (SIGINT/SIGTERM) closes the connection and ends the wait.
@@ -89,7 +94,8 @@ struct ClickHouseHttp::Impl {
   boost::system::error_code await(Start&& start) {
     boost::system::error_code result;
     bool done = false;
-    stream->expires_after(std::chrono::milliseconds(settings.timeout_ms));
+    const auto silence_bound = std::chrono::steady_clock::now() + std::chrono::milliseconds(settings.timeout_ms);
+    stream->expires_at(deadline ? std::min(silence_bound, *deadline) : silence_bound);
     std::forward<Start>(start)([&](boost::system::error_code error, auto&&...) {
       result = error;
       done = true;
@@ -143,6 +149,10 @@ struct ClickHouseHttp::Impl {
 
   [[noreturn]] void fail(const boost::system::error_code& error, std::string_view doing) {
     stream.reset();
+    if (error == beast::error::timeout && past_deadline()) {
+      throw Error(ExitCode::timeout,
+                  fmt::format("ClickHouse at {}: no answer before the request's deadline ({})", endpoint, doing));
+    }
     if (error == beast::error::timeout) {
       throw Error(ExitCode::timeout, fmt::format("ClickHouse at {}: no answer within {} ms ({}); giving up", endpoint,
                                                  settings.timeout_ms, doing));
@@ -250,6 +260,14 @@ ClickHouseHttp::~ClickHouseHttp() = default;
 
 const std::string& ClickHouseHttp::endpoint() const noexcept {
   return impl_->endpoint;
+}
+
+bool ClickHouseHttp::past_deadline() const noexcept {
+  return impl_->past_deadline();
+}
+
+void ClickHouseHttp::set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) {
+  impl_->deadline = deadline;
 }
 
 HttpReply ClickHouseHttp::post(std::string_view query, std::string_view body) {

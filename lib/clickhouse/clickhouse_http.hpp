@@ -6,10 +6,12 @@
 // ends a wait too, unless the settings say to finish it (an insert whose rows are fetched).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -51,6 +53,11 @@ class ClickHouseHttp {
   // Runs a statement and throws Error(failure) with ClickHouse's message when it fails.
   void execute(std::string_view statement);
   [[nodiscard]] const std::string& endpoint() const noexcept;
+  // From now on no wait goes past `deadline` (a whole request's bound, besides timeout_ms's
+  // silence bound): past it, Error(timeout); nullopt: none.
+  void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline);
+  // Whether the deadline set has passed (what a timeout met means).
+  [[nodiscard]] bool past_deadline() const noexcept;
 
  private:
   struct Impl;

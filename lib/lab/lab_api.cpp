@@ -19,9 +19,11 @@ namespace {
 constexpr std::size_t max_answer_bytes = std::size_t{8} << 20;  // boards, runs
 constexpr std::size_t store_columns = 13;
 
-// An engine that did not answer, or refused: 503, naming it.
+// An engine that did not answer, or refused: 503, naming it; 504 when it did not answer by the
+// request's deadline (`late`).
 struct EngineAway {
   std::string message;
+  bool late = false;
 };
 
 serve::HttpAnswer json_answer(std::string body) {
@@ -236,26 +238,40 @@ bool LabApi::get(std::string_view path, std::string_view target, const serve::An
   if (path == "/api/boards") {
     const auto request = parse_boards_request(target);
     if (const auto* bad = std::get_if<BadParameter>(&request)) return refuse(*bad), true;
-    queue([this, r = std::get<BoardsRequest>(request)](ClickHouseHttp& ch) { return boards(ch, r); }, answer);
+    const auto& r = std::get<BoardsRequest>(request);
+    queue(
+        fmt::format("boards {} {}", r.window_s, r.glob), [this, r](ClickHouseHttp& ch) { return boards(ch, r); },
+        answer);
   } else if (path == "/api/search") {
     const auto request = parse_search_request(target, realtime_us());
     if (const auto* bad = std::get_if<BadParameter>(&request)) return refuse(*bad), true;
-    queue([this, r = std::get<SearchRequest>(request)](ClickHouseHttp& ch) { return search(ch, r); }, answer);
+    queue(
+        {}, [this, r = std::get<SearchRequest>(request)](ClickHouseHttp& ch) { return search(ch, r); }, answer);
   } else if (path == "/api/runs") {
     const auto board = parse_runs_request(target);
     if (const auto* bad = std::get_if<BadParameter>(&board)) return refuse(*bad), true;
-    queue([this, b = std::get<std::string>(board)](ClickHouseHttp& ch) { return runs(ch, b); }, answer);
+    queue(
+        {}, [this, b = std::get<std::string>(board)](ClickHouseHttp& ch) { return runs(ch, b); }, answer);
   } else {
     return false;
   }
   return true;
 }
 
-void LabApi::queue(Job job, const serve::AnswerHttp& answer) {
+void LabApi::queue(std::string key, Work work, const serve::AnswerHttp& answer) {
   {
     const std::scoped_lock lock(mutex_);
+    // An identical request waiting already (a page's poll, from several browsers): its answer is this one's too.
+    const auto same =
+        std::find_if(jobs_.begin(), jobs_.end(), [&](const Job& job) { return !key.empty() && job.key == key; });
+    if (same != jobs_.end() && !stopping_) {
+      same->answers.push_back(answer);
+      return;
+    }
     if (jobs_.size() < max_waiting_requests && !stopping_) {
-      jobs_.emplace_back(std::move(job), answer);
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                                   std::chrono::duration<double>(settings_.deadline_s));
+      jobs_.push_back(Job{std::move(key), deadline, std::move(work), {answer}});
       wake_.notify_one();
       return;
     }
@@ -266,7 +282,7 @@ void LabApi::queue(Job job, const serve::AnswerHttp& answer) {
 void LabApi::work() {
   std::optional<ClickHouseHttp> clickhouse;
   while (true) {
-    std::pair<Job, serve::AnswerHttp> next;
+    Job next;
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
@@ -274,21 +290,32 @@ void LabApi::work() {
       next = std::move(jobs_.front());
       jobs_.pop_front();
     }
-    serve::HttpAnswer answer;
-    try {
-      if (!clickhouse) clickhouse.emplace(settings_.clickhouse);
-      answer = next.first(*clickhouse);
-    } catch (const EngineAway& away) {
-      clickhouse.reset();  // a new connection next time
-      answer = error_answer(503, away.message);
-    } catch (const Error& e) {
-      clickhouse.reset();
-      log_.warn(fmt::format("an API request failed: {}", e.what()));
-      answer = error_answer(503, fmt::format("ClickHouse: {}", e.what()));
-    }
-    boost::asio::post(
-        io_, [reply = std::move(next.second), answer = std::move(answer)]() mutable { reply(std::move(answer)); });
+    const serve::HttpAnswer answer = run(next, clickhouse);
+    boost::asio::post(io_, [replies = std::move(next.answers), answer]() mutable {
+      for (const serve::AnswerHttp& reply : replies) reply(serve::HttpAnswer(answer));
+    });
   }
+}
+
+// A request already past its deadline is answered at once, without asking the store.
+serve::HttpAnswer LabApi::run(Job& job, std::optional<ClickHouseHttp>& clickhouse) {
+  if (std::chrono::steady_clock::now() >= job.deadline) return error_answer(504, too_late_message());
+  try {
+    if (!clickhouse) clickhouse.emplace(settings_.clickhouse);
+    clickhouse->set_deadline(job.deadline);
+    return job.work(*clickhouse);
+  } catch (const EngineAway& away) {
+    clickhouse.reset();  // a new connection next time
+    return error_answer(away.late ? 504 : 503, away.message);
+  } catch (const Error& e) {
+    clickhouse.reset();
+    log_.warn(fmt::format("an API request failed: {}", e.what()));
+    return error_answer(503, fmt::format("ClickHouse: {}", e.what()));
+  }
+}
+
+std::string LabApi::too_late_message() const {
+  return fmt::format("ClickHouse did not answer within {} s", settings_.deadline_s);
 }
 
 std::string LabApi::select(ClickHouseHttp& clickhouse, const std::string& sql, std::size_t max_bytes, bool& cut) {
@@ -306,6 +333,7 @@ std::string LabApi::select(ClickHouseHttp& clickhouse, const std::string& sql, s
       body += piece;
     });
   } catch (const Error& e) {
+    if (e.code() == ExitCode::timeout && clickhouse.past_deadline()) throw EngineAway{too_late_message(), true};
     throw EngineAway{fmt::format("ClickHouse is away ({}): {}", settings_.clickhouse.url, e.what())};
   }
   if (reply.status != 200) {
@@ -333,7 +361,7 @@ serve::HttpAnswer LabApi::boards(ClickHouseHttp& clickhouse, const BoardsRequest
         parse_boards_answer(select(clickhouse, boards_sql(settings_.table, request, now), max_answer_bytes, cut));
   } catch (const EngineAway& away) {
     if (live.error) {
-      return error_answer(503, fmt::format("{}; and NATS: {}", away.message, *live.error));
+      return error_answer(away.late ? 504 : 503, fmt::format("{}; and NATS: {}", away.message, *live.error));
     }
     stored.away = away.message;  // what NATS knows is answered, the store's figures null
   }

@@ -2,9 +2,13 @@
 // parameters are parsed on the io thread (a bad one is 400 at once, no engine asked); the
 // query runs on a worker thread with its own ClickHouse client, so the io thread never waits
 // on an engine, and its answer is posted back. At most max_waiting_requests wait for the
-// worker (past that: 503, busy); every answer is bounded in rows and bytes.
+// worker (past that: 503, busy); every answer is bounded in rows and bytes. Each request is
+// answered within ApiSettings::deadline_s of its arrival (504 past it: one slow store must not
+// stall the pages' polls queued behind each other), and identical /api/boards polls waiting
+// together share one query.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -28,6 +32,9 @@ namespace tp::lab {
 struct ApiSettings {
   ClickHouseSettings clickhouse;
   StoreTable table;
+  // Every API request is answered within this many seconds of its arrival (--api-deadline),
+  // 504 past it: a page polling every 2 s is not kept waiting behind a slow store.
+  double deadline_s = 10;
 };
 
 inline constexpr std::size_t max_waiting_requests = 16;
@@ -67,9 +74,17 @@ class LabApi {
   void stop();
 
  private:
-  using Job = std::function<serve::HttpAnswer(ClickHouseHttp&)>;
-  void queue(Job job, const serve::AnswerHttp& answer);
+  using Work = std::function<serve::HttpAnswer(ClickHouseHttp&)>;
+  struct Job {
+    std::string key;  // identical requests' (those may share one answer); empty: not shared
+    std::chrono::steady_clock::time_point deadline;
+    Work work;
+    std::vector<serve::AnswerHttp> answers;
+  };
+  void queue(std::string key, Work work, const serve::AnswerHttp& answer);
   void work();
+  serve::HttpAnswer run(Job& job, std::optional<ClickHouseHttp>& clickhouse);
+  [[nodiscard]] std::string too_late_message() const;
   serve::HttpAnswer boards(ClickHouseHttp& clickhouse, const BoardsRequest& request);
   serve::HttpAnswer search(ClickHouseHttp& clickhouse, const SearchRequest& request);
   serve::HttpAnswer runs(ClickHouseHttp& clickhouse, const std::string& board);
@@ -83,7 +98,7 @@ class LabApi {
   const Logger& log_;
   std::mutex mutex_;  // guards jobs_ and stopping_
   std::condition_variable wake_;
-  std::deque<std::pair<Job, serve::AnswerHttp>> jobs_;
+  std::deque<Job> jobs_;
   bool stopping_ = false;
   std::thread worker_;  // last: starts after everything it uses
 };

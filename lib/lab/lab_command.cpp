@@ -49,7 +49,7 @@ ExitCode lab(LabOptions o, const Logger& log) {
   o.serve.ports_map_json = PortMap::standard().to_json();
   o.serve.top_interval_s = o.top_interval_s;  // the views' pumps read it (trace-lab has no input of its own)
   const std::string table = o.distributed ? o.table + "_all" : o.table;
-  ApiSettings api{o.clickhouse, StoreTable{o.clickhouse.database, table}};
+  ApiSettings api{o.clickhouse, StoreTable{o.clickhouse.database, table}, o.api_deadline_s};
   MonitorSettings monitor{o.nats, o.stream, o.prefix, o.live_seconds};
   auto extension = std::make_unique<LabExtension>(fleet_commands(o, table), std::move(api), std::move(monitor), log);
   const bool wildcard = o.serve.address == "0.0.0.0" || o.serve.address == "::";

@@ -9,6 +9,7 @@
 #include "clickhouse/clickhouse_rows.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "lab/lab_api.hpp"
 #include "nats/nats_link.hpp"
 #include "nats/stream_check.hpp"
 #include "serve/serve_options.hpp"
@@ -26,6 +27,7 @@ struct LabOptions {
   std::string prefix = "trace";
   ClickHouseSettings clickhouse;
   std::string table{default_table};
+  double api_deadline_s = ApiSettings{}.deadline_s;  // the default is ApiSettings's
   bool distributed = false;  // trace-store made TABLE_all, a Distributed table over the shards: read that
   double live_seconds = 5;   // a board is live when it had records in the last this many seconds
   // trace-top's snapshots in every view, every this many seconds (0: none): the viewer's CPU

@@ -6,7 +6,13 @@ stored one whose viewer stopped reading: its trace-query blocked on its pipe).
   left running (SIGHUP and SIGQUIT ended trace-lab at once, their default, and left both);
 - SIGKILL: its view readers end too (they were left running, each in its own process group,
   a quiet board's trace-pull holding its consumer for ever);
-- a second trace-lab on the same --listen port: exit 5 and a message naming the address.
+- a second trace-lab on the same --listen port: exit 5 and a message naming the address;
+- a slow store (ClickHouse behind a proxy holding its replies) while the boards page polls and
+  searches come: each answered within the API deadline (10 s, the default), 504 or the boards
+  with the store's figures null (they queued on one worker, each waiting --clickhouse-timeout,
+  30 s: the page stalled for minutes); the store back, the boards answered whole again;
+- a view whose reader cannot start: an Error PROBE_NOT_FOUND, then the WebSocket closed (1011,
+  "view could not start"; it was left open, the viewer waiting for records).
 Usage: test_lab_attacks.py BUILD_TOOLS_DIR"""
 import json
 import os
@@ -14,10 +20,14 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 sys.path.insert(0, os.path.join(HERE, "..", "lab"))
+sys.path.insert(0, os.path.join(HERE, "..", "fleet"))
+import engines  # noqa: E402
 from checks import Checks  # noqa: E402
 from waits import WaitTimeout, wait_until  # noqa: E402
 from lab_stack import LabStack, text_line  # noqa: E402
@@ -26,6 +36,8 @@ TOOLS = sys.argv[1]
 check = Checks()
 VIEW = os.path.join(HERE, "..", "lab", "ws_view.mjs")
 READERS = ("trace-pull", "trace-query")
+API_DEADLINE_S = 10  # trace-lab's default --api-deadline
+ANSWER_SLACK_S = 5  # the answer's way back to the client on a loaded machine
 
 
 def readers_of(stack):
@@ -111,13 +123,65 @@ def check_readers_missing(stack):
     finally:
         os.environ["PATH"] = path
     for query, reader in (("board=rack3-b00&live=1", "trace-pull"), ("board=rack3-b00&run=r1", "trace-query")):
-        viewer = subprocess.run(["node", VIEW, f"ws://127.0.0.1:{stack.lab_port}/ws?{query}", "--seconds", "3"],
+        viewer = subprocess.run(["node", VIEW, f"ws://127.0.0.1:{stack.lab_port}/ws?{query}", "--seconds", "60"],
                                 capture_output=True, text=True, timeout=120)
-        errors = json.loads(viewer.stderr.strip().splitlines()[-1])["errors"]
+        summary = json.loads(viewer.stderr.strip().splitlines()[-1])
+        errors = summary["errors"]
         check(len(errors) == 1 and reader in errors[0]["message"] and errors[0]["code"] == "PROBE_NOT_FOUND",
               f"{reader} missing: the viewer is told why, with a code (PROBE_NOT_FOUND)", errors)
+        check(summary["closed"] == {"code": 1011, "reason": "view could not start"},
+              f"{reader} missing: then the WebSocket is closed (1011), the viewer does not wait", summary)
     kids = [pid for pid in filter(str.isdigit, os.listdir("/proc")) if parent_of(pid) == stack.lab.proc.pid]
     check(not kids, "no child of trace-lab's (none running, no zombie)", kids)
+
+
+def timed_get(stack, path, results):
+    start = time.monotonic()
+    try:
+        status, body = stack.get(path)
+    except OSError as e:  # no answer within get's 60 s
+        status, body = None, str(e).encode()
+    results.append((path, status, body, time.monotonic() - start))
+
+
+def late_answer_ok(path, status, body):
+    """504 naming the deadline; for the boards, also 200 with the store's figures null for it."""
+    said = f"ClickHouse did not answer within {API_DEADLINE_S} s"
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        return False
+    if status == 504:
+        return answer.get("error") == said
+    return (status == 200 and path.startswith("/api/boards") and answer["away"] == {"engine": "clickhouse", "why": said}
+            and all(b["records"] is None for b in answer["boards"]))
+
+
+def check_slow_store(stack):
+    proxy = engines.TcpProxy(stack.clickhouse.http_port)
+    stack.lab.kill()
+    log = os.path.join(stack.work, "trace-lab.log")
+    os.replace(log, f"{log}.before-slow")
+    stack.start_lab(clickhouse_url=f"http://127.0.0.1:{proxy.port}")
+    proxy.hold_replies_after(b"SELECT")
+    paths = (["/api/boards?window=3600"] * 6 + ["/api/boards?window=86400"] +
+             [f"/api/search?text=watchdog{i}" for i in range(5)] + ["/api/runs?board=rack3-b00"])
+    results = []
+    threads = [threading.Thread(target=timed_get, args=(stack, path, results)) for path in paths]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    slow = [(p, s, round(t, 1)) for p, s, _, t in results if t > API_DEADLINE_S + ANSWER_SLACK_S]
+    check(len(results) == len(paths) and not slow,
+          f"a store holding its replies: each of {len(paths)} API requests answered within {API_DEADLINE_S} s", slow)
+    wrong = [(p, s, b[:200]) for p, s, b, _ in results if not late_answer_ok(p, s, b)]
+    check(not wrong, "each says ClickHouse did not answer in time (504, or the boards without the store's figures)",
+          wrong)
+    proxy.hold_replies_after(None)
+    wait_until(lambda: stack.get_json("/api/boards?window=86400")["away"] is None,
+               "the store answering again, the boards are answered whole", lambda: stack.lab.log()[-600:])
+    proxy.close()
 
 
 def parent_of(pid):
@@ -136,6 +200,7 @@ try:
     check_second_on_port(stack)
     for signo in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGKILL):
         check_stop(stack, signo)
+    check_slow_store(stack)
     check_readers_missing(stack)
 finally:
     stack.stop()

@@ -98,10 +98,12 @@ class LabStack:
             raise AssertionError(f"trace-store: {result.returncode} {result.stderr[-400:]}")
         return result
 
-    def start_lab(self, *args):
+    def start_lab(self, *args, clickhouse_url=None):
+        """trace-lab on these engines (on ClickHouse at clickhouse_url: a proxy of it)."""
         log_path = os.path.join(self.work, "trace-lab.log")
         self.lab = engines.Process("trace-lab", [self.lab_binary, "--listen", "127.0.0.1:0", "--server",
-                                                 self.nats.url(), "--clickhouse", self.clickhouse.url(), "-v", *args],
+                                                 self.nats.url(), "--clickhouse",
+                                                 clickhouse_url or self.clickhouse.url(), "-v", *args],
                                    log_path).start()
         pattern = re.compile(r"trace-lab on http://127\.0\.0\.1:(\d+)/")
         wait_until(lambda: pattern.search(self.lab.log()) or not self.lab.running(), "trace-lab says its URL",

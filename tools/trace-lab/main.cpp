@@ -26,6 +26,12 @@ int run_main(int argc, char** argv) {
   app.add_option("--stream", o.stream, "JetStream stream")->default_val(o.stream);
   app.add_option("--subject-prefix", o.prefix, "Subjects are PREFIX.BOARD")->default_val(o.prefix);
   tp::add_clickhouse_options(app, o.clickhouse, o.table);
+  app.add_option("--api-deadline", o.api_deadline_s,
+                 "Answer every API request (boards, search, runs) within SECONDS of its arrival: past it, 504 "
+                 "(ClickHouse did not answer in time) and the next request is asked")
+      ->default_val(o.api_deadline_s)
+      ->type_name("SECONDS")
+      ->check(CLI::Range(0.1, 3600.0));
   app.add_flag("--distributed", o.distributed,
                "Read TABLE_all, the Distributed table trace-store made over the shards of a cluster");
   app.add_option("--live-seconds", o.live_seconds, "A board is live when it had records in the last SECONDS")
