@@ -74,8 +74,10 @@ void LabExtension::client_started(const std::shared_ptr<serve::WsClient>& client
       source->start();
     } catch (const Error& e) {
       log_.warn(fmt::format("a view could not start: {}", e.what()));
-      // The protocol's code for it (a reader missing: PROBE_NOT_FOUND), as a reader's own error gets.
-      return client->send_error(serve::callisto_code_for_child(error_code_name(e.error_code())), e.what());
+      // The protocol's code for it (a reader missing: PROBE_NOT_FOUND), as a reader's own error
+      // gets; then closed (1011, the server's fault), or the viewer would wait for records.
+      client->send_error(serve::callisto_code_for_child(error_code_name(e.error_code())), e.what());
+      return client->close(serve::close_code::internal_error, "view could not start");
     }
     if (!key.empty()) shared_[key] = source;
   }
