@@ -21,6 +21,7 @@ complete -c trace-lab -l clickhouse-creds -r -F -d 'File whose first line is use
 complete -c trace-lab -l database -x -d 'ClickHouse database'
 complete -c trace-lab -l table -x -d 'ClickHouse table'
 complete -c trace-lab -l clickhouse-timeout -x -d 'Milliseconds ClickHouse may stay silent (to connect, to answer, between pieces of an answer) before the tool gives up (exit 8)'
+complete -c trace-lab -l api-deadline -x -d 'Answer every API request (boards, search, runs) within SECONDS of its arrival: past it, 504 (ClickHouse did not answer in time) and the next request is asked'
 complete -c trace-lab -l distributed -d 'Read TABLE_all, the Distributed table trace-store made over the shards of a cluster'
 complete -c trace-lab -l live-seconds -x -d 'A board is live when it had records in the last SECONDS'
 complete -c trace-lab -l top-interval -x -d 'Send every view trace-top\'s statistics records (Top* kinds) every SECONDS, of its newest run: the viewer\'s CPU load, Durations and Statistics tabs (0: none)'
