@@ -9,6 +9,8 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 #include <string_view>
 
 namespace tp {
@@ -38,6 +40,17 @@ void stop_on(int signo) {
   action.sa_flags = 0;
   sigaction(signo, &action, nullptr);
 }
+// Whether the process PID (decimal text) is gone or a zombie: its /proc/PID/stat missing, or
+// its state (the field after the command's closing parenthesis) Z or X.
+bool process_has_ended(const std::string& pid) {
+  std::ifstream stat("/proc/" + pid + "/stat");
+  std::string text;
+  if (!std::getline(stat, text)) return true;
+  const std::size_t close = text.rfind(')');
+  if (close == std::string::npos || close + 2 >= text.size()) return true;
+  const char state = text[close + 2];
+  return state == 'Z' || state == 'X';
+}
 }  // namespace
 
 void install_stop_signal_handlers() {
@@ -58,13 +71,17 @@ void stop_on_hangup_and_quit() {
 void stop_with_parent_from_environment() {
   const char* value = std::getenv(stop_with_parent_variable);
   if (value == nullptr) return;
-  const std::string_view parent(value);
-  const bool ours = parent == std::to_string(::getppid());
+  const std::string parent(value);
   ::unsetenv(stop_with_parent_variable);
-  if (!ours) return;
-  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-  // The parent may have died before the request: this process is another's child already.
-  if (parent != std::to_string(::getppid())) ::raise(SIGTERM);
+  if (parent == std::to_string(::getppid())) {
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    // The parent may have died between the check and the request.
+    if (parent != std::to_string(::getppid())) ::raise(SIGTERM);
+  } else if (!parent.empty() && parent.find_first_not_of("0123456789") == std::string::npos &&
+             process_has_ended(parent)) {
+    // It died before this process got here (between its exec and this call): stop now.
+    ::raise(SIGTERM);
+  }
 }
 
 int stop_requested() noexcept {

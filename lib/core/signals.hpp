@@ -15,7 +15,9 @@ void stop_on_hangup_and_quit();
 // TRACEPIPE_STOP_WITH_PARENT=PID: such a child asks the kernel for SIGTERM (a clean stop) when
 // that parent dies, however it dies (SIGKILL included), so no reader lingers holding an
 // engine's consumer or query. Only the named parent's own child does so (not a grandchild that
-// inherited the variable); the variable is removed from the environment either way.
+// inherited the variable); where the named parent has already ended (it died between this
+// process's start and the call), the stop is requested at once. The variable is removed from
+// the environment either way.
 inline constexpr const char* stop_with_parent_variable = "TRACEPIPE_STOP_WITH_PARENT";
 void stop_with_parent_from_environment();
 

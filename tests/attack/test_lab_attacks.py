@@ -57,6 +57,20 @@ def readers_of(stack):
     return found
 
 
+def describe(pid):
+    """A process as (pid, its argv[0], state, parent, kernel wait channel) for a failure's message."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            program = os.path.basename(f.read().split(b"\0")[0].decode(errors="replace"))
+        with open(f"/proc/{pid}/status") as f:
+            status = dict(line.split(":", 1) for line in f if ":" in line)
+        with open(f"/proc/{pid}/wchan") as f:
+            wchan = f.read()
+        return pid, f"{program} state {status['State'].strip()} ppid {status['PPid'].strip()} in {wchan}"
+    except OSError as error:
+        return pid, str(error)
+
+
 def open_views(stack):
     """A live view on a quiet board and a stored view whose viewer stops reading: both readers run."""
     url = f"ws://127.0.0.1:{stack.lab_port}/ws?"
@@ -90,8 +104,8 @@ def check_stop(stack, signo):
         wait_until(lambda: not readers_of(stack), "", timeout=30)
         left = []
     except WaitTimeout:
-        left = readers_of(stack)
-        for pid in left:
+        left = [describe(pid) for pid in readers_of(stack)]
+        for pid, _ in left:
             os.kill(pid, signal.SIGKILL)  # not to confuse the next case
     check(not left, f"{name}: no trace-pull/trace-query of trace-lab's left running", left)
     close_viewers(viewers)

@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -402,6 +404,42 @@ TEST_CASE("tool options: negative numbers and numbers past 2^64 are usage errors
   CHECK(run({"--name", "-x"}).first == 0);
   CHECK(run({"--name", "-1abc"}).first == 0);  // a token that starts like a number is text
   tp::reset_stop_request();
+}
+
+// stop_with_parent_from_environment in a child of this test (fork), as a reader trace-lab
+// starts runs it: the child's exit status says what it found (0: as expected).
+namespace {
+int stop_with_parent_in_child(const std::string& value, int expected_stop, int expected_death_signal) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::setenv(tp::stop_with_parent_variable, value.c_str(), 1);
+    tp::install_stop_signal_handlers();
+    tp::stop_with_parent_from_environment();
+    int death_signal = 0;
+    ::prctl(PR_GET_PDEATHSIG, &death_signal);
+    const bool as_expected = tp::stop_requested() == expected_stop && death_signal == expected_death_signal &&
+                             std::getenv(tp::stop_with_parent_variable) == nullptr;
+    ::_exit(as_expected ? 0 : 1);
+  }
+  int status = -1;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+}  // namespace
+
+TEST_CASE("stop with parent: the named parent's child stops when it dies, even before the request") {
+  // A process that has ended (reaped): the child's named parent died before it got to ask.
+  const pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  ::waitpid(gone, nullptr, 0);
+  CHECK(stop_with_parent_in_child(std::to_string(gone), SIGTERM, 0) == 0);
+  // Its parent alive: the kernel is asked for SIGTERM at its death, no stop now.
+  CHECK(stop_with_parent_in_child(std::to_string(::getpid()), 0, SIGTERM) == 0);
+  // A living process that is not its parent (inherited past a child): nothing asked.
+  CHECK(stop_with_parent_in_child("1", 0, 0) == 0);
+  // Not a pid: nothing asked, and the variable is gone all the same.
+  CHECK(stop_with_parent_in_child("12ab", 0, 0) == 0);
+  CHECK(stop_with_parent_in_child("", 0, 0) == 0);
 }
 
 TEST_CASE("printable: a peer's bytes cannot drive the terminal") {
