@@ -31,6 +31,7 @@ ServerCore::ServerCore(ServeOptions options, const Logger& logger, std::unique_p
       server_id_(random_uuid()),
       origins_(OriginPolicyConfig{}),
       slots_(options_.max_clients, max_unauthenticated_connections),
+      extension_(std::move(extension)),
       command_(tcp_.io(), options_, logger,
                CommandHooks{[this](ByteSource source) { start_input(std::move(source)); },
                             [this] { return input_->reading(); }, [this] { input_->stop(); },
@@ -39,7 +40,6 @@ ServerCore::ServerCore(ServeOptions options, const Logger& logger, std::unique_p
   // The real port is known only now (port 0); the browser's Origin will name it.
   options_.port = tcp_.port();
   origins_ = origin_policy();
-  extension_ = std::move(extension);
   if (extension_) extension_->attach(*this);
   input_ = std::make_shared<Channel>(tcp_.io(), kinds_, input_settings(options_), input_events());
 }
