@@ -136,9 +136,28 @@ function drawLabels(context, frame, series) {
   }));
 }
 
+// Following live with no new snapshot part, the chart's intervals are those drawn already:
+// the render loop then draws it again at most once a second (each draw costs the page a canvas
+// commit, and at 200k records/s the page's main thread is the budget); at once when a snapshot
+// part comes, the user moves the range or the canvas changes size. An explicit render draws.
+const LIVE_REDRAW_MS = 1000;
+let lastDraw = null;
+
+function drawKey(canvas) {
+  return { statistics: live.statistics, parts: state.statisticsRecords, view: state.view, follow: state.view.follow,
+           width: canvas.clientWidth, height: canvas.clientHeight };
+}
+
+export function loadUnchanged() {
+  const key = drawKey($('load'));
+  return lastDraw !== null && key.follow && performance.now() - lastDraw.at < LIVE_REDRAW_MS &&
+    Object.keys(key).every((k) => lastDraw.key[k] === key[k]);
+}
+
 // `target`: where to draw (an SVG export's), else the canvas.
 export function renderLoad(target = null) {
   const canvas = $('load');
+  if (!target) lastDraw = { key: drawKey(canvas), at: performance.now() };
   const { context, width, height } = target ?? fitCanvas(canvas);
   context.clearRect(0, 0, width, height);
   const top = live.statistics;

@@ -25,7 +25,7 @@ import { exportCsv, exportNdjson } from './export.js';
 import { heldRecord, renderLog } from './log.js';
 import { renderTimeline, setupTimelineInput } from './timeline.js';
 import { renderCounters, setupCountersInput } from './counters.js';
-import { loadChartData, renderLoad, setupLoadInput } from './load.js';
+import { loadChartData, loadUnchanged, renderLoad, setupLoadInput } from './load.js';
 import { durationsChartData, renderDurations, setupDurationsInput } from './durations.js';
 import { flameChartData, renderFlame, setupFlameInput } from './flame.js';
 import { renderExceptions, renderMarkers, renderPcSamples, renderStatistics } from './tables.js';
@@ -65,6 +65,9 @@ const RENDERERS = {
   records: () => renderLog($('records'), live.agg.all, (r) => r.json, heldRecord),
 };
 
+// A tab whose drawing can tell it would draw the same again (the render loop skips it then).
+const UNCHANGED = { load: loadUnchanged };
+
 let lastRender = 0;
 function frame(now) {
   renderStats();
@@ -72,7 +75,7 @@ function frame(now) {
   if (state.dirty && !state.paused && now - lastRender > 100) {
     state.dirty = false;
     lastRender = now;
-    RENDERERS[state.activeTab]();
+    if (!UNCHANGED[state.activeTab]?.()) RENDERERS[state.activeTab]();
   }
   requestAnimationFrame(frame);
 }
