@@ -1,5 +1,7 @@
 #include "core/signals.hpp"
 
+#include "core/number.hpp"
+
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -10,6 +12,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -40,10 +43,20 @@ void stop_on(int signo) {
   action.sa_flags = 0;
   sigaction(signo, &action, nullptr);
 }
-// Whether the process PID (decimal text) is gone or a zombie: its /proc/PID/stat missing, or
-// its state (the field after the command's closing parenthesis) Z or X.
-bool process_has_ended(const std::string& pid) {
-  std::ifstream stat("/proc/" + pid + "/stat");
+
+// A pid as the kernel writes one (decimal, no sign or leading zero, below Linux's
+// PID_MAX_LIMIT), else none: anything else names no process, ended or not.
+std::optional<pid_t> pid_from_text(std::string_view text) {
+  constexpr unsigned pid_max_limit = 4'194'304;
+  const std::optional<unsigned> pid = parse_whole_number<unsigned>(text);
+  if (!pid || text.starts_with('0') || *pid >= pid_max_limit) return std::nullopt;
+  return static_cast<pid_t>(*pid);
+}
+
+// Whether the process has ended: its /proc/PID/stat missing, or its state (the field after
+// the command's closing parenthesis) Z (a zombie) or X.
+bool process_has_ended(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string text;
   if (!std::getline(stat, text)) return true;
   const std::size_t close = text.rfind(')');
@@ -71,14 +84,14 @@ void stop_on_hangup_and_quit() {
 void stop_with_parent_from_environment() {
   const char* value = std::getenv(stop_with_parent_variable);
   if (value == nullptr) return;
-  const std::string parent(value);
+  const std::optional<pid_t> parent = pid_from_text(value);
   ::unsetenv(stop_with_parent_variable);
-  if (parent == std::to_string(::getppid())) {
+  if (!parent) return;
+  if (*parent == ::getppid()) {
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     // The parent may have died between the check and the request.
-    if (parent != std::to_string(::getppid())) ::raise(SIGTERM);
-  } else if (!parent.empty() && parent.find_first_not_of("0123456789") == std::string::npos &&
-             process_has_ended(parent)) {
+    if (*parent != ::getppid()) ::raise(SIGTERM);
+  } else if (process_has_ended(*parent)) {
     // It died before this process got here (between its exec and this call): stop now.
     ::raise(SIGTERM);
   }

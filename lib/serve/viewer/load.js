@@ -137,9 +137,10 @@ function drawLabels(context, frame, series) {
 }
 
 // Following live with no new snapshot part, the chart's intervals are those drawn already:
-// the render loop then draws it again at most once a second (each draw costs the page a canvas
-// commit, and at 200k records/s the page's main thread is the budget); at once when a snapshot
-// part comes, the user moves the range or the canvas changes size. An explicit render draws.
+// the render loop then draws it again a second after its last draw, not sooner (each draw costs
+// the page a canvas commit, and at 200k records/s the page's main thread is the budget); at
+// once when a snapshot part comes, the user moves the range or the canvas changes size. An
+// explicit render draws.
 const LIVE_REDRAW_MS = 1000;
 let lastDraw = null;
 

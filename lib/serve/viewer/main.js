@@ -73,9 +73,12 @@ function frame(now) {
   renderStats();
   // Views redraw at most 10 times a second whatever the event rate.
   if (state.dirty && !state.paused && now - lastRender > 100) {
-    state.dirty = false;
     lastRender = now;
-    if (!UNCHANGED[state.activeTab]?.()) RENDERERS[state.activeTab]();
+    // A tab that would draw the same again stays due: it is drawn once that is no longer so.
+    if (!UNCHANGED[state.activeTab]?.()) {
+      state.dirty = false;
+      RENDERERS[state.activeTab]();
+    }
   }
   requestAnimationFrame(frame);
 }
