@@ -440,15 +440,9 @@ TEST_CASE("stop with parent: the named parent's child stops when it dies, even b
   // A zombie (its parent has not waited for it yet) has ended too.
   const pid_t zombie = ::fork();
   if (zombie == 0) ::_exit(0);
-  const auto zombie_stat = "/proc/" + std::to_string(zombie) + "/stat";
-  for (int tries = 0; tries < 10'000; ++tries) {
-    std::ifstream stat(zombie_stat);
-    std::string text;
-    std::getline(stat, text);
-    if (text.find(") Z") != std::string::npos) break;
-    // pace: the polling interval of a wait on /proc with a deadline (REQUIRE below)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  siginfo_t exited{};
+  // Waits for its exit without reaping it (WNOWAIT): from then on it is a zombie.
+  REQUIRE(::waitid(P_PID, static_cast<id_t>(zombie), &exited, WEXITED | WNOWAIT) == 0);
   CHECK(stop_with_parent_in_child(std::to_string(zombie), SIGTERM, 0) == 0);
   ::waitpid(zombie, nullptr, 0);
   // Not a pid as the kernel writes one (its parent with a leading zero, 0, signs, past the
