@@ -21,6 +21,10 @@ void Durations::add(std::uint64_t duration, bool certain) noexcept {
 }
 
 void LoadSeries::double_width() {
+  if (bins_.empty()) {
+    width_ *= 2;
+    return;
+  }
   const std::uint64_t first = first_ / 2;
   std::vector<std::uint64_t> merged((first_ + bins_.size() + 1) / 2 - first, 0);
   for (std::size_t i = 0; i < bins_.size(); ++i) merged[(first_ + i) / 2 - first] += bins_[i];
@@ -209,7 +213,8 @@ void HandlerTracker::close_top(std::uint64_t at, bool uncertain) {
 
 void HandlerTracker::enter(std::uint32_t number, std::uint64_t at, std::string_view name) {
   if (!stack_.empty()) run_top(at);  // the preempted one's stretch ends
-  stack_.push_back(Active{number, at, at, 0, false, {}});
+  const Chart* known = keep_load_ ? chart(number) : nullptr;
+  stack_.push_back(Active{number, at, at, 0, false, LoadSeries(known == nullptr ? 1 : known->load.width())});
   Handler& handler = handlers_[number];
   if (handler.name.empty() && !name.empty()) handler.name.assign(name);
   const auto depth = static_cast<std::uint32_t>(stack_.size());

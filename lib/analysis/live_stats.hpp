@@ -41,6 +41,11 @@ class LoadSeries {
   static constexpr std::size_t max_bins = 1024;
   static constexpr std::size_t max_series = 512;  // kept per tracker (8 KiB each at most)
 
+  LoadSeries() = default;
+  // Starting on a grid of `width` (a power of two): a series that will be added to one of
+  // that width is kept in as few intervals as it needs there.
+  explicit LoadSeries(std::uint64_t width) : width_(width) {}
+
   void add(std::uint64_t from, std::uint64_t to);  // [from, to) had the CPU
   void add(const LoadSeries& other);               // its time too, interval by interval
   // The same series on a grid of `width` (a power of two at least width()).
@@ -158,7 +163,9 @@ class HandlerTracker {
     std::uint64_t entered;
     std::uint64_t self = 0;  // its time so far
     bool uncertain = false;
-    // Its time so far per interval (bounded, however often it is preempted while open).
+    // Its time so far per interval (bounded, however often it is preempted while open), on
+    // its chart's grid: an activation shorter than an interval costs one interval, not one a
+    // cycle (at width 1 it was most of trace-serve --top-interval's time).
     LoadSeries stretches;
   };
   void run_top(std::uint64_t at);

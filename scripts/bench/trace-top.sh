@@ -4,12 +4,15 @@
 # run beside the cheapest aggregation jq and gojq can do on the same records (a count by
 # kind: far less than trace-top computes), per record, with peak memory at two sizes
 # (flat memory: it must not grow with the input). orbtop is not packaged in Debian, so it
-# cannot run here. Target: >= 5 M records/s, flat memory.
+# cannot run here. Target: >= 5 M records/s, flat memory. The same figures made by trace-serve
+# --top-interval for the viewer's charts (with each task's, idle's and handler's time per
+# interval, and the handlers' histograms) on the same records, served to nobody: what the
+# viewer's Statistics, CPU load and Durations tabs cost the server beside its plain forwarding.
 # Usage: scripts/bench/trace-top.sh [SIM_MB]   (default 40 MB of simulated SWO)
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 sim_mb=${1:-40}
-ensure_built tools/trace-top tools/itm-decode tools/swo-capture
+ensure_built tools/trace-top tools/trace-serve tools/itm-decode tools/swo-capture
 for tool in jq gojq; do command -v "$tool" > /dev/null || { echo "needs $tool (scripts/install-deps)"; exit 1; }; done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -28,6 +31,9 @@ row "trace-top --once (simulator)" "$work/sim.ndjson" "'$build/tools/trace-top' 
 row "trace-top --once (simulator, 1/4)" "$work/sim-quarter.ndjson" \
   "'$build/tools/trace-top' --once '$work/sim-quarter.ndjson'"
 row "trace-top --once (DWT-heavy mix)" "$work/dwt.ndjson" "'$build/tools/trace-top' --once '$work/dwt.ndjson'"
+serve="'$build/tools/trace-serve' --listen 127.0.0.1:0 --exit-on-eof --quiet"
+row "trace-serve, forwarding only (simulator)" "$work/sim.ndjson" "$serve '$work/sim.ndjson'"
+row "trace-serve --top-interval 1 (simulator)" "$work/sim.ndjson" "$serve --top-interval 1 '$work/sim.ndjson'"
 row "jq -n (count by kind, 1/4)" "$work/sim-quarter.ndjson" "jq -n '$jq_expr' '$work/sim-quarter.ndjson'"
 row "gojq -n (count by kind, 1/4)" "$work/sim-quarter.ndjson" "gojq -n '$jq_expr' '$work/sim-quarter.ndjson'"
 ratio() { awk -v a="$(grep "^$1 " "$work/times" | awk '{print $NF}')" -v b="$(grep "^$2 " "$work/times" | awk '{print $NF}')" \
