@@ -12,10 +12,19 @@ std::uint64_t Pacer::burst() const noexcept {
   return std::max<std::uint64_t>(rate_ / 200U, 1);
 }
 
+std::uint64_t Pacer::catch_up() const noexcept {
+  return std::max(rate_ / 10U, burst());
+}
+
 std::uint64_t Pacer::allowance(std::uint64_t now_us, std::uint64_t wanted) noexcept {
   if (rate_ == 0) return wanted;
   if (start_us_ == 0) start_us_ = now_us;
-  const std::uint64_t due = (now_us - start_us_) * rate_ / 1'000'000U + burst();
+  std::uint64_t earned = (now_us - start_us_) * rate_ / 1'000'000U;
+  if (earned > sent_ + catch_up()) {  // behind by more than it may catch up: its schedule moves on
+    earned = sent_ + catch_up();
+    start_us_ = now_us - earned * 1'000'000U / rate_;
+  }
+  const std::uint64_t due = earned + burst();
   return due > sent_ ? std::min(wanted, due - sent_) : 0;
 }
 

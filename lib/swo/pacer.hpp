@@ -1,5 +1,8 @@
 // Paces a byte stream to a rate (the simulator's --rate, --file --realtime): how many
-// bytes may go now, and waiting until some may.
+// bytes may go now, and waiting until some may. A source that fell behind (descheduled on a
+// busy host) catches up by at most 100 ms of its rate, as a link whose probe buffers that
+// much: past that it goes on at the rate from where it is, later, rather than in a burst
+// faster than the rate it was asked for.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +26,8 @@ class Pacer {
  private:
   // A few ms worth of bytes may go at once, so a paced source does not wake per byte.
   [[nodiscard]] std::uint64_t burst() const noexcept;
+  // The most it may owe and still send at once.
+  [[nodiscard]] std::uint64_t catch_up() const noexcept;
   std::uint64_t rate_;
   std::uint64_t start_us_ = 0;
   std::uint64_t sent_ = 0;

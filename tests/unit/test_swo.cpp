@@ -361,6 +361,14 @@ TEST_CASE("pacer") {
   CHECK(pacer.wait_us(1'000'000, 1) == 10);
   CHECK(pacer.wait_us(1'000'000, 100) == 1000);
   CHECK(pacer.allowance(1'100'000, 100'000) == 10'000);
+  pacer.sent(10'000);
+  // Descheduled for a second: it may catch up 100 ms of the rate (and the burst), not the
+  // whole second, and goes on at the rate from there.
+  CHECK(pacer.allowance(2'100'000, 1'000'000) == 10'000 + 500);
+  pacer.sent(10'500);
+  CHECK(pacer.allowance(2'100'000, 1'000'000) == 0);
+  CHECK(pacer.allowance(2'110'000, 1'000'000) == 1'000);
+  CHECK(pacer.wait_us(2'110'000, 1'001) == 10);
   Pacer unpaced(0);
   CHECK(unpaced.allowance(5, 12345) == 12345);
 }
