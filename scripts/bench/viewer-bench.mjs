@@ -26,9 +26,10 @@ function eventsPerByte(seed) {
 }
 
 // The tab the viewer shows meanwhile (TRACEPIPE_BENCH_TAB: timeline, load, durations, flame,
-// ...); the chart tabs draw trace-serve's statistics, so it sends them (--top-interval 1).
+// ...); the chart tabs draw trace-serve's statistics, so it sends them (--top-interval 1), as
+// it does for any tab with TRACEPIPE_BENCH_TOP=1.
 const benchTab = process.env.TRACEPIPE_BENCH_TAB || 'timeline';
-const statisticsArgs = ['load', 'durations', 'statistics'].includes(benchTab) ? ' --top-interval 1' : '';
+const statisticsArgs = (process.env.TRACEPIPE_BENCH_TOP === '1' || ['load', 'durations', 'statistics'].includes(benchTab)) ? ' --top-interval 1' : '';
 
 async function startPipeline(rate, seed, perByte, listen) {
   const bytesPerSecond = Math.round(rate / perByte);
@@ -47,16 +48,34 @@ async function startPipeline(rate, seed, perByte, listen) {
   return { port, stop: () => { try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ } } };
 }
 
-// Samples the slowest next frame every 250 ms while `until` is in the future.
-async function slowestFrame(page, until) {
-  let slowest = 0;
+// Samples the next frame every 250 ms while `until` is in the future, with the server's drops
+// for this page and the machine's runnable threads (/proc/stat procs_running) at that moment:
+// where drops came, what the page and the machine were doing then.
+function runnable() {
+  return Number(/procs_running (\d+)/.exec(fs.readFileSync('/proc/stat', 'utf8'))[1]);
+}
+
+async function sampleFrames(page, until) {
+  const samples = [];
+  const t0 = Date.now();
   while (Date.now() < until) {
-    const took = await page.evaluate(
-      'new Promise((resolve) => { const t0 = performance.now(); requestAnimationFrame(() => resolve(performance.now() - t0)); })');
-    slowest = Math.max(slowest, took);
-    await sleep(250);
+    const { took, dropped } = await page.evaluate(
+      `new Promise((resolve) => { const t0 = performance.now(); requestAnimationFrame(() => resolve({
+         took: performance.now() - t0, dropped: window.tracepipe?.state.stats?.dropped_total ?? 0 })); })`);
+    samples.push({ at: (Date.now() - t0) / 1000, took, dropped, runnable: runnable() });
+    await sleep(250);  // pace: a sample every 250 ms
   }
-  return slowest;
+  return samples;
+}
+
+// The samples around the first of each stretch of drops (the 2 s before it and the first after).
+function printDrops(samples) {
+  for (let i = 1; i < samples.length; i++) {
+    if (samples[i].dropped === samples[i - 1].dropped || (i > 1 && samples[i - 1].dropped !== samples[i - 2].dropped)) continue;
+    const around = samples.slice(Math.max(0, i - 8), i + 2);
+    console.log(`  drops from ${samples[i - 1].at.toFixed(2)} s: ` + around.map((s) =>
+      `${s.at.toFixed(2)} s frame ${s.took.toFixed(0)} ms, ${s.runnable} runnable, ${s.dropped} dropped`).join('; '));
+  }
 }
 
 // TRACEPIPE_BENCH_TRACE=1: a Chromium trace of the page meanwhile (the DevTools timeline's
@@ -111,8 +130,10 @@ async function benchViewer(browser, rate, perByte) {
     const before = await read();
     const endTrace = tracing ? await startTrace(page) : null;
     const t0 = Date.now();
-    const slowest = await slowestFrame(page, t0 + seconds * 1000);
+    const samples = await sampleFrames(page, t0 + seconds * 1000);
+    const slowest = Math.max(...samples.map((s) => s.took));
     const after = await read();
+    if (after.dropped > before.dropped) printDrops(samples);
     // The open tab drawn 10 times in a row, synchronously: its drawing's own cost, apart
     // from the records' arrival and the compositor (the slowest of the 10).
     const render = await page.evaluate(`(() => { let slowest = 0; for (let i = 0; i < 10; i++) {
@@ -186,7 +207,7 @@ async function benchCallisto(browser, rate, perByte) {
     await sleep(2000);
     const before = await page.evaluate('window.benchEvents');
     const t0 = Date.now();
-    const slowest = await slowestFrame(page, t0 + seconds * 1000);
+    const slowest = Math.max(...(await sampleFrames(page, t0 + seconds * 1000)).map((s) => s.took));
     const events = await page.evaluate('window.benchEvents');
     return { rate: (events - before) / ((Date.now() - t0) / 1000), slowest };
   } finally {

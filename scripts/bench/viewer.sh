@@ -5,7 +5,8 @@
 # with no drops, next frame < 100 ms, 1,000,000 records held.
 # Usage: scripts/bench/viewer.sh [SECONDS [RATE...]]   (default 30 s at 50k 100k 200k 300k)
 # TRACEPIPE_BENCH_TAB=load (durations, flame, ...): that tab open meanwhile (default timeline).
-# TRACEPIPE_BENCH_CALLISTO=0: our viewer only; TRACEPIPE_BENCH_TRACE=1: the page's longest tasks.
+# TRACEPIPE_BENCH_CALLISTO=0: our viewer only; TRACEPIPE_BENCH_TRACE=1: the page's longest tasks;
+# TRACEPIPE_BENCH_TOP=1: the server sends its statistics (--top-interval 1) whatever the tab.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 ensure_built tools/trace-serve tools/itm-decode tools/swo-capture
