@@ -369,6 +369,14 @@ TEST_CASE("pacer") {
   CHECK(pacer.allowance(2'100'000, 1'000'000) == 0);
   CHECK(pacer.allowance(2'110'000, 1'000'000) == 1'000);
   CHECK(pacer.wait_us(2'110'000, 1'001) == 10);
+  // A year into a run at 2.5 MB/s (a 25 Mbit/s link): no product overflows.
+  Pacer soak(2'500'000);
+  const std::uint64_t start = 1'000'000;
+  const std::uint64_t year_us = 365ULL * 24 * 3600 * 1'000'000;
+  CHECK(soak.allowance(start, 1) == 1);
+  soak.sent(2'500'000ULL * (year_us / 1'000'000) - 12'500);
+  CHECK(soak.allowance(start + year_us, 1'000'000'000) == 12'500 + 12'500);
+  CHECK(soak.wait_us(start + year_us, 12'500 + 12'500 + 2'500) == 1'000);
   Pacer unpaced(0);
   CHECK(unpaced.allowance(5, 12345) == 12345);
 }
