@@ -27,16 +27,16 @@ std::uint64_t Pacer::burst() const noexcept {
   return std::max<std::uint64_t>(rate_ / 200U, 1);
 }
 
-std::uint64_t Pacer::catch_up() const noexcept {
-  return std::max(rate_ / 10U, burst());
+std::uint64_t Pacer::catch_up(std::uint64_t at_least) const noexcept {
+  return std::max({rate_ / 10U, burst(), at_least});
 }
 
-std::uint64_t Pacer::allowance(std::uint64_t now_us, std::uint64_t wanted) noexcept {
+std::uint64_t Pacer::allowance(std::uint64_t now_us, std::uint64_t wanted, std::uint64_t at_least) noexcept {
   if (rate_ == 0) return wanted;
   if (start_us_ == 0) start_us_ = now_us;
   std::uint64_t earned = bytes_in(now_us - start_us_, rate_);
-  if (earned > sent_ + catch_up()) {  // behind by more than it may catch up: its schedule moves on
-    earned = sent_ + catch_up();
+  if (earned > sent_ + catch_up(at_least)) {  // behind by more than it may catch up: its schedule moves on
+    earned = sent_ + catch_up(at_least);
     start_us_ = now_us - us_for(earned, rate_);
   }
   const std::uint64_t due = earned + burst();
@@ -53,12 +53,12 @@ std::uint64_t Pacer::wait_us(std::uint64_t now_us, std::uint64_t bytes) const no
 
 std::uint64_t Pacer::await(std::uint64_t wanted, std::uint64_t at_least, int timeout_ms) {
   std::uint64_t now = monotonic_us();
-  std::uint64_t allowed = allowance(now, wanted);
+  std::uint64_t allowed = allowance(now, wanted, at_least);
   if (allowed >= at_least) return allowed;
   const std::uint64_t wait = std::min(wait_us(now, at_least), static_cast<std::uint64_t>(timeout_ms) * 1000U);
   std::this_thread::sleep_for(std::chrono::microseconds(wait));
   now = monotonic_us();
-  allowed = allowance(now, wanted);
+  allowed = allowance(now, wanted, at_least);
   return allowed >= at_least ? allowed : 0;
 }
 

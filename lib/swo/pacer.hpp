@@ -14,8 +14,10 @@ class Pacer {
   // bytes_per_second == 0: no pacing.
   explicit Pacer(std::uint64_t bytes_per_second) : rate_(bytes_per_second) {}
 
-  // Bytes allowed at `now_us` (at most `wanted`).
-  [[nodiscard]] std::uint64_t allowance(std::uint64_t now_us, std::uint64_t wanted) noexcept;
+  // Bytes allowed at `now_us` (at most `wanted`). `at_least`: what the caller must send in one
+  // piece (a whole event); a source behind may always catch up that much.
+  [[nodiscard]] std::uint64_t allowance(std::uint64_t now_us, std::uint64_t wanted,
+                                        std::uint64_t at_least = 1) noexcept;
   void sent(std::uint64_t bytes) noexcept { sent_ += bytes; }
   // Microseconds from `now_us` until `bytes` more are allowed.
   [[nodiscard]] std::uint64_t wait_us(std::uint64_t now_us, std::uint64_t bytes) const noexcept;
@@ -26,8 +28,8 @@ class Pacer {
  private:
   // A few ms worth of bytes may go at once, so a paced source does not wake per byte.
   [[nodiscard]] std::uint64_t burst() const noexcept;
-  // The most it may owe and still send at once.
-  [[nodiscard]] std::uint64_t catch_up() const noexcept;
+  // The most it may owe and still send at once (at least `at_least`).
+  [[nodiscard]] std::uint64_t catch_up(std::uint64_t at_least) const noexcept;
   std::uint64_t rate_;
   std::uint64_t start_us_ = 0;
   std::uint64_t sent_ = 0;

@@ -131,7 +131,7 @@ async function benchViewer(browser, rate, perByte) {
     const endTrace = tracing ? await startTrace(page) : null;
     const t0 = Date.now();
     const samples = await sampleFrames(page, t0 + seconds * 1000);
-    const slowest = Math.max(...samples.map((s) => s.took));
+    const slowest = Math.max(0, ...samples.map((s) => s.took));
     const after = await read();
     if (after.dropped > before.dropped) printDrops(samples);
     // The open tab drawn 10 times in a row, synchronously: its drawing's own cost, apart
@@ -207,7 +207,7 @@ async function benchCallisto(browser, rate, perByte) {
     await sleep(2000);
     const before = await page.evaluate('window.benchEvents');
     const t0 = Date.now();
-    const slowest = Math.max(...(await sampleFrames(page, t0 + seconds * 1000)).map((s) => s.took));
+    const slowest = Math.max(0, ...(await sampleFrames(page, t0 + seconds * 1000)).map((s) => s.took));
     const events = await page.evaluate('window.benchEvents');
     return { rate: (events - before) / ((Date.now() - t0) / 1000), slowest };
   } finally {

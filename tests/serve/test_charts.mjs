@@ -22,9 +22,10 @@ if (!fs.existsSync(browserPath)) {
 fs.mkdirSync(artifacts, { recursive: true });
 const tool = (name) => path.join(buildDir, 'tools', name);
 
-// The recording: the simulator's ITM bytes in a file, decoded once; both readers get these lines.
+// The recording: the simulator's ITM bytes in a file, decoded once; both readers get these lines
+// (800 kB: its cycle timestamps pass 2^24, where a float's epsilon vanishes).
 const capture = path.join(artifacts, 'charts-sim.swo');
-execFileSync(tool('swo-capture'), ['--simulate', '--rate', '0', '--max-bytes', '200K', '-o', capture]);
+execFileSync(tool('swo-capture'), ['--simulate', '--rate', '0', '--max-bytes', '800K', '-o', capture]);
 const recordsText = execFileSync(tool('itm-decode'), [capture], { maxBuffer: 1 << 28 }).toString();
 const lines = recordsText.split('\n').filter((l) => l);
 // trace-top's figures at the end of the same records (its snapshot records).
@@ -343,6 +344,14 @@ try {
     const drawn = Number(await page.getAttribute('#counters', 'data-points'));
     const inRange = counters.filter((r) => r.timestamp >= range.start && r.timestamp <= range.end).length;
     check(drawn === inRange && drawn < counters.length, `following the Timeline's range, the plot draws the Counter records in it (${drawn} == ${inRange})`);
+    // A range whose ends are Counter records' own (cycle) timestamps: both ends count.
+    const edges = { start: counters[Math.floor(counters.length / 3)].timestamp, end: counters[Math.floor((2 * counters.length) / 3)].timestamp };
+    await page.evaluate((v) => { window.tracepipe.state.view = { ...v, follow: false }; window.tracepipe.render(); }, edges);
+    const drawnToEdges = Number(await page.getAttribute('#counters', 'data-points'));
+    const inEdges = counters.filter((r) => r.timestamp >= edges.start && r.timestamp <= edges.end).length;
+    check(edges.end > 2 ** 24 && drawnToEdges === inEdges,
+          `a range ending on a Counter record's timestamp (${edges.end}) counts that record (${drawnToEdges} == ${inEdges})`);
+    await page.evaluate((v) => { window.tracepipe.state.view = { ...v, follow: false }; window.tracepipe.render(); }, range);
     const svg = await exportedSvg(page, 'counters');
     const points = svg.elements.filter((e) => e.name === 'rect' && e['data-counter'] !== undefined)
       .map((e) => `${e['data-counter']}@${e['data-time']}=${e['data-value']}`).sort();

@@ -88,6 +88,13 @@ def simulated_determinism_and_limits():
           "simulate: --rate 100000 --duration 1s gives about 100 kB in about 1 s", f"{len(paced.stdout)} bytes, {elapsed:.2f} s")
     check(b"simulated" in paced.stderr and b"events:" in paced.stderr, "simulate -v reports the events generated",
           paced.stderr)
+    # A rate below one event per 100 ms (the pacing's catch-up): whole events still go, at the
+    # rate (300 bytes at 100 bytes/s in about 3 s; the deadline fails a source that stalls).
+    start = time.monotonic()
+    slow = run("--simulate", "--seed", "9", "--rate", "100", "--max-bytes", "300", timeout=30)
+    elapsed = time.monotonic() - start
+    check(slow.returncode == 0 and slow.stdout == fast[:len(slow.stdout)] and 200 <= len(slow.stdout) <= 300 and elapsed >= 1.5,
+          "simulate: --rate 100 sends whole events larger than its catch-up, at the rate", f"{len(slow.stdout)} bytes, {elapsed:.2f} s")
     events = os.path.join(work, "sigint.ndjson")
     process = subprocess.Popen([tool, "--simulate", "--rate", "200000", "--sim-events", events], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)

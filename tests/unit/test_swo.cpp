@@ -377,6 +377,13 @@ TEST_CASE("pacer") {
   soak.sent(2'500'000ULL * (year_us / 1'000'000) - 12'500);
   CHECK(soak.allowance(start + year_us, 1'000'000'000) == 12'500 + 12'500);
   CHECK(soak.wait_us(start + year_us, 12'500 + 12'500 + 2'500) == 1'000);
+  // A whole event larger than the catch-up (rate 100: 10 bytes) still goes once it is due.
+  Pacer slow(100);
+  CHECK(slow.allowance(1'000'000, 1000, 150) == 1);  // the burst: not yet
+  CHECK(slow.wait_us(1'000'000, 150) == 1'490'000);
+  CHECK(slow.allowance(2'490'000, 1000, 150) == 150);
+  slow.sent(150);
+  CHECK(slow.allowance(9'000'000, 1000, 150) == 151);  // long behind: catches up 150 and the burst
   Pacer unpaced(0);
   CHECK(unpaced.allowance(5, 12345) == 12345);
 }

@@ -17,16 +17,20 @@ const RIGHT = 10;
 const MARKER_SPACING_PX = 6;
 let countersLayout = null;
 
-// The first point at or after `t` (points are in arrival order, which is time order).
-function firstAtOrAfter(points, t) {
+// The first point at or after `t` and the first after it (points are in arrival order, which
+// is time order). Two searches, not one with `t + epsilon`: a timestamp past about 10^7 plus 1e-9
+// is the same number.
+function firstWhere(points, t, before) {
   let low = 0;
   let high = points.length;
   while (low < high) {
     const mid = (low + high) >> 1;
-    if (points[mid][0] < t) low = mid + 1; else high = mid;
+    if (before(points[mid][0], t)) low = mid + 1; else high = mid;
   }
   return low;
 }
+const firstAtOrAfter = (points, t) => firstWhere(points, t, (a, b) => a < b);
+const firstAfter = (points, t) => firstWhere(points, t, (a, b) => a <= b);
 
 // The time range drawn: all the counters' points, or the Timeline's range.
 function countersRange(series) {
@@ -100,7 +104,7 @@ export function renderCounters(target = null) {
       context.fillStyle = colour;
       // The points in the range, and the line on to the ones just outside it.
       const from = Math.max(0, firstAtOrAfter(s.points, tMin) - 1);
-      const to = Math.min(s.points.length, firstAtOrAfter(s.points, tMax + 1e-9) + 1);
+      const to = Math.min(s.points.length, firstAfter(s.points, tMax) + 1);
       context.save();
       context.beginPath();
       context.rect(left, top, width - left - RIGHT, panelHeight);
@@ -112,7 +116,7 @@ export function renderCounters(target = null) {
       }
       tagNext(context, { counter: id });
       context.stroke();
-      const inRange = firstAtOrAfter(s.points, tMax + 1e-9) - firstAtOrAfter(s.points, tMin);
+      const inRange = firstAfter(s.points, tMax) - firstAtOrAfter(s.points, tMin);
       points += inRange;
       if (target || inRange * MARKER_SPACING_PX <= width - left - RIGHT) {
         for (let i = from; i < to; i++) {
@@ -146,7 +150,7 @@ function countersHover(event) {
   if (!layout || px < LEFT) { tip.hidden = true; return; }
   const t = layout.tMin + ((px - LEFT) / (layout.width - LEFT - RIGHT)) * (layout.tMax - layout.tMin);
   const lines = layout.series.map(([id, s]) => {
-    const at = firstAtOrAfter(s.points, t + 1e-9) - 1;
+    const at = firstAfter(s.points, t) - 1;
     return at < 0 ? null : `counter ${id}: ${s.points[at][1]}`;
   }).filter(Boolean);
   tip.textContent = `${formatTime(t, state.clock)}\n${lines.join('\n')}`;
