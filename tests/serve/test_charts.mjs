@@ -367,22 +367,16 @@ try {
     await waitInPage(page, () => !document.getElementById('counters-tip').hidden, null, 'the counters tip shows',
                      () => document.getElementById('counters-tip').textContent);
     const tip = await page.textContent('#counters-tip');
-    // The mouse's time is the plot's middle within a pixel (the browser rounds the event's
-    // position): each counter's value then is its last at or before some time in that pixel.
-    const t = (range.start + range.end) / 2;
+    // The mouse's time: the plot's middle within a pixel (the browser rounds the event's
+    // position); the tip says the exact time, and the values must be each counter's last then.
+    const t = Number(await page.getAttribute('#counters-tip', 'data-time'));
     const pixel = (range.end - range.start) / (box.width - 2 - 90 - 10);
-    const possible = new Map();  // counter -> the values it has somewhere in [t - pixel, t + pixel]
-    const before = new Set();    // counters with a value before that pixel: shown whatever the rounding
-    for (const r of counters) {
-      if (r.timestamp > t + pixel) break;
-      const id = r.event.data.counter_id;
-      if (r.timestamp <= t - pixel) before.add(id);
-      if (r.timestamp <= t - pixel || !possible.has(id)) possible.set(id, new Set());
-      possible.get(id).add(r.event.data.value);
-    }
+    check(Math.abs(t - (range.start + range.end) / 2) <= pixel, `the tip's time is the one under the mouse (${t})`);
+    const expected = new Map();
+    for (const r of counters) if (r.timestamp <= t) expected.set(r.event.data.counter_id, r.event.data.value);
     const shown = new Map([...tip.matchAll(/counter (\d+): (\d+)/g)].map((m) => [Number(m[1]), Number(m[2])]));
-    check(before.size > 0 && [...before].every((id) => shown.has(id)) && [...shown].every(([id, v]) => possible.get(id)?.has(v)),
-          `hovering shows each counter's last value at that time (${JSON.stringify([...shown])} in ${JSON.stringify([...possible].map(([id, v]) => [id, [...v]]))})`);
+    check(shown.size === expected.size && [...expected].every(([id, v]) => shown.get(id) === v),
+          `hovering shows each counter's last value at that time (${JSON.stringify([...shown])} == ${JSON.stringify([...expected])})`);
     await page.screenshot({ path: path.join(artifacts, 'viewer-counters-range.png') });
     await page.mouse.wheel(0, -400);
     await page.evaluate(() => window.tracepipe.render());

@@ -154,6 +154,7 @@ function countersHover(event) {
     return at < 0 ? null : `counter ${id}: ${s.points[at][1]}`;
   }).filter(Boolean);
   tip.textContent = `${formatTime(t, state.clock)}\n${lines.join('\n')}`;
+  tip.dataset.time = String(t);  // the exact time the values are of, for tests and scripts
   tip.hidden = false;
   const panel = tip.parentElement.getBoundingClientRect();
   tip.style.left = `${Math.min(event.clientX - panel.left + 14, panel.width - 240)}px`;
